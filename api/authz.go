@@ -1,0 +1,166 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/heraldhq/herald/store"
+)
+
+// permission is what a route needs of its caller.
+type permission int
+
+const (
+	permAuthenticated permission = iota // any logged-in user
+	permSelf                            // the profile {uid} is the caller's own
+	permDomainAdmin                     // administers the domain {domain}
+	permProjectRecord                   // reads the project {pid} record, even once deleted
+	permProjectView                     // reads inside the project {pid}
+	permProjectEdit                     // changes the model and metadata of {pid}
+	permProjectManage                   // manages {pid}: its members, its deletion
+)
+
+// callerKind is the caller's relation to the resource a route names.
+type callerKind int
+
+const (
+	kindDomainAdmin  callerKind = iota // admin of the domain: may do everything in it
+	kindSelf                           // the user the profile route names
+	kindProjectAdmin                   // enabled member with adminRole
+	kindEditor                         // enabled member with editorRole
+	kindViewer                         // enabled member with a read-only role
+	kindOther                          // none of the above
+	numKinds
+)
+
+// policy is who may do what: one row per permission, one column per kind of
+// caller. Every route names one permission; guard applies this table.
+var policy = map[permission][numKinds]bool{
+	//                  domainAdmin self   projAdmin editor viewer other
+	permAuthenticated: {true, true, true, true, true, true},
+	permSelf:          {true, true, false, false, false, false},
+	permDomainAdmin:   {true, false, false, false, false, false},
+	permProjectRecord: {true, false, true, true, true, false},
+	permProjectView:   {true, false, true, true, true, false},
+	permProjectEdit:   {true, false, true, true, false, false},
+	permProjectManage: {true, false, true, false, false, false},
+}
+
+// caller is the authenticated principal of a request and what guard resolved.
+type caller struct {
+	store.Principal
+	kind    callerKind
+	project store.Project // set on project routes
+}
+
+// guard authenticates the request by its temporary token, resolves the
+// caller's relation to the route's resource and applies the policy. Callers
+// with no relation to a project or profile get 404, so they learn nothing of it.
+func (s *Server) guard(perm permission, h handlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, err := s.authenticate(r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		c := &caller{Principal: p}
+		if err := s.resolve(r, perm, c); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if !policy[perm][c.kind] {
+			s.writeError(w, r, denied(perm, c.kind, r))
+			return
+		}
+		if err := h(w, r, c); err != nil {
+			s.writeError(w, r, err)
+		}
+	})
+}
+
+func denied(perm permission, kind callerKind, r *http.Request) *Error {
+	switch {
+	case kind == kindOther && perm == permSelf:
+		return notFound("account", "User %s not found", r.PathValue("uid"))
+	case kind == kindOther && perm >= permProjectRecord:
+		return notFound("projects", "Project %s not found", r.PathValue("pid"))
+	case perm == permDomainAdmin:
+		return forbidden("account", "Can be accessed only by domain admin")
+	default:
+		return forbidden("api", "You are not allowed to do this: it needs %s", permName(perm))
+	}
+}
+
+func permName(p permission) string {
+	switch p {
+	case permProjectEdit:
+		return "an editor or admin of the project"
+	case permProjectManage:
+		return "an admin of the project"
+	default:
+		return "other rights"
+	}
+}
+
+// resolve sets c.kind (and c.project) for the route's resource.
+func (s *Server) resolve(r *http.Request, perm permission, c *caller) error {
+	ctx := r.Context()
+	admin := c.IsDomainAdmin && c.Domain == s.domain
+	switch perm {
+	case permAuthenticated:
+		c.kind = kindOther
+	case permSelf:
+		c.kind = kindOther
+		if r.PathValue("uid") == c.UserID {
+			c.kind = kindSelf
+		}
+	case permDomainAdmin:
+		ok, err := s.store.DomainExists(ctx, r.PathValue("domain"))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return notFound("account", "Domain %s not found", r.PathValue("domain"))
+		}
+		c.kind = kindOther
+		admin = c.IsDomainAdmin && c.Domain == r.PathValue("domain")
+	default:
+		pid := r.PathValue("pid")
+		p, err := s.store.ProjectByID(ctx, pid)
+		if errors.Is(err, store.ErrNotFound) || (err == nil && p.State == store.ProjectDeleted && perm != permProjectRecord) {
+			return notFound("projects", "Project %s not found", pid)
+		}
+		if err != nil {
+			return err
+		}
+		c.project = p
+		c.kind, err = s.projectKind(r, pid, c.UserID)
+		if err != nil {
+			return err
+		}
+	}
+	if admin {
+		c.kind = kindDomainAdmin
+	}
+	return nil
+}
+
+func (s *Server) projectKind(r *http.Request, pid, uid string) (callerKind, error) {
+	m, err := s.store.Membership(r.Context(), pid, uid)
+	if errors.Is(err, store.ErrNotFound) {
+		return kindOther, nil
+	}
+	if err != nil {
+		return kindOther, err
+	}
+	if m.Status != store.MemberEnabled {
+		return kindOther, nil
+	}
+	kind := kindOther
+	for _, role := range m.Roles {
+		if k := roleKind(role); k < kind {
+			kind = k
+		}
+	}
+	return kind, nil
+}

@@ -1,0 +1,200 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+)
+
+// decodeBody reads a JSON body into dst (a pointer to a struct) strictly: the
+// body is capped, unknown fields and values of the wrong type are 400 errors
+// that name the field's full path.
+func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, dst any) error {
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return newError(http.StatusRequestEntityTooLarge, classUser, "api",
+				"Request body is larger than %s bytes", strconv.FormatInt(tooBig.Limit, 10))
+		}
+		return badRequest("api", "Request body could not be read")
+	}
+	return decodeJSON(data, dst)
+}
+
+func decodeJSON(data []byte, dst any) error {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return badRequest("api", "Request body is empty; a JSON object is expected")
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var tree any
+	if err := dec.Decode(&tree); err != nil {
+		return malformed(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return badRequest("api", "Malformed JSON: %s", "unexpected data after the JSON value")
+	}
+	if err := checkValue(tree, reflect.TypeOf(dst).Elem(), ""); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, dst); err != nil {
+		return malformed(err)
+	}
+	return nil
+}
+
+func malformed(err error) *Error {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return badRequest("api", "Malformed JSON at offset %s: %s", strconv.FormatInt(se.Offset, 10), se.Error())
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return badRequest("api", "Malformed JSON: %s", "unexpected end of input")
+	}
+	return badRequest("api", "Malformed JSON: %s", err.Error())
+}
+
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+
+// checkValue walks a decoded JSON value beside the Go type it will be decoded
+// into, reporting the first unknown field or mismatched type with its path.
+func checkValue(v any, t reflect.Type, path string) error {
+	if v == nil {
+		return nil // null leaves the zero value; required fields are checked by the handler
+	}
+	if reflect.PointerTo(t).Implements(unmarshalerType) {
+		raw, _ := json.Marshal(v)
+		if err := reflect.New(t).Interface().(json.Unmarshaler).UnmarshalJSON(raw); err != nil {
+			return badField(pathOrBody(path), err.Error())
+		}
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		return checkValue(v, t.Elem(), path)
+	case reflect.Interface:
+		return nil
+	case reflect.Struct:
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return badField(pathOrBody(path), "must be an object")
+		}
+		for key, val := range obj {
+			f, ok := jsonField(t, key)
+			if !ok {
+				return newError(http.StatusBadRequest, classUser, "api", "Unknown field %s", joinPath(path, key))
+			}
+			if err := checkValue(val, f.Type, joinPath(path, key)); err != nil {
+				return err
+			}
+		}
+	case reflect.Map:
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return badField(pathOrBody(path), "must be an object")
+		}
+		for key, val := range obj {
+			if err := checkValue(val, t.Elem(), joinPath(path, key)); err != nil {
+				return err
+			}
+		}
+	case reflect.Slice:
+		arr, ok := v.([]any)
+		if !ok {
+			return badField(pathOrBody(path), "must be an array")
+		}
+		for i, val := range arr {
+			if err := checkValue(val, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+	case reflect.String:
+		if _, ok := v.(string); !ok {
+			return badField(pathOrBody(path), "must be a string")
+		}
+	case reflect.Bool:
+		if _, ok := v.(bool); !ok {
+			return badField(pathOrBody(path), "must be true or false")
+		}
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		n, ok := v.(json.Number)
+		if !ok {
+			return badField(pathOrBody(path), "must be a whole number")
+		}
+		if _, err := n.Int64(); err != nil {
+			return badField(pathOrBody(path), "must be a whole number")
+		}
+	case reflect.Float64:
+		if _, ok := v.(json.Number); !ok {
+			return badField(pathOrBody(path), "must be a number")
+		}
+	}
+	return nil
+}
+
+func jsonField(t reflect.Type, key string) (reflect.StructField, bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" {
+			name = f.Name
+		}
+		if name == key && name != "-" {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+func joinPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func pathOrBody(path string) string {
+	if path == "" {
+		return "(request body)"
+	}
+	return path
+}
+
+// flag is a boolean that clients send as true, 1 or "1" (and false, 0, "0").
+type flag bool
+
+func (f *flag) UnmarshalJSON(b []byte) error {
+	switch strings.Trim(string(b), `"`) {
+	case "true", "1":
+		*f = true
+	case "false", "0", "":
+		*f = false
+	default:
+		return errors.New("must be true, false, 1 or 0")
+	}
+	return nil
+}
+
+// looseString is a string that some clients send as a number (remember: 0).
+type looseString string
+
+func (s *looseString) UnmarshalJSON(b []byte) error {
+	var str string
+	if err := json.Unmarshal(b, &str); err == nil {
+		*s = looseString(str)
+		return nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(b, &n); err != nil {
+		return errors.New("must be a string or a number")
+	}
+	*s = looseString(n.String())
+	return nil
+}

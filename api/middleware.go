@@ -1,0 +1,77 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"sync/atomic"
+	"time"
+)
+
+type ctxKey int
+
+const requestIDKey ctxKey = iota
+
+var requestSeq atomic.Uint64
+
+// requestID returns the id of the request in ctx.
+func requestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey).(string)
+	return id
+}
+
+// withRequestID gives every request an id, echoes a client's id with the
+// server's suffix appended, logs the request and turns panics into a 500.
+func (s *Server) withRequestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		own := s.idPrefix + strconv.FormatUint(requestSeq.Add(1), 36)
+		id := own
+		for _, h := range []string{"X-Request-Id", "X-GDC-Request"} {
+			if v := r.Header.Get(h); v != "" && len(v) <= 128 {
+				id = v + ":" + own
+				break
+			}
+		}
+		w.Header().Set("X-Request-Id", id)
+		r = r.WithContext(context.WithValue(r.Context(), requestIDKey, id))
+		sw := &statusWriter{ResponseWriter: w}
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				s.log.ErrorContext(r.Context(), "panic serving request", "requestId", id, "path", r.URL.Path,
+					"panic", p, "stack", string(debug.Stack()))
+				if sw.status == 0 {
+					s.writeError(sw, r, newError(http.StatusInternalServerError, classInternal, "api", "Internal error"))
+				}
+			}
+			s.log.DebugContext(r.Context(), "request", "method", r.Method, "path", r.URL.Path, "status", sw.status,
+				"requestId", id, "duration", time.Since(start))
+		}()
+		next.ServeHTTP(sw, r)
+	})
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -1,0 +1,169 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/heraldhq/herald/store"
+)
+
+type projectJSON struct {
+	Project projectBody `json:"project"`
+}
+
+type projectBody struct {
+	Content projectContent    `json:"content"`
+	Links   map[string]string `json:"links"`
+	Meta    projectMeta       `json:"meta"`
+}
+
+type projectContent struct {
+	GuidedNavigation string `json:"guidedNavigation"`
+	IsPublic         string `json:"isPublic"`
+	State            string `json:"state"`
+}
+
+type projectMeta struct {
+	Title           string `json:"title"`
+	Summary         string `json:"summary"`
+	ProjectTemplate string `json:"projectTemplate,omitempty"`
+	Created         string `json:"created"`
+	Updated         string `json:"updated"`
+	Author          string `json:"author"`
+	Contributor     string `json:"contributor"`
+}
+
+func projectOf(p store.Project) projectJSON {
+	self := projectURI(p.ID)
+	md := "/svc/md/" + p.ID
+	return projectJSON{Project: projectBody{
+		Content: projectContent{
+			GuidedNavigation: strconv.Itoa(p.GuidedNavigation),
+			IsPublic:         strconv.Itoa(btoi(p.IsPublic)),
+			State:            p.State,
+		},
+		Links: map[string]string{
+			"self": self, "roles": self + "/roles", "users": self + "/users", "userRoles": self + "/users/{uid}/roles",
+			"userPermissions": self + "/users/{uid}/permissions", "invitations": self + "/invitations",
+			"connectors": self + "/connectors", "templates": self + "/templates", "publicartifacts": self + "/publicartifacts",
+			"ldm": md + "/ldm", "ldm_thumbnail": md + "/ldm?thumbnail=1", "metadata": md,
+		},
+		Meta: projectMeta{
+			Title: p.Title, Summary: p.Summary, ProjectTemplate: p.Template,
+			Created: timestamp(p.Created), Updated: timestamp(p.Updated),
+			Author: profileURI(p.Author), Contributor: profileURI(p.Contributor),
+		},
+	}}
+}
+
+type createProjectRequest struct {
+	Project *struct {
+		Content *struct {
+			GuidedNavigation   *looseString `json:"guidedNavigation"`
+			AuthorizationToken string       `json:"authorizationToken"` // accepted for compatibility; ignored
+			Driver             string       `json:"driver"`             // accepted for compatibility; ignored
+			Environment        string       `json:"environment"`        // accepted for compatibility; ignored
+		} `json:"content"`
+		Meta *struct {
+			Title           string `json:"title"`
+			Summary         string `json:"summary"`
+			ProjectTemplate string `json:"projectTemplate"`
+		} `json:"meta"`
+	} `json:"project"`
+}
+
+func (s *Server) createProject(w http.ResponseWriter, r *http.Request, c *caller) error {
+	var req createProjectRequest
+	if err := s.decodeBody(w, r, &req); err != nil {
+		return err
+	}
+	in := req.Project
+	switch {
+	case in == nil:
+		return badField("project", "is required")
+	case in.Meta == nil:
+		return badField("project.meta", "is required")
+	case strings.TrimSpace(in.Meta.Title) == "":
+		return badField("project.meta.title", "is required")
+	case utf8.RuneCountInString(in.Meta.Title) > 255:
+		return badField("project.meta.title", "must be at most 255 characters")
+	case utf8.RuneCountInString(in.Meta.Summary) > 10000:
+		return badField("project.meta.summary", "must be at most 10000 characters")
+	case in.Meta.ProjectTemplate != "" && !strings.HasPrefix(in.Meta.ProjectTemplate, "/"):
+		return badField("project.meta.projectTemplate", "must be a template URI")
+	}
+	guided := 1
+	if in.Content != nil && in.Content.GuidedNavigation != nil {
+		switch *in.Content.GuidedNavigation {
+		case "0":
+			guided = 0
+		case "1":
+		default:
+			return badField("project.content.guidedNavigation", "must be 0 or 1")
+		}
+	}
+	now := s.now()
+	p := store.Project{
+		ID: newID(32), Title: in.Meta.Title, Summary: in.Meta.Summary, Template: in.Meta.ProjectTemplate,
+		GuidedNavigation: guided, State: store.ProjectEnabled, Author: c.UserID, Contributor: c.UserID,
+		Created: now, Updated: now,
+	}
+	if err := s.store.CreateProject(r.Context(), p, roleAdmin.identifier); err != nil {
+		return err
+	}
+	w.Header().Set("Location", projectURI(p.ID))
+	respond(w, r, http.StatusCreated, uriJSON(projectURI(p.ID)))
+	return nil
+}
+
+func (s *Server) getProject(w http.ResponseWriter, r *http.Request, c *caller) error {
+	respond(w, r, http.StatusOK, projectOf(c.project))
+	return nil
+}
+
+func (s *Server) deleteProject(w http.ResponseWriter, r *http.Request, c *caller) error {
+	err := s.store.DeleteProject(r.Context(), c.project.ID, c.UserID, s.now())
+	if errors.Is(err, store.ErrNotFound) {
+		return notFound("projects", "Project %s not found", c.project.ID)
+	}
+	if err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// listUserProjects answers the spec's unpaged form, or the paged form when
+// the query has offset or limit.
+func (s *Server) listUserProjects(w http.ResponseWriter, r *http.Request, c *caller) error {
+	uid := r.PathValue("uid")
+	if _, err := s.userOf(r, uid); err != nil {
+		return err
+	}
+	offset, limit, paged, err := paging(r, 100, 500)
+	if err != nil {
+		return err
+	}
+	if !paged {
+		offset, limit = 0, -1
+	}
+	projects, total, err := s.store.ListUserProjects(r.Context(), uid, offset, limit)
+	if err != nil {
+		return err
+	}
+	items := make([]projectJSON, 0, len(projects))
+	for _, p := range projects {
+		items = append(items, projectOf(p))
+	}
+	if !paged {
+		respond(w, r, http.StatusOK, map[string]any{"projects": items})
+		return nil
+	}
+	respond(w, r, http.StatusOK, map[string]any{"projects": map[string]any{
+		"paging": pageOf(r.URL.Path, offset, limit, len(items), total, ""), "items": items,
+	}})
+	return nil
+}

@@ -1,0 +1,184 @@
+package api
+
+import (
+	"crypto/rand"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/heraldhq/herald/store"
+)
+
+// Options configure a Server. Zero values take the documented defaults.
+type Options struct {
+	// Domain is the default domain; its admins administer every project. Required.
+	Domain string
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+	// Logger receives one line per request and every internal error. Default slog.Default().
+	Logger *slog.Logger
+	// TTLifetime is the temporary token's lifetime. Default 10m.
+	TTLifetime time.Duration
+	// SSTLifetime is the super-secure token's lifetime. Default 14 days.
+	SSTLifetime time.Duration
+	// PasswordCost is the bcrypt cost for new password hashes. Default 10.
+	PasswordCost int
+	// LoginFailuresFree failed logins in a row are answered at once; after
+	// that, attempts wait a delay that doubles up to LoginDelayMax. Defaults 5 and 15m.
+	LoginFailuresFree int
+	LoginDelayMax     time.Duration
+	// MaxBodyBytes caps request bodies. Default 1 MiB.
+	MaxBodyBytes int64
+	// SecureCookies marks cookies Secure (the service is reached over TLS).
+	SecureCookies bool
+}
+
+// Server is the HTTP API.
+type Server struct {
+	store    *store.Store
+	domain   string
+	now      func() time.Time
+	log      *slog.Logger
+	ttLife   time.Duration
+	sstLife  time.Duration
+	pwCost   int
+	maxBody  int64
+	secure   bool
+	throttle *loginThrottle
+	// dummyHash is compared against when the login is unknown, so a wrong
+	// login costs as long as a wrong password.
+	dummyHash []byte
+	mux      *http.ServeMux
+	idPrefix string
+}
+
+// New returns a Server over st.
+func New(st *store.Store, opt Options) *Server {
+	s := &Server{
+		store:   st,
+		domain:  opt.Domain,
+		now:     opt.Now,
+		log:     opt.Logger,
+		ttLife:  opt.TTLifetime,
+		sstLife: opt.SSTLifetime,
+		pwCost:  opt.PasswordCost,
+		maxBody: opt.MaxBodyBytes,
+		secure:  opt.SecureCookies,
+		mux:     http.NewServeMux(),
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.ttLife == 0 {
+		s.ttLife = 10 * time.Minute
+	}
+	if s.sstLife == 0 {
+		s.sstLife = 14 * 24 * time.Hour
+	}
+	if s.pwCost == 0 {
+		s.pwCost = 10
+	}
+	if s.maxBody == 0 {
+		s.maxBody = 1 << 20
+	}
+	free, maxDelay := opt.LoginFailuresFree, opt.LoginDelayMax
+	if free == 0 {
+		free = 5
+	}
+	if maxDelay == 0 {
+		maxDelay = 15 * time.Minute
+	}
+	s.throttle = newLoginThrottle(free, maxDelay)
+	s.idPrefix = rand.Text()[:8]
+	s.dummyHash, _ = bcrypt.GenerateFromPassword([]byte(rand.Text()), s.pwCost) // fails only for a bad cost
+	s.routes()
+	return s
+}
+
+// ServeHTTP serves the API.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.withRequestID(s.mux).ServeHTTP(w, r)
+}
+
+// handlerFunc is an API handler: it writes its response, or returns an error
+// that the server writes as the error body (and logs when it is internal).
+type handlerFunc func(w http.ResponseWriter, r *http.Request, c *caller) error
+
+// route registers pattern under the permission perm; see authz.go.
+func (s *Server) route(pattern string, perm permission, h handlerFunc) {
+	s.mux.Handle(pattern, s.guard(perm, h))
+}
+
+// public registers a route that needs no temporary token.
+func (s *Server) public(pattern string, h func(w http.ResponseWriter, r *http.Request) error) {
+	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			s.writeError(w, r, err)
+		}
+	})
+}
+
+func (s *Server) routes() {
+	s.public("POST /svc/account/login", s.login)
+	s.public("GET /svc/account/token", s.token)
+
+	s.route("DELETE /svc/account/login/{uid}", permAuthenticated, s.logout)
+	s.route("GET /svc/account/profile/current", permAuthenticated, s.currentProfile)
+	s.route("GET /svc/account/profile/{uid}", permSelf, s.getProfile)
+	s.route("DELETE /svc/account/profile/{uid}", permSelf, s.deleteUser)
+	s.route("GET /svc/account/profile/{uid}/projects", permSelf, s.listUserProjects)
+	s.route("POST /svc/account/domains/{domain}/users", permDomainAdmin, s.createDomainUser)
+	s.route("GET /svc/account/domains/{domain}/users", permDomainAdmin, s.listDomainUsers)
+
+	s.route("POST /svc/projects", permAuthenticated, s.createProject)
+	s.route("POST /svc/projects/{$}", permAuthenticated, s.createProject)
+	s.route("GET /svc/projects/{pid}", permProjectView, s.getProject)
+	s.route("DELETE /svc/projects/{pid}", permProjectManage, s.deleteProject)
+	s.route("GET /svc/projects/{pid}/users", permProjectView, s.listProjectUsers)
+	s.route("POST /svc/projects/{pid}/users", permProjectManage, s.updateProjectUsers)
+	s.route("GET /svc/projects/{pid}/users/{uid}/roles", permProjectView, s.listUserRoles)
+	s.route("GET /svc/projects/{pid}/roles", permProjectView, s.listRoles)
+	s.route("GET /svc/projects/{pid}/roles/{rid}", permProjectView, s.getRole)
+
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, notFound("api", "No resource at %s", r.URL.Path))
+	})
+}
+
+// writeError writes err as the error body; internal errors are logged here, once.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	var ch *challenge
+	if errors.As(err, &ch) {
+		s.writeChallenge(w, r, ch)
+		return
+	}
+	e := asError(err)
+	if e.Status >= 500 {
+		s.log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path,
+			"requestId", requestID(r.Context()), "err", err)
+	}
+	for k, v := range e.header {
+		w.Header()[k] = v
+	}
+	respond(w, r, e.Status, errorBody{Error: errorContent{
+		ErrorClass: e.Class, Component: e.Component, Message: e.Message,
+		Parameters: e.Params, RequestID: requestID(r.Context()),
+	}})
+}
+
+// newID returns a random identifier of n characters from [a-z0-9].
+func newID(n int) string { return store.NewID(n) }
+
+// timestamp formats t as the records' "YYYY-MM-DD HH:MM:SS" (UTC).
+func timestamp(t time.Time) string { return t.UTC().Format(time.DateTime) }
+
+func profileURI(uid string) string { return "/svc/account/profile/" + uid }
+func projectURI(pid string) string { return "/svc/projects/" + pid }
+
+func uriJSON(uri string) map[string]string { return map[string]string{"uri": uri} }

@@ -1,0 +1,208 @@
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/heraldhq/herald/api"
+	"github.com/heraldhq/herald/store"
+)
+
+// Options are the parts of a process that are not configuration.
+type Options struct {
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+	// Logger is the process log. Default: built from Config.Log, written to Stderr.
+	Logger *slog.Logger
+	// Stdout receives the start-up lines a person reads (where it listens, how to
+	// log in). Default os.Stdout.
+	Stdout io.Writer
+	// Stderr receives the log when Logger is nil. Default os.Stderr.
+	Stderr io.Writer
+	// Getenv reads the environment (HERALD_ADMIN_PASSWORD). Default os.Getenv.
+	Getenv func(string) string
+	// Demo asks for the demo setup on first start.
+	Demo bool
+}
+
+// App is one running Herald process.
+type App struct {
+	cfg   Config
+	opt   Options
+	log   *slog.Logger
+	store *store.Store
+	api   *api.Server
+	ln    net.Listener
+}
+
+// New opens the data folder, applies migrations, bootstraps a new folder and
+// binds the listener. Run serves; Close releases what New opened.
+func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	if opt.Stdout == nil {
+		opt.Stdout = os.Stdout
+	}
+	if opt.Stderr == nil {
+		opt.Stderr = os.Stderr
+	}
+	if opt.Getenv == nil {
+		opt.Getenv = os.Getenv
+	}
+	a := &App{cfg: cfg, opt: opt, log: opt.Logger}
+	if a.log == nil {
+		a.log = newLogger(cfg.Log, opt.Stderr)
+	}
+	if err := os.MkdirAll(cfg.Data, 0o700); err != nil {
+		return nil, fmt.Errorf("create data folder: %w", err)
+	}
+	st, err := store.Open(ctx, filepath.Join(cfg.Data, "herald.db"))
+	if err != nil {
+		return nil, err
+	}
+	a.store = st
+	if err := a.bootstrap(ctx); err != nil {
+		st.Close()
+		return nil, err
+	}
+	a.api = api.New(st, api.Options{
+		Domain: cfg.Domain, Now: opt.Now, Logger: a.log,
+		TTLifetime: cfg.Auth.TTLifetime, SSTLifetime: cfg.Auth.SSTLifetime, PasswordCost: cfg.Auth.PasswordCost,
+		LoginFailuresFree: cfg.Auth.LoginFailuresFree, LoginDelayMax: cfg.Auth.LoginDelayMax,
+		MaxBodyBytes: cfg.HTTP.MaxBodyBytes, SecureCookies: cfg.HTTP.TLSCert != "",
+	})
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		st.Close()
+		return nil, fmt.Errorf("listen: %w", err)
+	}
+	a.ln = ln
+	return a, nil
+}
+
+// URL is the base address the API is served at.
+func (a *App) URL() string {
+	scheme := "http"
+	if a.cfg.HTTP.TLSCert != "" {
+		scheme = "https"
+	}
+	return scheme + "://" + a.ln.Addr().String()
+}
+
+// Handler is the API's HTTP handler.
+func (a *App) Handler() http.Handler { return a.api }
+
+// Store is the process's store.
+func (a *App) Store() *store.Store { return a.store }
+
+// Run serves the API until ctx ends, then shuts down in order: it stops
+// accepting, lets requests in flight finish, and closes the store.
+func (a *App) Run(ctx context.Context) error {
+	srv := &http.Server{
+		Handler:           a.api,
+		ReadHeaderTimeout: a.cfg.HTTP.ReadHeaderTimeout,
+		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
+	}
+	fmt.Fprintf(a.opt.Stdout, "Herald is listening on %s (data in %s)\n", a.URL(), a.cfg.Data)
+	fmt.Fprintf(a.opt.Stdout, "Log in: curl -c cookies -H 'Content-Type: application/json' "+
+		"-d '{\"postUserLogin\":{\"login\":\"%s\",\"password\":\"...\",\"remember\":0}}' %s/svc/account/login\n",
+		a.cfg.AdminLogin, a.URL())
+	errc := make(chan error, 1)
+	go func() {
+		var err error
+		if a.cfg.HTTP.TLSCert != "" {
+			err = srv.ServeTLS(a.ln, a.cfg.HTTP.TLSCert, a.cfg.HTTP.TLSKey)
+		} else {
+			err = srv.Serve(a.ln)
+		}
+		errc <- err
+	}()
+	go a.pruneLoop(ctx)
+	select {
+	case err := <-errc:
+		return errors.Join(fmt.Errorf("serve: %w", err), a.store.Close())
+	case <-ctx.Done():
+	}
+	shutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.HTTP.ShutdownTimeout)
+	defer cancel()
+	err := srv.Shutdown(shutCtx)
+	<-errc
+	return errors.Join(err, a.store.Close())
+}
+
+// pruneLoop deletes expired tokens and sessions now and then.
+func (a *App) pruneLoop(ctx context.Context) {
+	t := time.NewTicker(10 * time.Minute)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := a.store.PruneTokens(ctx, a.opt.Now()); err != nil && ctx.Err() == nil {
+				a.log.Warn("prune tokens", "err", err)
+			}
+		}
+	}
+}
+
+// bootstrap creates the default domain and its admin on first start. The
+// admin password comes from HERALD_ADMIN_PASSWORD or is generated and printed once.
+func (a *App) bootstrap(ctx context.Context) error {
+	now := a.opt.Now()
+	if err := a.store.EnsureDomain(ctx, a.cfg.Domain, now); err != nil {
+		return err
+	}
+	n, err := a.store.CountUsers(ctx)
+	if err != nil || n > 0 {
+		return err
+	}
+	password := a.opt.Getenv("HERALD_ADMIN_PASSWORD")
+	generated := password == ""
+	if generated {
+		password = rand.Text()
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), a.cfg.Auth.PasswordCost)
+	if err != nil {
+		return fmt.Errorf("hash admin password: %w", err)
+	}
+	admin := store.User{
+		ID: store.NewID(32), Domain: a.cfg.Domain, Login: a.cfg.AdminLogin, PasswordHash: string(hash),
+		FirstName: "Herald", LastName: "Admin", IsDomainAdmin: true, Created: now, Updated: now,
+	}
+	if err := a.store.CreateUser(ctx, admin); err != nil {
+		return fmt.Errorf("create admin: %w", err)
+	}
+	if generated {
+		fmt.Fprintf(a.opt.Stdout, "Created the domain admin %s with password %s (shown once; set HERALD_ADMIN_PASSWORD to choose it)\n",
+			admin.Login, password)
+	} else {
+		fmt.Fprintf(a.opt.Stdout, "Created the domain admin %s with the password from HERALD_ADMIN_PASSWORD\n", admin.Login)
+	}
+	return nil
+}
+
+func newLogger(c LogConfig, w io.Writer) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(c.Level)) // validated by Config.Validate
+	opts := &slog.HandlerOptions{Level: level}
+	if c.Format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}

@@ -1,0 +1,281 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Config is the whole configuration of one Herald process. Every key is
+// documented, with its default, in configs/herald.yaml. Values come from the
+// defaults, then the YAML file, then HERALD_* environment variables (the key
+// path upper-cased and joined by underscores, e.g. HERALD_AUTH_TTLIFETIME),
+// then command-line flags.
+type Config struct {
+	// Data is the folder that holds everything the service keeps. Default ./herald-data.
+	Data string `yaml:"data"`
+	// Listen is the address of the HTTP API. Default 127.0.0.1:8080.
+	Listen string `yaml:"listen"`
+	// Domain is the name of the default domain created at first start. Default "default".
+	Domain string `yaml:"domain"`
+	// AdminLogin is the login of the domain admin created at first start. Default admin@herald.local.
+	AdminLogin string     `yaml:"adminLogin"`
+	Log        LogConfig  `yaml:"log"`
+	HTTP       HTTPConfig `yaml:"http"`
+	Auth       AuthConfig `yaml:"auth"`
+}
+
+// LogConfig configures the process log.
+type LogConfig struct {
+	// Level is debug, info, warn or error. Default info.
+	Level string `yaml:"level"`
+	// Format is text or json. Default text.
+	Format string `yaml:"format"`
+}
+
+// HTTPConfig configures the API server.
+type HTTPConfig struct {
+	// MaxBodyBytes caps request bodies. Default 1 MiB.
+	MaxBodyBytes int64 `yaml:"maxBodyBytes"`
+	// TLSCert and TLSKey, when both set, serve HTTPS. Default empty (plain HTTP).
+	TLSCert string `yaml:"tlsCert"`
+	TLSKey  string `yaml:"tlsKey"`
+	// ReadHeaderTimeout bounds how long a client may take to send headers. Default 10s.
+	ReadHeaderTimeout time.Duration `yaml:"readHeaderTimeout"`
+	// ShutdownTimeout bounds the graceful shutdown of the server. Default 15s.
+	ShutdownTimeout time.Duration `yaml:"shutdownTimeout"`
+}
+
+// AuthConfig configures the two-token login.
+type AuthConfig struct {
+	// TTLifetime is how long a temporary token (SVCAuthTT) is valid. Default 10m.
+	TTLifetime time.Duration `yaml:"ttLifetime"`
+	// SSTLifetime is how long a super-secure token (SVCAuthSST) is valid. Default 336h (14 days).
+	SSTLifetime time.Duration `yaml:"sstLifetime"`
+	// PasswordCost is the bcrypt cost of stored password hashes. Default 10.
+	PasswordCost int `yaml:"passwordCost"`
+	// LoginFailuresFree is how many failed logins in a row one login may have
+	// before further attempts are slowed down. Default 5.
+	LoginFailuresFree int `yaml:"loginFailuresFree"`
+	// LoginDelayMax caps the wait between attempts after repeated failures. Default 15m.
+	LoginDelayMax time.Duration `yaml:"loginDelayMax"`
+}
+
+// DefaultConfig returns the configuration used when nothing else is given.
+func DefaultConfig() Config {
+	return Config{
+		Data:       "./herald-data",
+		Listen:     "127.0.0.1:8080",
+		Domain:     "default",
+		AdminLogin: "admin@herald.local",
+		Log:        LogConfig{Level: "info", Format: "text"},
+		HTTP: HTTPConfig{
+			MaxBodyBytes:      1 << 20,
+			ReadHeaderTimeout: 10 * time.Second,
+			ShutdownTimeout:   15 * time.Second,
+		},
+		Auth: AuthConfig{
+			TTLifetime:        10 * time.Minute,
+			SSTLifetime:       14 * 24 * time.Hour,
+			PasswordCost:      10,
+			LoginFailuresFree: 5,
+			LoginDelayMax:     15 * time.Minute,
+		},
+	}
+}
+
+// LoadConfigFile reads a YAML file over cfg. Unknown keys and values of the
+// wrong type are errors that name the key and its line.
+func LoadConfigFile(cfg *Config, path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("read config: %w", err)
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if len(doc.Content) == 0 {
+		return nil // an empty file keeps the defaults
+	}
+	if err := decodeNode(doc.Content[0], reflect.ValueOf(cfg).Elem(), ""); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// decodeNode decodes a YAML mapping into the struct v, naming the full key of
+// anything unknown or malformed.
+func decodeNode(n *yaml.Node, v reflect.Value, prefix string) error {
+	if v.Kind() != reflect.Struct {
+		if err := n.Decode(v.Addr().Interface()); err != nil {
+			msg := strings.TrimPrefix(err.Error(), "yaml: unmarshal errors:\n  ")
+			msg = strings.TrimPrefix(msg, fmt.Sprintf("line %d: ", n.Line))
+			return fmt.Errorf("line %d: %s: %s", n.Line, prefix, msg)
+		}
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return fmt.Errorf("line %d: %s must be a mapping of keys", n.Line, orRoot(prefix))
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key, val := n.Content[i], n.Content[i+1]
+		field, ok := fieldByTag(v, key.Value)
+		if !ok {
+			return fmt.Errorf("line %d: unknown key %q (known keys of %s: %s)", key.Line, join(prefix, key.Value),
+				orRoot(prefix), strings.Join(knownKeys(v.Type()), ", "))
+		}
+		if err := decodeNode(val, field, join(prefix, key.Value)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func fieldByTag(v reflect.Value, name string) (reflect.Value, bool) {
+	t := v.Type()
+	for i := range t.NumField() {
+		if tag, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); tag == name {
+			return v.Field(i), true
+		}
+	}
+	return reflect.Value{}, false
+}
+
+func knownKeys(t reflect.Type) []string {
+	var keys []string
+	for i := range t.NumField() {
+		if tag, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); tag != "" && tag != "-" {
+			keys = append(keys, tag)
+		}
+	}
+	return keys
+}
+
+func join(prefix, key string) string {
+	if prefix == "" {
+		return key
+	}
+	return prefix + "." + key
+}
+
+func orRoot(prefix string) string {
+	if prefix == "" {
+		return "the configuration"
+	}
+	return prefix
+}
+
+// ApplyEnv overrides cfg from HERALD_* variables found by lookup.
+func ApplyEnv(cfg *Config, lookup func(string) (string, bool)) error {
+	return applyEnv(reflect.ValueOf(cfg).Elem(), "HERALD", "", lookup)
+}
+
+func applyEnv(v reflect.Value, envPrefix, keyPrefix string, lookup func(string) (string, bool)) error {
+	t := v.Type()
+	for i := range t.NumField() {
+		tag, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+		if tag == "" || tag == "-" {
+			continue
+		}
+		name := envPrefix + "_" + strings.ToUpper(tag)
+		key := join(keyPrefix, tag)
+		f := v.Field(i)
+		if f.Kind() == reflect.Struct {
+			if err := applyEnv(f, name, key, lookup); err != nil {
+				return err
+			}
+			continue
+		}
+		s, ok := lookup(name)
+		if !ok {
+			continue
+		}
+		if err := setScalar(f, s); err != nil {
+			return fmt.Errorf("%s (%s): %w", name, key, err)
+		}
+	}
+	return nil
+}
+
+func setScalar(f reflect.Value, s string) error {
+	switch {
+	case f.Type() == reflect.TypeFor[time.Duration]():
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("invalid duration %q", s)
+		}
+		f.SetInt(int64(d))
+	case f.Kind() == reflect.String:
+		f.SetString(s)
+	case f.Kind() == reflect.Int || f.Kind() == reflect.Int64:
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return fmt.Errorf("invalid integer %q", s)
+		}
+		f.SetInt(n)
+	case f.Kind() == reflect.Bool:
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return fmt.Errorf("invalid boolean %q", s)
+		}
+		f.SetBool(b)
+	default:
+		return fmt.Errorf("cannot be set from the environment")
+	}
+	return nil
+}
+
+// Validate checks values that parse but make no sense, naming the key.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...)))
+	}
+	if c.Data == "" {
+		bad("data", "must not be empty")
+	}
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		bad("listen", "%q is not host:port", c.Listen)
+	}
+	if c.Domain == "" || strings.ContainsAny(c.Domain, "/ ") {
+		bad("domain", "%q is not a valid domain name", c.Domain)
+	}
+	if !strings.Contains(c.AdminLogin, "@") {
+		bad("adminLogin", "%q is not an e-mail address", c.AdminLogin)
+	}
+	switch c.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		bad("log.level", "%q is not one of debug, info, warn, error", c.Log.Level)
+	}
+	if c.Log.Format != "text" && c.Log.Format != "json" {
+		bad("log.format", "%q is not one of text, json", c.Log.Format)
+	}
+	if c.HTTP.MaxBodyBytes < 1024 {
+		bad("http.maxBodyBytes", "must be at least 1024, got %d", c.HTTP.MaxBodyBytes)
+	}
+	if (c.HTTP.TLSCert == "") != (c.HTTP.TLSKey == "") {
+		bad("http.tlsCert", "tlsCert and tlsKey must be given together")
+	}
+	if c.Auth.TTLifetime < time.Second {
+		bad("auth.ttLifetime", "must be at least 1s, got %s", c.Auth.TTLifetime)
+	}
+	if c.Auth.SSTLifetime < c.Auth.TTLifetime {
+		bad("auth.sstLifetime", "must not be shorter than auth.ttLifetime")
+	}
+	if c.Auth.PasswordCost < 4 || c.Auth.PasswordCost > 31 {
+		bad("auth.passwordCost", "must be between 4 and 31, got %d", c.Auth.PasswordCost)
+	}
+	if c.Auth.LoginFailuresFree < 1 {
+		bad("auth.loginFailuresFree", "must be at least 1")
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,114 @@
+// Command herald runs the Herald service: the analytics API and the worker
+// that delivers scheduled reports and metric alerts.
+//
+//	herald serve [--demo] [--config FILE] [--data DIR] [--listen ADDR]
+//	herald check-config FILE
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/heraldhq/herald/app"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+const usage = `Usage:
+  herald serve [--demo] [--config FILE] [--data DIR] [--listen ADDR]
+  herald check-config FILE
+`
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "serve":
+		return serve(ctx, args[1:], stdout, stderr)
+	case "check-config":
+		return checkConfig(args[1:], stdout, stderr)
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "herald: unknown command %q\n%s", args[0], usage)
+		return 2
+	}
+}
+
+func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	demo := fs.Bool("demo", false, "set up a demo project on first start")
+	configFile := fs.String("config", "", "YAML configuration file")
+	data := fs.String("data", "", "data folder (overrides config)")
+	listen := fs.String("listen", "", "API address host:port (overrides config)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	cfg, err := loadConfig(*configFile)
+	if err != nil {
+		fmt.Fprintf(stderr, "herald: %v\n", err)
+		return 1
+	}
+	if *data != "" {
+		cfg.Data = *data
+	}
+	if *listen != "" {
+		cfg.Listen = *listen
+	}
+	a, err := app.New(ctx, cfg, app.Options{Demo: *demo, Stdout: stdout, Stderr: stderr})
+	if err != nil {
+		fmt.Fprintf(stderr, "herald: %v\n", err)
+		return 1
+	}
+	if err := a.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		fmt.Fprintf(stderr, "herald: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// loadConfig layers the defaults, the file (if any) and the environment.
+func loadConfig(file string) (app.Config, error) {
+	cfg := app.DefaultConfig()
+	if file != "" {
+		if err := app.LoadConfigFile(&cfg, file); err != nil {
+			return cfg, err
+		}
+	}
+	if err := app.ApplyEnv(&cfg, os.LookupEnv); err != nil {
+		return cfg, err
+	}
+	return cfg, nil
+}
+
+func checkConfig(args []string, stdout, stderr io.Writer) int {
+	if len(args) != 1 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	cfg := app.DefaultConfig()
+	if err := app.LoadConfigFile(&cfg, args[0]); err != nil {
+		fmt.Fprintf(stderr, "herald: %v\n", err)
+		return 1
+	}
+	if err := cfg.Validate(); err != nil {
+		fmt.Fprintf(stderr, "herald: %s: %v\n", args[0], err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "%s: ok\n", args[0])
+	return 0
+}

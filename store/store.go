@@ -1,0 +1,163 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mattn/go-sqlite3"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// ErrNotFound is returned when a record does not exist.
+var ErrNotFound = errors.New("not found")
+
+// ErrConflict is returned when a write would break a uniqueness rule.
+var ErrConflict = errors.New("conflict")
+
+// Store is the SQLite database of one Herald data folder.
+type Store struct {
+	w *sql.DB // the single writer connection
+	r *sql.DB // read-only pool
+}
+
+// Open opens (creating if needed) the database file at path and applies every
+// pending migration in one transaction.
+func Open(ctx context.Context, path string) (*Store, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	params := url.Values{}
+	params.Set("_journal_mode", "WAL")
+	params.Set("_foreign_keys", "on")
+	params.Set("_busy_timeout", "5000")
+	params.Set("_synchronous", "NORMAL")
+	params.Set("_txlock", "immediate")
+	w, err := sql.Open("sqlite3", "file:"+abs+"?"+params.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetConnMaxIdleTime(0)
+	s := &Store{w: w}
+	if err := s.migrate(ctx); err != nil {
+		w.Close()
+		return nil, err
+	}
+	params.Set("_query_only", "1")
+	params.Del("_txlock")
+	r, err := sql.Open("sqlite3", "file:"+abs+"?"+params.Encode())
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open store readers: %w", err)
+	}
+	r.SetMaxOpenConns(max(4, 2*runtime.GOMAXPROCS(0)))
+	r.SetMaxIdleConns(max(4, 2*runtime.GOMAXPROCS(0)))
+	s.r = r
+	return s, nil
+}
+
+// Close closes both pools.
+func (s *Store) Close() error {
+	return errors.Join(s.r.Close(), s.w.Close())
+}
+
+func (s *Store) migrate(ctx context.Context) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+			version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied INTEGER NOT NULL)`); err != nil {
+			return fmt.Errorf("create schema_migrations: %w", err)
+		}
+		var current int
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&current); err != nil {
+			return fmt.Errorf("read schema version: %w", err)
+		}
+		names, err := fs.Glob(migrations, "migrations/*.sql")
+		if err != nil {
+			return err
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			base := filepath.Base(name)
+			version, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
+			if err != nil {
+				return fmt.Errorf("migration %s: bad version prefix", base)
+			}
+			if version <= current {
+				continue
+			}
+			body, err := migrations.ReadFile(name)
+			if err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+				return fmt.Errorf("apply migration %s: %w", base, err)
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations(version, name, applied) VALUES (?, ?, ?)`,
+				version, base, time.Now().Unix()); err != nil {
+				return fmt.Errorf("record migration %s: %w", base, err)
+			}
+		}
+		return nil
+	})
+}
+
+// tx runs fn in a write transaction on the writer connection.
+func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// isUnique reports whether err is a violation of a UNIQUE or PRIMARY KEY constraint.
+func isUnique(err error) bool {
+	var se sqlite3.Error
+	return errors.As(err, &se) && se.Code == sqlite3.ErrConstraint &&
+		(se.ExtendedCode == sqlite3.ErrConstraintUnique || se.ExtendedCode == sqlite3.ErrConstraintPrimaryKey)
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// NewID returns a random identifier of n characters from [a-z0-9].
+func NewID(n int) string {
+	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+	out := make([]byte, 0, n)
+	buf := make([]byte, n)
+	for len(out) < n {
+		_, _ = rand.Read(buf) // never fails (crypto/rand)
+		for _, c := range buf {
+			if c < 252 && len(out) < n { // 252 = 7*36: no modulo bias
+				out = append(out, alphabet[int(c)%len(alphabet)])
+			}
+		}
+	}
+	return string(out)
+}
