@@ -1,0 +1,95 @@
+package secret
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+)
+
+// Box seals and opens secrets with one AES-256-GCM key.
+type Box struct {
+	aead cipher.AEAD
+}
+
+// New returns a Box for a 32-byte key.
+func New(key []byte) (*Box, error) {
+	if len(key) != 32 {
+		return nil, fmt.Errorf("secret key must be 32 bytes, got %d", len(key))
+	}
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		return nil, err
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		return nil, err
+	}
+	return &Box{aead: aead}, nil
+}
+
+// ParseKey decodes a key given as base64 (standard or URL alphabet) of 32 bytes.
+func ParseKey(s string) ([]byte, error) {
+	s = strings.TrimSpace(s)
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if k, err := enc.DecodeString(s); err == nil && len(k) == 32 {
+			return k, nil
+		}
+	}
+	return nil, errors.New("secret key must be 32 bytes in base64")
+}
+
+// LoadOrCreateKey reads the key file at path, creating it with a new random
+// key (mode 0600) when it does not exist.
+func LoadOrCreateKey(path string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if err == nil {
+		k, err := ParseKey(string(data))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return k, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("read secret key: %w", err)
+	}
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("create secret key: %w", err)
+	}
+	if _, err := f.WriteString(base64.StdEncoding.EncodeToString(key) + "\n"); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("write secret key: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return nil, fmt.Errorf("write secret key: %w", err)
+	}
+	return key, nil
+}
+
+// Seal encrypts plaintext; additional binds the result to its context (e.g. a
+// channel id), so a sealed value cannot be moved to another record.
+func (b *Box) Seal(plaintext, additional []byte) []byte {
+	nonce := make([]byte, b.aead.NonceSize(), b.aead.NonceSize()+len(plaintext)+b.aead.Overhead())
+	_, _ = rand.Read(nonce)
+	return b.aead.Seal(nonce, nonce, plaintext, additional)
+}
+
+// Open decrypts what Seal produced with the same additional data.
+func (b *Box) Open(sealed, additional []byte) ([]byte, error) {
+	n := b.aead.NonceSize()
+	if len(sealed) < n {
+		return nil, errors.New("open secret: too short")
+	}
+	p, err := b.aead.Open(nil, sealed[:n], sealed[n:], additional)
+	if err != nil {
+		return nil, errors.New("open secret: wrong key or corrupted value")
+	}
+	return p, nil
+}

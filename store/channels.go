@@ -1,0 +1,142 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Channel kinds.
+const (
+	KindEmail    = "email"
+	KindSMS      = "sms"
+	KindFeedChat = "feedchat"
+)
+
+// Channel is a user's channel configuration. Secret holds the sealed password.
+type Channel struct {
+	ID      string
+	Owner   string // user id
+	Kind    string
+	Title   string
+	Config  ChannelConfig
+	Secret  []byte // sealed; nil when the kind has no password
+	Created time.Time
+	Updated time.Time
+}
+
+// ChannelConfig holds the non-secret fields of a channel.
+type ChannelConfig struct {
+	To       string `json:"to,omitempty"`
+	From     string `json:"from,omitempty"`
+	Username string `json:"username,omitempty"`
+}
+
+// InUseError is returned when a record cannot be deleted because others use it.
+type InUseError struct {
+	By []string // ids of the users
+}
+
+func (e *InUseError) Error() string { return fmt.Sprintf("in use by %v", e.By) }
+
+// CreateChannel stores c.
+func (s *Store) CreateChannel(ctx context.Context, c Channel) error {
+	cfg, err := json.Marshal(c.Config)
+	if err != nil {
+		return err
+	}
+	_, err = s.w.ExecContext(ctx, `INSERT INTO channels(id, owner, kind, title, config, secret, created, updated)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, c.ID, c.Owner, c.Kind, c.Title, string(cfg), c.Secret, c.Created.Unix(), c.Updated.Unix())
+	if err != nil {
+		return fmt.Errorf("create channel: %w", err)
+	}
+	return nil
+}
+
+const channelColumns = `id, owner, kind, title, config, secret, created, updated`
+
+func scanChannel(row interface{ Scan(...any) error }) (Channel, error) {
+	var c Channel
+	var cfg string
+	var created, updated int64
+	err := row.Scan(&c.ID, &c.Owner, &c.Kind, &c.Title, &cfg, &c.Secret, &created, &updated)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Channel{}, ErrNotFound
+	}
+	if err != nil {
+		return Channel{}, fmt.Errorf("scan channel: %w", err)
+	}
+	if err := json.Unmarshal([]byte(cfg), &c.Config); err != nil {
+		return Channel{}, fmt.Errorf("channel %s config: %w", c.ID, err)
+	}
+	c.Created, c.Updated = time.Unix(created, 0).UTC(), time.Unix(updated, 0).UTC()
+	return c, nil
+}
+
+// ChannelByID returns the channel with the given id.
+func (s *Store) ChannelByID(ctx context.Context, id string) (Channel, error) {
+	return scanChannel(s.r.QueryRowContext(ctx, `SELECT `+channelColumns+` FROM channels WHERE id = ?`, id))
+}
+
+// Channels lists the channels of a user, oldest first.
+func (s *Store) Channels(ctx context.Context, owner string) ([]Channel, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT `+channelColumns+` FROM channels WHERE owner = ? ORDER BY created, id`, owner)
+	if err != nil {
+		return nil, fmt.Errorf("list channels: %w", err)
+	}
+	defer rows.Close()
+	var out []Channel
+	for rows.Next() {
+		c, err := scanChannel(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// UpdateChannel replaces the channel's kind, title, config and secret.
+func (s *Store) UpdateChannel(ctx context.Context, c Channel) error {
+	cfg, err := json.Marshal(c.Config)
+	if err != nil {
+		return err
+	}
+	res, err := s.w.ExecContext(ctx, `UPDATE channels SET kind = ?, title = ?, config = ?, secret = ?, updated = ?
+		WHERE id = ?`, c.Kind, c.Title, string(cfg), c.Secret, c.Updated.Unix(), c.ID)
+	if err != nil {
+		return fmt.Errorf("update channel: %w", err)
+	}
+	return affected(res)
+}
+
+// DeleteChannel deletes the channel unless subscriptions use it (*InUseError).
+func (s *Store) DeleteChannel(ctx context.Context, id string) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT subscription_id FROM subscription_channels WHERE channel_id = ? ORDER BY 1`, id)
+		if err != nil {
+			return fmt.Errorf("delete channel: %w", err)
+		}
+		var users []string
+		for rows.Next() {
+			var sid string
+			if err := rows.Scan(&sid); err != nil {
+				rows.Close()
+				return err
+			}
+			users = append(users, sid)
+		}
+		rows.Close()
+		if len(users) > 0 {
+			return &InUseError{By: users}
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM channels WHERE id = ?`, id)
+		if err != nil {
+			return fmt.Errorf("delete channel: %w", err)
+		}
+		return affected(res)
+	})
+}
