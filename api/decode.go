@@ -39,7 +39,7 @@ func decodeJSON(data []byte, dst any) error {
 		return malformed(err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return badRequest("api", "Malformed JSON: %s", "unexpected data after the JSON value")
+		return badRequest("api", "Malformed JSON: unexpected data after the JSON value")
 	}
 	if err := checkValue(tree, reflect.TypeOf(dst).Elem(), ""); err != nil {
 		return err

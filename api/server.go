@@ -138,7 +138,7 @@ func (s *Server) routes() {
 
 	s.route("POST /svc/projects", permAuthenticated, s.createProject)
 	s.route("POST /svc/projects/{$}", permAuthenticated, s.createProject)
-	s.route("GET /svc/projects/{pid}", permProjectView, s.getProject)
+	s.route("GET /svc/projects/{pid}", permProjectRecord, s.getProject)
 	s.route("DELETE /svc/projects/{pid}", permProjectManage, s.deleteProject)
 	s.route("GET /svc/projects/{pid}/users", permProjectView, s.listProjectUsers)
 	s.route("POST /svc/projects/{pid}/users", permProjectManage, s.updateProjectUsers)
