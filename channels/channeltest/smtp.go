@@ -1,0 +1,305 @@
+package channeltest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/emersion/go-sasl"
+	"github.com/emersion/go-smtp"
+
+	"github.com/heraldhq/herald/channels"
+)
+
+// SMTPServer is an SMTP server on 127.0.0.1 that records every message it
+// accepts and can be told to refuse the next ones with a given reply code.
+type SMTPServer struct {
+	srv    *smtp.Server
+	ln     *trackingListener
+	served chan struct{}
+	user   string
+	pass   string
+	once   sync.Once
+
+	mu       sync.Mutex
+	msgs     []Email
+	failN    int
+	failCode int
+	sessions int
+	changed  chan struct{} // closed and replaced whenever msgs grows
+}
+
+// SMTPOption configures an SMTPServer.
+type SMTPOption func(*SMTPServer)
+
+// WithSMTPAuth makes the server offer AUTH PLAIN (over plain TCP too) and
+// refuse MAIL before a client authenticated as username with password.
+func WithSMTPAuth(username, password string) SMTPOption {
+	return func(s *SMTPServer) { s.user, s.pass = username, password }
+}
+
+// NewSMTPServer starts an SMTP server on 127.0.0.1 and closes it when the
+// test ends.
+func NewSMTPServer(t testing.TB, opts ...SMTPOption) *SMTPServer {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("smtp listen: %v", err)
+	}
+	s := &SMTPServer{
+		ln:      &trackingListener{Listener: l, conns: make(map[*trackedConn]struct{})},
+		served:  make(chan struct{}),
+		changed: make(chan struct{}),
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	s.srv = smtp.NewServer(smtp.BackendFunc(s.newSession))
+	s.srv.Domain = "localhost"
+	s.srv.AllowInsecureAuth = true
+	s.srv.ErrorLog = log.New(io.Discard, "", 0)
+	go func() {
+		defer close(s.served)
+		_ = s.srv.Serve(s.ln)
+	}()
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// Addr is the server's host:port.
+func (s *SMTPServer) Addr() string { return s.ln.Addr().String() }
+
+// Host is the server's IP address.
+func (s *SMTPServer) Host() string { return s.ln.Addr().(*net.TCPAddr).IP.String() }
+
+// Port is the server's TCP port.
+func (s *SMTPServer) Port() int { return s.ln.Addr().(*net.TCPAddr).Port }
+
+// Messages returns the messages accepted so far, oldest first.
+func (s *SMTPServer) Messages() []Email {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Email(nil), s.msgs...)
+}
+
+// Await blocks until at least n messages were accepted, then returns them
+// all, or returns ctx's error.
+func (s *SMTPServer) Await(ctx context.Context, n int) ([]Email, error) {
+	for {
+		s.mu.Lock()
+		msgs, changed := s.msgs, s.changed
+		s.mu.Unlock()
+		if len(msgs) >= n {
+			return append([]Email(nil), msgs...), nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("await %d messages, have %d: %w", n, len(msgs), ctx.Err())
+		}
+	}
+}
+
+// FailNext makes the server answer the next n RCPT commands with code, a 4xx
+// or 5xx SMTP reply code (451 and 550 are the usual ones).
+func (s *SMTPServer) FailNext(n, code int) {
+	if code < 400 || code > 599 {
+		panic("channeltest: FailNext needs a 4xx or 5xx reply code, got " + strconv.Itoa(code))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failN, s.failCode = n, code
+}
+
+// Sessions is how many SMTP sessions (connections that said EHLO) the server
+// has seen.
+func (s *SMTPServer) Sessions() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sessions
+}
+
+// DropConnections closes every open client connection without a reply, as a
+// relay does with sessions that idled too long; the server keeps listening.
+func (s *SMTPServer) DropConnections() { s.ln.closeConns() }
+
+// Close stops the server, drops open connections and waits for every
+// goroutine it started. It is safe to call more than once.
+func (s *SMTPServer) Close() error {
+	var err error
+	s.once.Do(func() {
+		err = s.ln.Close()
+		<-s.served
+		s.ln.closeConns()
+		// Shutdown waits for the connection handlers, whose connections are closed.
+		_ = s.srv.Shutdown(context.Background())
+	})
+	return err
+}
+
+// Channel is an e-mail channel addressed to a mailbox this server accepts.
+func (s *SMTPServer) Channel() channels.Channel {
+	return channels.Channel{ID: "smtp-peer", Kind: channels.KindEmail, To: "alerts@example.com"}
+}
+
+// Deliveries is Messages reduced to what every channel kind has; the key is
+// the Message-ID.
+func (s *SMTPServer) Deliveries() []Delivery {
+	var ds []Delivery
+	for _, m := range s.Messages() {
+		ds = append(ds, Delivery{Key: m.MessageID, Subject: m.Subject, Text: m.Text})
+	}
+	return ds
+}
+
+// Fail answers the next n deliveries with 451 (Transient) or 550 (Permanent).
+func (s *SMTPServer) Fail(n int, f Failure) {
+	code := 451
+	if f == Permanent {
+		code = 550
+	}
+	s.FailNext(n, code)
+}
+
+func (s *SMTPServer) newSession(*smtp.Conn) (smtp.Session, error) {
+	s.mu.Lock()
+	s.sessions++
+	s.mu.Unlock()
+	return &smtpSession{srv: s, authed: s.user == ""}, nil
+}
+
+// scripted returns the reply the script calls for now, if any.
+func (s *SMTPServer) scripted() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failN == 0 {
+		return nil
+	}
+	s.failN--
+	class := s.failCode / 100
+	msg := "Requested action not taken: try again later"
+	if class == 5 {
+		msg = "Requested action not taken: mailbox unavailable"
+	}
+	return &smtp.SMTPError{Code: s.failCode, EnhancedCode: smtp.EnhancedCode{class, 0, 0}, Message: msg}
+}
+
+func (s *SMTPServer) record(m Email) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.msgs = append(s.msgs, m)
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+type smtpSession struct {
+	srv    *SMTPServer
+	authed bool
+	from   string
+	to     []string
+}
+
+func (ss *smtpSession) AuthMechanisms() []string {
+	if ss.srv.user == "" {
+		return nil
+	}
+	return []string{sasl.Plain}
+}
+
+func (ss *smtpSession) Auth(string) (sasl.Server, error) {
+	return sasl.NewPlainServer(func(_, username, password string) error {
+		if username != ss.srv.user || password != ss.srv.pass {
+			return smtp.ErrAuthFailed
+		}
+		ss.authed = true
+		return nil
+	}), nil
+}
+
+func (ss *smtpSession) Mail(from string, _ *smtp.MailOptions) error {
+	if !ss.authed {
+		return smtp.ErrAuthRequired
+	}
+	ss.from = from
+	return nil
+}
+
+func (ss *smtpSession) Rcpt(to string, _ *smtp.RcptOptions) error {
+	if err := ss.srv.scripted(); err != nil {
+		return err
+	}
+	ss.to = append(ss.to, to)
+	return nil
+}
+
+func (ss *smtpSession) Data(r io.Reader) error {
+	raw, err := io.ReadAll(r)
+	if err != nil {
+		return err
+	}
+	m, err := ParseEmail(raw)
+	if err != nil {
+		return &smtp.SMTPError{Code: 554, EnhancedCode: smtp.EnhancedCode{5, 6, 0}, Message: "unparseable message: " + err.Error()}
+	}
+	m.MailFrom, m.RcptTo = ss.from, append([]string(nil), ss.to...)
+	ss.srv.record(m)
+	return nil
+}
+
+func (ss *smtpSession) Reset() { ss.from, ss.to = "", nil }
+
+func (ss *smtpSession) Logout() error { return nil }
+
+// trackingListener remembers the connections it accepted so that Close can
+// end them.
+type trackingListener struct {
+	net.Listener
+	mu    sync.Mutex
+	conns map[*trackedConn]struct{}
+}
+
+func (l *trackingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	tc := &trackedConn{Conn: c, l: l}
+	l.mu.Lock()
+	l.conns[tc] = struct{}{}
+	l.mu.Unlock()
+	return tc, nil
+}
+
+func (l *trackingListener) closeConns() {
+	l.mu.Lock()
+	conns := make([]*trackedConn, 0, len(l.conns))
+	for c := range l.conns {
+		conns = append(conns, c)
+	}
+	l.mu.Unlock()
+	for _, c := range conns {
+		_ = c.Close()
+	}
+}
+
+type trackedConn struct {
+	net.Conn
+	l *trackingListener
+}
+
+func (c *trackedConn) Close() error {
+	c.l.mu.Lock()
+	delete(c.l.conns, c)
+	c.l.mu.Unlock()
+	err := c.Conn.Close()
+	if errors.Is(err, net.ErrClosed) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,132 @@
+package email
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	netmail "net/mail"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/wneessen/go-mail"
+
+	"github.com/heraldhq/herald/channels"
+)
+
+const userAgent = "Herald"
+
+// composer builds the RFC 5322 message of a delivery; Sender and Outbox
+// share it so that both produce the same bytes for the same delivery.
+type composer struct {
+	from   string
+	domain string
+	now    func() time.Time
+}
+
+func newComposer(from string, now func() time.Time) (composer, error) {
+	addr, err := netmail.ParseAddress(from)
+	if err != nil {
+		return composer{}, fmt.Errorf("from address %q: %w", from, err)
+	}
+	_, domain, _ := strings.Cut(addr.Address, "@")
+	if now == nil {
+		now = time.Now
+	}
+	return composer{from: from, domain: domain, now: now}, nil
+}
+
+// messageID is the Message-ID of a delivery without its angle brackets.
+func (c composer) messageID(deliveryID string) string {
+	return token(deliveryID) + "@" + c.domain
+}
+
+// compose builds the message. Its errors are permanent: the same delivery
+// would fail the same way every time.
+func (c composer) compose(m channels.Message) (*mail.Msg, error) {
+	if m.DeliveryID == "" {
+		return nil, channels.Permanent(errors.New("message has no delivery id"))
+	}
+	msg := mail.NewMsg()
+	if err := msg.From(c.from); err != nil {
+		return nil, channels.Permanent(fmt.Errorf("from address: %w", err))
+	}
+	if err := msg.To(m.Channel.To); err != nil {
+		return nil, channels.Permanent(fmt.Errorf("recipient %q: %w", m.Channel.To, err))
+	}
+	msg.Subject(m.Subject)
+	msg.SetMessageIDWithValue(c.messageID(m.DeliveryID))
+	msg.SetDateWithValue(c.now())
+	msg.SetUserAgent(userAgent)
+	switch {
+	case m.Text == "" && m.HTML != "":
+		msg.SetBodyString(mail.TypeTextHTML, m.HTML)
+	default:
+		msg.SetBodyString(mail.TypeTextPlain, m.Text)
+		if m.HTML != "" {
+			msg.AddAlternativeString(mail.TypeTextHTML, m.HTML)
+		}
+	}
+	for _, a := range m.Attachments {
+		if err := attach(msg, a); err != nil {
+			return nil, err
+		}
+	}
+	return msg, nil
+}
+
+// attach adds a file attachment. go-mail skips a file it cannot stat without
+// a word, so the file is checked here: a missing file is permanent, any other
+// failure to stat it may pass.
+func attach(msg *mail.Msg, a channels.Attachment) error {
+	info, err := os.Stat(a.Path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return channels.Permanent(fmt.Errorf("attachment %q: %w", a.Name, err))
+	case err != nil:
+		return fmt.Errorf("attachment %q: %w", a.Name, err)
+	case !info.Mode().IsRegular():
+		return channels.Permanent(fmt.Errorf("attachment %q: %s is not a regular file", a.Name, a.Path))
+	}
+	name := a.Name
+	if name == "" {
+		name = filepath.Base(a.Path)
+	}
+	opts := []mail.FileOption{mail.WithFileName(name)}
+	if a.ContentType != "" {
+		opts = append(opts, mail.WithFileContentType(mail.ContentType(a.ContentType)))
+	}
+	msg.AttachFile(a.Path, opts...)
+	return nil
+}
+
+// token turns a delivery id into a string that is both a valid Message-ID
+// left part (RFC 5322 dot-atom-text) and a safe file name. An id that is
+// already both is used as it is, so it stays readable; any other id is
+// replaced by a hash of it, which has a '=' that plain ids never have.
+func token(id string) string {
+	if plainToken(id) {
+		return id
+	}
+	sum := sha256.Sum256([]byte(id))
+	return "sha256=" + hex.EncodeToString(sum[:20])
+}
+
+const maxPlainToken = 128
+
+func plainToken(id string) bool {
+	if id == "" || len(id) > maxPlainToken || id[0] == '.' || id[len(id)-1] == '.' || strings.Contains(id, "..") {
+		return false
+	}
+	for _, r := range id {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}

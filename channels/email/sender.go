@@ -1,0 +1,295 @@
+package email
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/textproto"
+	"sync"
+	"time"
+
+	"github.com/wneessen/go-mail"
+	"github.com/wneessen/go-mail/smtp"
+
+	"github.com/heraldhq/herald/channels"
+)
+
+// DefaultMaxIdle is how many SMTP connections a Sender keeps open between
+// sends when Config.MaxIdle is zero.
+const DefaultMaxIdle = 4
+
+// Config configures a Sender.
+type Config struct {
+	Host      string
+	Port      int    // 0: 587, or 25 with TLSPolicy "none"
+	TLSPolicy string // "mandatory" (default), "opportunistic" or "none" (STARTTLS)
+	Username  string // SMTP AUTH user; empty: no authentication
+	Password  string // SMTP AUTH password; never logged
+	From      string // sender address, e.g. "Herald <herald@example.com>"
+	Timeout   time.Duration
+	// MaxIdle is how many connections are kept open for the next sends;
+	// 0 means DefaultMaxIdle and a negative value dials once per message.
+	MaxIdle int
+	// Now is the clock for the Date header; nil means time.Now.
+	Now func() time.Time
+}
+
+// Sender delivers messages to an SMTP relay. It is safe for concurrent use
+// and keeps a few connections open between sends; Close closes them.
+type Sender struct {
+	client  *mail.Client
+	compose composer
+	log     *slog.Logger
+	maxIdle int
+
+	mu     sync.Mutex
+	idle   []*conn
+	closed bool
+}
+
+var _ channels.Sender = (*Sender)(nil)
+
+// conn is one SMTP session and the TCP connection under it, which is closed
+// to interrupt a send whose context ends.
+type conn struct {
+	smtp *smtp.Client
+	raw  net.Conn
+}
+
+func (c *conn) close() { _ = c.raw.Close() }
+
+// New returns a Sender for the relay cfg describes.
+func New(cfg Config, logger *slog.Logger) (*Sender, error) {
+	if cfg.Host == "" {
+		return nil, errors.New("email: no SMTP host (use NewOutbox to write files instead)")
+	}
+	policy, err := tlsPolicy(cfg.TLSPolicy)
+	if err != nil {
+		return nil, err
+	}
+	comp, err := newComposer(cfg.From, cfg.Now)
+	if err != nil {
+		return nil, fmt.Errorf("email: %w", err)
+	}
+	port := cfg.Port
+	if port == 0 {
+		port = mail.DefaultPortTLS
+		if policy == mail.NoTLS {
+			port = mail.DefaultPort
+		}
+	}
+	var dialer net.Dialer
+	opts := []mail.Option{
+		mail.WithPort(port),
+		mail.WithTLSPolicy(policy),
+		mail.WithDialContextFunc(func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := dialer.DialContext(ctx, network, addr)
+			if slot, ok := ctx.Value(dialSlotKey{}).(*dialSlot); ok && err == nil {
+				slot.set(c)
+			}
+			return c, err
+		}),
+	}
+	if cfg.Timeout > 0 {
+		opts = append(opts, mail.WithTimeout(cfg.Timeout))
+	}
+	if cfg.Username != "" {
+		opts = append(opts,
+			mail.WithOpportunisticSMTPAuth(mail.SMTPAuthSCRAMSHA256, mail.SMTPAuthPlain, mail.SMTPAuthLogin),
+			mail.WithUsername(cfg.Username), mail.WithPassword(cfg.Password))
+	}
+	client, err := mail.NewClient(cfg.Host, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("email: smtp client: %w", err)
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	maxIdle := cfg.MaxIdle
+	if maxIdle == 0 {
+		maxIdle = DefaultMaxIdle
+	}
+	return &Sender{client: client, compose: comp, log: logger, maxIdle: max(maxIdle, 0)}, nil
+}
+
+func tlsPolicy(s string) (mail.TLSPolicy, error) {
+	switch s {
+	case "", "mandatory":
+		return mail.TLSMandatory, nil
+	case "opportunistic":
+		return mail.TLSOpportunistic, nil
+	case "none":
+		return mail.NoTLS, nil
+	}
+	return 0, fmt.Errorf("email: unknown TLS policy %q (want mandatory, opportunistic or none)", s)
+}
+
+// Kind is channels.KindEmail.
+func (s *Sender) Kind() channels.Kind { return channels.KindEmail }
+
+// Send delivers m to m.Channel.To and returns its Message-ID, angle brackets
+// included. SMTP 5xx replies and unusable addresses or attachments are
+// permanent errors; 4xx replies and network errors are not.
+func (s *Sender) Send(ctx context.Context, m channels.Message) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", fmt.Errorf("send email: %w", err)
+	}
+	msg, err := s.compose.compose(m)
+	if err != nil {
+		return "", fmt.Errorf("compose email: %w", err)
+	}
+	if err := s.deliver(ctx, msg); err != nil {
+		return "", fmt.Errorf("send email: %w", classify(err))
+	}
+	id := msg.GetMessageID()
+	s.log.DebugContext(ctx, "email sent", "delivery", m.DeliveryID, "message_id", id)
+	return id, nil
+}
+
+// deliver sends msg over an idle connection or a new one. A send that fails
+// the connection check on a reused connection (the relay closed it while it
+// was idle) has transferred nothing and is tried once more on a new one.
+func (s *Sender) deliver(ctx context.Context, msg *mail.Msg) error {
+	for attempt := 0; ; attempt++ {
+		c, reused, err := s.get(ctx)
+		if err != nil {
+			return err
+		}
+		stop := context.AfterFunc(ctx, c.close)
+		err = s.client.SendWithSMTPClient(c.smtp, msg)
+		interrupted := !stop()
+		switch {
+		case err == nil && !interrupted:
+			s.put(c)
+			return nil
+		case err == nil:
+			c.close()
+			return nil
+		}
+		c.close()
+		if interrupted {
+			return ctx.Err()
+		}
+		if reused && attempt == 0 && isConnCheck(err) {
+			continue
+		}
+		return err
+	}
+}
+
+// get returns an idle connection or dials a new one. The context can end
+// the handshake too: go-mail only watches it while dialing.
+func (s *Sender) get(ctx context.Context) (c *conn, reused bool, err error) {
+	s.mu.Lock()
+	if n := len(s.idle); n > 0 {
+		c = s.idle[n-1]
+		s.idle = s.idle[:n-1]
+	}
+	s.mu.Unlock()
+	if c != nil {
+		return c, true, nil
+	}
+	slot := &dialSlot{}
+	stop := context.AfterFunc(ctx, slot.close)
+	client, err := s.client.DialToSMTPClientWithContext(context.WithValue(ctx, dialSlotKey{}, slot))
+	interrupted := !stop()
+	switch {
+	case interrupted:
+		slot.close()
+		return nil, false, fmt.Errorf("connect: %w", ctx.Err())
+	case err != nil:
+		slot.close()
+		return nil, false, fmt.Errorf("connect: %w", err)
+	}
+	return &conn{smtp: client, raw: slot.conn}, false, nil
+}
+
+// dialSlotKey carries, in the dial context, the dialSlot that receives the
+// new TCP connection.
+type dialSlotKey struct{}
+
+// dialSlot is where the dialer leaves the connection it made, so that it can
+// be closed to interrupt the handshake and later sends.
+type dialSlot struct {
+	mu     sync.Mutex
+	conn   net.Conn
+	closed bool
+}
+
+func (d *dialSlot) set(c net.Conn) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.conn = c
+	if d.closed {
+		_ = c.Close()
+	}
+}
+
+func (d *dialSlot) close() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.closed = true
+	if d.conn != nil {
+		_ = d.conn.Close()
+	}
+}
+
+// put keeps c for the next send, or ends its session when enough are kept.
+func (s *Sender) put(c *conn) {
+	s.mu.Lock()
+	if !s.closed && len(s.idle) < s.maxIdle {
+		s.idle = append(s.idle, c)
+		c = nil
+	}
+	s.mu.Unlock()
+	if c != nil {
+		s.quit(c)
+	}
+}
+
+func (s *Sender) quit(c *conn) {
+	_ = s.client.CloseWithSMTPClient(c.smtp)
+	c.close()
+}
+
+// Close ends the idle SMTP sessions. Sends after Close still work but keep
+// no connection open.
+func (s *Sender) Close() error {
+	s.mu.Lock()
+	idle := s.idle
+	s.idle, s.closed = nil, true
+	s.mu.Unlock()
+	for _, c := range idle {
+		s.quit(c)
+	}
+	return nil
+}
+
+func isConnCheck(err error) bool {
+	var se *mail.SendError
+	return errors.As(err, &se) && se.Reason == mail.ErrConnCheck
+}
+
+// classify marks the errors that no retry can cure as permanent: SMTP 5xx
+// replies, whether go-mail reports them as a SendError (MAIL, RCPT, DATA) or
+// as the bare reply while connecting (AUTH), and messages go-mail cannot
+// address or encode.
+func classify(err error) error {
+	var se *mail.SendError
+	if errors.As(err, &se) {
+		switch {
+		case se.Reason == mail.ErrGetSender, se.Reason == mail.ErrGetRcpts, se.Reason == mail.ErrNoUnencoded:
+			return channels.Permanent(err)
+		case se.ErrorCode() >= 500 && se.ErrorCode() <= 599:
+			return channels.Permanent(err)
+		}
+		return err
+	}
+	var te *textproto.Error
+	if errors.As(err, &te) && te.Code >= 500 && te.Code <= 599 {
+		return channels.Permanent(err)
+	}
+	return err
+}

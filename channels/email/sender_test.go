@@ -1,0 +1,407 @@
+package email_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/mail"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/channels/channeltest"
+	"github.com/heraldhq/herald/channels/email"
+)
+
+const from = "Herald <herald@example.com>"
+
+func newSender(t *testing.T, srv *channeltest.SMTPServer, logger *slog.Logger, mod ...func(*email.Config)) *email.Sender {
+	t.Helper()
+	cfg := email.Config{Host: srv.Host(), Port: srv.Port(), TLSPolicy: "none", From: from, Timeout: 5 * time.Second}
+	for _, m := range mod {
+		m(&cfg)
+	}
+	s, err := email.New(cfg, logger)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	channeltest.RunConformance(t, func(t *testing.T, logger *slog.Logger) (channels.Sender, channeltest.Peer) {
+		srv := channeltest.NewSMTPServer(t)
+		return newSender(t, srv, logger), srv
+	})
+}
+
+func message(id string) channels.Message {
+	return channels.Message{
+		DeliveryID: id,
+		Channel:    channels.Channel{ID: "c1", Kind: channels.KindEmail, To: "ops@example.com"},
+		Subject:    "Revenue alert",
+		Text:       "Revenue fell to 12.",
+	}
+}
+
+func TestSendClassifiesReplies(t *testing.T) {
+	cases := []struct {
+		name      string
+		code      int
+		permanent bool
+	}{
+		{"greylisted 451", 451, false},
+		{"insufficient storage 452", 452, false},
+		{"service unavailable 421", 421, false},
+		{"mailbox unavailable 550", 550, true},
+		{"user not local 551", 551, true},
+		{"exceeded storage 552", 552, true},
+		{"transaction failed 554", 554, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := channeltest.NewSMTPServer(t)
+			s := newSender(t, srv, nil)
+			srv.FailNext(1, tc.code)
+			_, err := s.Send(t.Context(), message("d1"))
+			if err == nil {
+				t.Fatal("Send succeeded through a refusal")
+			}
+			if got := channels.IsPermanent(err); got != tc.permanent {
+				t.Fatalf("IsPermanent = %v, want %v (err: %v)", got, tc.permanent, err)
+			}
+			if !strings.Contains(err.Error(), "d1@example.com") && !strings.Contains(err.Error(), "ops@example.com") {
+				t.Errorf("error does not say which message failed: %v", err)
+			}
+			if _, err := s.Send(t.Context(), message("d1")); err != nil {
+				t.Fatalf("send after the refusal: %v", err)
+			}
+		})
+	}
+}
+
+func TestSendBuildsMessage(t *testing.T) {
+	dir := t.TempDir()
+	csv := []byte("\"Region\",\"Revenue\"\n\"EU\",\"12\"\n")
+	png := []byte{0x89, 'P', 'N', 'G', 0, 1, 2, 0xff, 0xfe}
+	writeFile(t, filepath.Join(dir, "r.csv"), csv)
+	writeFile(t, filepath.Join(dir, "chart.bin"), png)
+	at := time.Date(2026, 3, 1, 8, 0, 0, 0, time.UTC)
+	srv := channeltest.NewSMTPServer(t)
+	s := newSender(t, srv, nil, func(c *email.Config) { c.Now = func() time.Time { return at } })
+
+	m := message("sub-1.2026-03-01T08-00-00Z.c1")
+	m.Subject = "Tržby klesly — €12"
+	m.Text = "Revenue fell.\nSee the attached report."
+	m.HTML = "<p>Revenue <b>fell</b>.</p>"
+	m.Attachments = []channels.Attachment{
+		{Name: "Revenue report.csv", ContentType: "text/csv", Path: filepath.Join(dir, "r.csv")},
+		{Name: "chart.png", ContentType: "image/png", Path: filepath.Join(dir, "chart.bin")},
+	}
+	id, err := s.Send(t.Context(), m)
+	if err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	want := "<sub-1.2026-03-01T08-00-00Z.c1@example.com>"
+	if id != want {
+		t.Errorf("provider id = %q, want %q", id, want)
+	}
+	got := srv.Messages()
+	if len(got) != 1 {
+		t.Fatalf("server has %d messages, want 1", len(got))
+	}
+	e := got[0]
+	checks := []struct{ name, got, want string }{
+		{"Message-ID", e.MessageID, want},
+		{"Subject", e.Subject, m.Subject},
+		{"Text", strings.TrimRight(e.Text, "\n"), m.Text},
+		{"HTML", strings.TrimRight(e.HTML, "\n"), m.HTML},
+		{"From", e.From, "herald@example.com"},
+		{"envelope from", e.MailFrom, "herald@example.com"},
+		{"To", strings.Join(e.To, ","), "ops@example.com"},
+		{"envelope to", strings.Join(e.RcptTo, ","), "ops@example.com"},
+		{"Date", e.Date.UTC().Format(time.RFC3339), at.Format(time.RFC3339)},
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("%s = %q, want %q", c.name, c.got, c.want)
+		}
+	}
+	if len(e.Attachments) != 2 {
+		t.Fatalf("%d attachments, want 2", len(e.Attachments))
+	}
+	for i, w := range []struct {
+		name, ctype string
+		data        []byte
+	}{{"Revenue report.csv", "text/csv", csv}, {"chart.png", "image/png", png}} {
+		a := e.Attachments[i]
+		if a.Name != w.name || a.ContentType != w.ctype || !bytes.Equal(a.Data, w.data) {
+			t.Errorf("attachment %d = %q %q %q, want %q %q %q", i, a.Name, a.ContentType, a.Data, w.name, w.ctype, w.data)
+		}
+	}
+}
+
+func TestMessageIDSurvivesRestart(t *testing.T) {
+	cases := []struct {
+		name, delivery string
+		readable       bool // the delivery id shows in the Message-ID as it is
+	}{
+		{"plain id", "sub-7.1767254400.ch-3", true},
+		{"id with space and colon", "sub 7/ch:3", false},
+		{"dots only", "..", false},
+		{"long id", strings.Repeat("x", 300), false},
+	}
+	srv := channeltest.NewSMTPServer(t)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			// Two senders stand for the process before and after a crash.
+			first, err := newSender(t, srv, nil).Send(t.Context(), message(tc.delivery))
+			if err != nil {
+				t.Fatalf("Send: %v", err)
+			}
+			second, err := newSender(t, srv, nil).Send(t.Context(), message(tc.delivery))
+			if err != nil {
+				t.Fatalf("Send again: %v", err)
+			}
+			if first != second {
+				t.Errorf("one delivery got Message-IDs %q and %q", first, second)
+			}
+			if got := strings.Contains(first, tc.delivery); got != tc.readable {
+				t.Errorf("Message-ID %q shows the delivery id: %v, want %v", first, got, tc.readable)
+			}
+			if _, err := netMailAddr(first); err != nil {
+				t.Errorf("Message-ID %q is not dot-atom@domain: %v", first, err)
+			}
+		})
+	}
+	if _, err := newSender(t, srv, nil).Send(t.Context(), message("")); !channels.IsPermanent(err) {
+		t.Errorf("a message without delivery id gave %v, want a permanent error", err)
+	}
+}
+
+func TestSendAuthenticates(t *testing.T) {
+	const user, pass = "relay-user", "relay-secret-XYZ"
+	cases := []struct {
+		name      string
+		password  string
+		wantErr   bool
+		permanent bool
+		delivered int
+	}{
+		{"right password", pass, false, false, 1},
+		{"wrong password", "wrong-secret-ABC", true, true, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := channeltest.NewSMTPServer(t, channeltest.WithSMTPAuth(user, pass))
+			var logs bytes.Buffer
+			logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+			s := newSender(t, srv, logger, func(c *email.Config) { c.Username, c.Password = user, tc.password })
+			_, err := s.Send(t.Context(), message("d1"))
+			if (err != nil) != tc.wantErr || channels.IsPermanent(err) != tc.permanent {
+				t.Fatalf("Send error = %v, want error %v permanent %v", err, tc.wantErr, tc.permanent)
+			}
+			if err != nil && strings.Contains(err.Error(), tc.password) {
+				t.Errorf("error reveals the SMTP password: %v", err)
+			}
+			if strings.Contains(logs.String(), tc.password) {
+				t.Errorf("log reveals the SMTP password:\n%s", logs.String())
+			}
+			if got := len(srv.Messages()); got != tc.delivered {
+				t.Errorf("server has %d messages, want %d", got, tc.delivered)
+			}
+		})
+	}
+}
+
+func TestSendReusesConnections(t *testing.T) {
+	cases := []struct {
+		name     string
+		maxIdle  int
+		sessions int
+	}{
+		{"default pool", 0, 1},
+		{"no pool", -1, 3},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := channeltest.NewSMTPServer(t)
+			s := newSender(t, srv, nil, func(c *email.Config) { c.MaxIdle = tc.maxIdle })
+			for _, id := range []string{"a", "b", "c"} {
+				if _, err := s.Send(t.Context(), message(id)); err != nil {
+					t.Fatalf("Send(%s): %v", id, err)
+				}
+			}
+			if got := srv.Sessions(); got != tc.sessions {
+				t.Fatalf("server saw %d sessions, want %d", got, tc.sessions)
+			}
+		})
+	}
+}
+
+func TestSendConcurrently(t *testing.T) {
+	srv := channeltest.NewSMTPServer(t)
+	s := newSender(t, srv, nil)
+	const n = 12
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			_, err := s.Send(t.Context(), message(fmt.Sprint("d", i)))
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("Send: %v", err)
+		}
+	}
+	if got := len(srv.Messages()); got != n {
+		t.Fatalf("server has %d messages, want %d", got, n)
+	}
+	if got := srv.Sessions(); got > n {
+		t.Fatalf("%d sessions for %d messages", got, n)
+	}
+}
+
+func TestSendRedialsDroppedIdleConnection(t *testing.T) {
+	srv := channeltest.NewSMTPServer(t)
+	s := newSender(t, srv, nil)
+	if _, err := s.Send(t.Context(), message("a")); err != nil {
+		t.Fatalf("first Send: %v", err)
+	}
+	srv.DropConnections()
+	if _, err := s.Send(t.Context(), message("b")); err != nil {
+		t.Fatalf("Send after the relay dropped the idle connection: %v", err)
+	}
+	if got := len(srv.Messages()); got != 2 {
+		t.Fatalf("server has %d messages, want 2", got)
+	}
+	if got := srv.Sessions(); got != 2 {
+		t.Fatalf("server saw %d sessions, want 2", got)
+	}
+}
+
+func TestSendRefusesBadInput(t *testing.T) {
+	srv := channeltest.NewSMTPServer(t)
+	s := newSender(t, srv, nil)
+	dir := t.TempDir()
+	cases := []struct {
+		name string
+		edit func(*channels.Message)
+	}{
+		{"invalid recipient", func(m *channels.Message) { m.Channel.To = "not an address" }},
+		{"empty recipient", func(m *channels.Message) { m.Channel.To = "" }},
+		{"missing attachment", func(m *channels.Message) {
+			m.Attachments = []channels.Attachment{{Name: "r.csv", Path: filepath.Join(dir, "gone.csv")}}
+		}},
+		{"attachment is a folder", func(m *channels.Message) {
+			m.Attachments = []channels.Attachment{{Name: "r.csv", Path: dir}}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			m := message("d1")
+			tc.edit(&m)
+			_, err := s.Send(t.Context(), m)
+			if !channels.IsPermanent(err) {
+				t.Fatalf("Send = %v, want a permanent error", err)
+			}
+		})
+	}
+	if n := len(srv.Messages()); n != 0 {
+		t.Fatalf("server accepted %d messages", n)
+	}
+}
+
+func TestSendToUnreachableRelayIsTransient(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().(*net.TCPAddr)
+	_ = l.Close()
+	s, err := email.New(email.Config{Host: "127.0.0.1", Port: addr.Port, TLSPolicy: "none", From: from}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, err = s.Send(t.Context(), message("d1"))
+	if err == nil || channels.IsPermanent(err) {
+		t.Fatalf("Send to a closed port = %v, want a transient error", err)
+	}
+}
+
+func TestSendEndsWithContextDuringHandshake(t *testing.T) {
+	// A relay that accepts the connection but never greets: the send must end
+	// when its context does, not when the SMTP timeout runs out.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		cancel()
+		_, _ = c.Read(make([]byte, 1)) // until the client hangs up
+	}()
+	s, err := email.New(email.Config{Host: "127.0.0.1", Port: l.Addr().(*net.TCPAddr).Port, TLSPolicy: "none", From: from, Timeout: time.Hour}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, err = s.Send(ctx, message("d1"))
+	if err == nil || channels.IsPermanent(err) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("Send = %v, want a transient cancellation error", err)
+	}
+	<-served
+}
+
+func TestNewRejectsBadConfig(t *testing.T) {
+	cases := []struct {
+		name string
+		cfg  email.Config
+	}{
+		{"no host", email.Config{From: from}},
+		{"unknown TLS policy", email.Config{Host: "smtp.example.com", TLSPolicy: "sometimes", From: from}},
+		{"bad from", email.Config{Host: "smtp.example.com", From: "herald at example"}},
+		{"no from", email.Config{Host: "smtp.example.com"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if s, err := email.New(tc.cfg, nil); err == nil {
+				_ = s.Close()
+				t.Fatal("New accepted the config")
+			}
+		})
+	}
+}
+
+func netMailAddr(msgID string) (*mail.Address, error) {
+	return mail.ParseAddress(strings.TrimSuffix(strings.TrimPrefix(msgID, "<"), ">"))
+}
+
+func writeFile(t *testing.T, path string, data []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
