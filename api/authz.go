@@ -18,6 +18,7 @@ const (
 	permProjectView                     // reads inside the project {pid}
 	permProjectEdit                     // changes the model and metadata of {pid}
 	permProjectManage                   // manages {pid}: its members, its deletion
+	permSubscriber                      // acts on the subscriptions of member {uid} in {pid}
 )
 
 // callerKind is the caller's relation to the resource a route names.
@@ -44,6 +45,7 @@ var policy = map[permission][numKinds]bool{
 	permProjectView:   {true, false, true, true, true, false},
 	permProjectEdit:   {true, false, true, true, false, false},
 	permProjectManage: {true, false, true, false, false, false},
+	permSubscriber:    {true, true, true, false, false, false},
 }
 
 // caller is the authenticated principal of a request and what guard resolved.
@@ -80,6 +82,8 @@ func (s *Server) guard(perm permission, h handlerFunc) http.Handler {
 
 func denied(perm permission, kind callerKind, r *http.Request) *Error {
 	switch {
+	case perm == permSubscriber && kind != kindOther:
+		return notFound("subscriptions", "Subscriptions of user %s not found", r.PathValue("uid"))
 	case kind == kindOther && perm == permSelf:
 		return notFound("account", "User %s not found", r.PathValue("uid"))
 	case kind == kindOther && perm >= permProjectRecord:
@@ -137,6 +141,9 @@ func (s *Server) resolve(r *http.Request, perm permission, c *caller) error {
 		c.kind, err = s.projectKind(r, pid, c.UserID)
 		if err != nil {
 			return err
+		}
+		if perm == permSubscriber && c.kind != kindOther && r.PathValue("uid") == c.UserID {
+			c.kind = kindSelf
 		}
 	}
 	if admin {

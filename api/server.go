@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/heraldhq/herald/secret"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -34,6 +35,15 @@ type Options struct {
 	MaxBodyBytes int64
 	// SecureCookies marks cookies Secure (the service is reached over TLS).
 	SecureCookies bool
+	// Secrets seals channel passwords. Required.
+	Secrets *secret.Box
+	// MinInterval is the shortest interval between two fires a subscription's
+	// trigger may have. Default 60s.
+	MinInterval time.Duration
+	// DefaultTimezone is the time zone of triggers that name none. Default UTC.
+	DefaultTimezone string
+	// Notifier is told of every subscription change. Default: nobody.
+	Notifier Notifier
 }
 
 // Server is the HTTP API.
@@ -53,6 +63,11 @@ type Server struct {
 	dummyHash []byte
 	mux      *http.ServeMux
 	idPrefix string
+
+	secrets     *secret.Box
+	minInterval time.Duration
+	defaultTZ   string
+	notifier    Notifier
 }
 
 // New returns a Server over st.
@@ -68,6 +83,20 @@ func New(st *store.Store, opt Options) *Server {
 		maxBody: opt.MaxBodyBytes,
 		secure:  opt.SecureCookies,
 		mux:     http.NewServeMux(),
+
+		secrets:     opt.Secrets,
+		minInterval: opt.MinInterval,
+		defaultTZ:   opt.DefaultTimezone,
+		notifier:    opt.Notifier,
+	}
+	if s.minInterval == 0 {
+		s.minInterval = time.Minute
+	}
+	if s.defaultTZ == "" {
+		s.defaultTZ = "UTC"
+	}
+	if s.notifier == nil {
+		s.notifier = nopNotifier{}
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -145,6 +174,21 @@ func (s *Server) routes() {
 	s.route("GET /svc/projects/{pid}/users/{uid}/roles", permProjectView, s.listUserRoles)
 	s.route("GET /svc/projects/{pid}/roles", permProjectView, s.listRoles)
 	s.route("GET /svc/projects/{pid}/roles/{rid}", permProjectView, s.getRole)
+
+	const channels = "/svc/account/profile/{uid}/channelConfigurations"
+	s.route("POST "+channels, permSelf, s.createChannel)
+	s.route("GET "+channels, permSelf, s.listChannels)
+	s.route("GET "+channels+"/{cid}", permSelf, s.getChannel)
+	s.route("PUT "+channels+"/{cid}", permSelf, s.putChannel)
+	s.route("DELETE "+channels+"/{cid}", permSelf, s.deleteChannel)
+
+	const subs = "/svc/projects/{pid}/users/{uid}/subscriptions"
+	s.route("POST "+subs, permSubscriber, s.createSubscription)
+	s.route("GET "+subs, permSubscriber, s.listSubscriptions)
+	s.route("GET "+subs+"/{sid}", permSubscriber, s.getSubscription)
+	s.route("PUT "+subs+"/{sid}", permSubscriber, s.putSubscription)
+	s.route("DELETE "+subs+"/{sid}", permSubscriber, s.deleteSubscription)
+	s.route("POST "+subs+"/{sid}/preview", permSubscriber, s.previewSubscription)
 
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, notFound("api", "No resource at %s", r.URL.Path))

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/heraldhq/herald/api"
+	"github.com/heraldhq/herald/secret"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -80,11 +81,17 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 		st.Close()
 		return nil, err
 	}
+	box, err := openSecrets(cfg)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
 	a.api = api.New(st, api.Options{
 		Domain: cfg.Domain, Now: opt.Now, Logger: a.log,
 		TTLifetime: cfg.Auth.TTLifetime, SSTLifetime: cfg.Auth.SSTLifetime, PasswordCost: cfg.Auth.PasswordCost,
 		LoginFailuresFree: cfg.Auth.LoginFailuresFree, LoginDelayMax: cfg.Auth.LoginDelayMax,
 		MaxBodyBytes: cfg.HTTP.MaxBodyBytes, SecureCookies: cfg.HTTP.TLSCert != "",
+		Secrets: box, MinInterval: cfg.Subs.MinInterval, DefaultTimezone: cfg.Subs.DefaultTimezone,
 	})
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
@@ -195,6 +202,22 @@ func (a *App) bootstrap(ctx context.Context) error {
 		fmt.Fprintf(a.opt.Stdout, "Created the domain admin %s with the password from HERALD_ADMIN_PASSWORD\n", admin.Login)
 	}
 	return nil
+}
+
+// openSecrets returns the box sealing channel passwords, with the configured
+// key or the one kept in the data folder.
+func openSecrets(cfg Config) (*secret.Box, error) {
+	var key []byte
+	var err error
+	if cfg.Secrets.Key != "" {
+		key, err = secret.ParseKey(cfg.Secrets.Key)
+	} else {
+		key, err = secret.LoadOrCreateKey(filepath.Join(cfg.Data, "secret.key"))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("secrets: %w", err)
+	}
+	return secret.New(key)
 }
 
 func newLogger(c LogConfig, w io.Writer) *slog.Logger {

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/heraldhq/herald/secret"
 )
 
 // Config is the whole configuration of one Herald process. Every key is
@@ -26,10 +28,27 @@ type Config struct {
 	// Domain is the name of the default domain created at first start. Default "default".
 	Domain string `yaml:"domain"`
 	// AdminLogin is the login of the domain admin created at first start. Default admin@herald.local.
-	AdminLogin string     `yaml:"adminLogin"`
-	Log        LogConfig  `yaml:"log"`
-	HTTP       HTTPConfig `yaml:"http"`
-	Auth       AuthConfig `yaml:"auth"`
+	AdminLogin string              `yaml:"adminLogin"`
+	Log        LogConfig           `yaml:"log"`
+	HTTP       HTTPConfig          `yaml:"http"`
+	Auth       AuthConfig          `yaml:"auth"`
+	Secrets    SecretsConfig       `yaml:"secrets"`
+	Subs       SubscriptionsConfig `yaml:"subscriptions"`
+}
+
+// SecretsConfig configures how secrets are sealed at rest.
+type SecretsConfig struct {
+	// Key is the AES-256 key sealing channel passwords, 32 bytes in base64.
+	// Default empty: a key is generated once into <data>/secret.key (mode 0600).
+	Key string `yaml:"key"`
+}
+
+// SubscriptionsConfig configures what subscriptions may ask for.
+type SubscriptionsConfig struct {
+	// MinInterval is the shortest time a trigger may leave between two fires. Default 60s.
+	MinInterval time.Duration `yaml:"minInterval"`
+	// DefaultTimezone is the IANA time zone of triggers that name none. Default UTC.
+	DefaultTimezone string `yaml:"defaultTimezone"`
 }
 
 // LogConfig configures the process log.
@@ -88,6 +107,7 @@ func DefaultConfig() Config {
 			LoginFailuresFree: 5,
 			LoginDelayMax:     15 * time.Minute,
 		},
+		Subs: SubscriptionsConfig{MinInterval: time.Minute, DefaultTimezone: "UTC"},
 	}
 }
 
@@ -276,6 +296,17 @@ func (c *Config) Validate() error {
 	}
 	if c.Auth.LoginFailuresFree < 1 {
 		bad("auth.loginFailuresFree", "must be at least 1")
+	}
+	if c.Secrets.Key != "" {
+		if _, err := secret.ParseKey(c.Secrets.Key); err != nil {
+			bad("secrets.key", "%v", err)
+		}
+	}
+	if c.Subs.MinInterval < time.Second {
+		bad("subscriptions.minInterval", "must be at least 1s, got %s", c.Subs.MinInterval)
+	}
+	if _, err := time.LoadLocation(c.Subs.DefaultTimezone); err != nil || c.Subs.DefaultTimezone == "" || c.Subs.DefaultTimezone == "Local" {
+		bad("subscriptions.defaultTimezone", "%q is not an IANA time zone", c.Subs.DefaultTimezone)
 	}
 	return errors.Join(errs...)
 }

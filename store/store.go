@@ -139,6 +139,12 @@ func isUnique(err error) bool {
 		(se.ExtendedCode == sqlite3.ErrConstraintUnique || se.ExtendedCode == sqlite3.ErrConstraintPrimaryKey)
 }
 
+// isForeignKey reports whether err is a violated FOREIGN KEY constraint.
+func isForeignKey(err error) bool {
+	var se sqlite3.Error
+	return errors.As(err, &se) && se.ExtendedCode == sqlite3.ErrConstraintForeignKey
+}
+
 func boolInt(b bool) int {
 	if b {
 		return 1

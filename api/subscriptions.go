@@ -1,0 +1,398 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/heraldhq/herald/engine/cron"
+	"github.com/heraldhq/herald/engine/jexl"
+	"github.com/heraldhq/herald/store"
+)
+
+// Notifier is told of every change of a subscription, so the scheduler
+// applies it at once.
+type Notifier interface {
+	SubscriptionChanged(id string)
+}
+
+type nopNotifier struct{}
+
+func (nopNotifier) SubscriptionChanged(string) {}
+
+type subscriptionRequest struct {
+	Subscription *subscriptionBody `json:"subscription"`
+}
+
+type templateJSON struct {
+	Template *struct {
+		Expression *string `json:"expression"`
+	} `json:"template"`
+}
+
+type subscriptionBody struct {
+	Triggers []struct {
+		TimerEvent *struct {
+			CronExpression *string `json:"cronExpression"`
+			Timezone       *string `json:"timezone"`
+		} `json:"timerEvent"`
+	} `json:"triggers"`
+	Condition *struct {
+		Condition *struct {
+			Expression *string `json:"expression"`
+		} `json:"condition"`
+	} `json:"condition"`
+	Message     *templateJSON `json:"message"`
+	Subject     *templateJSON `json:"subject"`
+	Channels    []string      `json:"channels"`
+	Attachments []struct {
+		Report  string   `json:"report"`
+		Formats []string `json:"formats"`
+	} `json:"attachments"`
+	Enabled  *bool   `json:"enabled"`
+	FireMode *string `json:"fireMode"`
+	Meta     *struct {
+		Title string `json:"title"`
+		// Server-set fields that clients echo back on PUT; ignored.
+		Author   string `json:"author"`
+		Category string `json:"category"`
+		Created  string `json:"created"`
+		Updated  string `json:"updated"`
+		URI      string `json:"uri"`
+	} `json:"meta"`
+	// Health is reported by the service; a PUT may echo it back. Ignored.
+	Health any `json:"health"`
+}
+
+var (
+	objURI         = regexp.MustCompile(`^/svc/md/([a-z0-9]+)/obj/([A-Za-z0-9_.-]+)$`)
+	exportFormats  = []string{"PDF", "CSV", "PNG", "XLS", "XLSX"}
+	channelURIForm = regexp.MustCompile(`^/svc/account/profile/([A-Za-z0-9]+)/channelConfigurations/([A-Za-z0-9]+)$`)
+)
+
+func subscriptionURI(pid, uid, sid string) string {
+	return projectURI(pid) + "/users/" + uid + "/subscriptions/" + sid
+}
+
+// parseSubscription validates a subscription body for project pid and owner
+// uid. Every error names the field's path.
+func (s *Server) parseSubscription(r *http.Request, pid, uid string, in *subscriptionBody) (store.Subscription, error) {
+	const root = "subscription"
+	var sub store.Subscription
+	if in == nil {
+		return sub, badField(root, "is required")
+	}
+	if in.Meta == nil || strings.TrimSpace(in.Meta.Title) == "" {
+		return sub, badField(root+".meta.title", "is required")
+	}
+	if utf8.RuneCountInString(in.Meta.Title) > 255 {
+		return sub, badField(root+".meta.title", "must be at most 255 characters")
+	}
+	sub.Title = in.Meta.Title
+	var err error
+	if sub.Def.Triggers, err = s.parseTriggers(in); err != nil {
+		return sub, err
+	}
+	if in.Condition == nil || in.Condition.Condition == nil || in.Condition.Condition.Expression == nil {
+		return sub, badField(root+".condition.condition.expression", "is required")
+	}
+	sub.Def.Condition = *in.Condition.Condition.Expression
+	cond, err := jexl.CompileCondition(sub.Def.Condition)
+	if err != nil {
+		return sub, badField(root+".condition.condition.expression", err.Error())
+	}
+	if err := checkMetrics(root+".condition.condition.expression", pid, cond.Metrics()); err != nil {
+		return sub, err
+	}
+	if sub.Def.Message, err = parseTemplate(root+".message.template.expression", pid, in.Message, true); err != nil {
+		return sub, err
+	}
+	if sub.Def.Subject, err = parseTemplate(root+".subject.template.expression", pid, in.Subject, false); err != nil {
+		return sub, err
+	}
+	if sub.Channels, err = s.parseChannels(r, uid, in.Channels); err != nil {
+		return sub, err
+	}
+	for i, a := range in.Attachments {
+		p := fmt.Sprintf("%s.attachments[%d]", root, i)
+		m := objURI.FindStringSubmatch(a.Report)
+		if m == nil || m[1] != pid {
+			return sub, badField(p+".report", "must be a report URI of this project, /svc/md/"+pid+"/obj/<id>")
+		}
+		if len(a.Formats) == 0 {
+			return sub, badField(p+".formats", "must name at least one of PDF, CSV, PNG, XLS")
+		}
+		var formats []string
+		for j, f := range a.Formats {
+			f = strings.ToUpper(f)
+			if !slices.Contains(exportFormats, f) {
+				return sub, badField(fmt.Sprintf("%s.formats[%d]", p, j), "must be one of PDF, CSV, PNG, XLS")
+			}
+			if f == "XLSX" {
+				f = "XLS"
+			}
+			if slices.Contains(formats, f) {
+				return sub, badField(fmt.Sprintf("%s.formats[%d]", p, j), "names "+f+" twice")
+			}
+			formats = append(formats, f)
+		}
+		sub.Def.Attachments = append(sub.Def.Attachments, store.ReportAttachment{Report: a.Report, Formats: formats})
+	}
+	sub.Enabled = in.Enabled == nil || *in.Enabled
+	sub.Def.FireMode = store.FireAlways
+	if in.FireMode != nil {
+		if *in.FireMode != store.FireAlways && *in.FireMode != store.FireOnChange {
+			return sub, badField(root+".fireMode", "must be always or onChange")
+		}
+		sub.Def.FireMode = *in.FireMode
+	}
+	return sub, nil
+}
+
+func (s *Server) parseTriggers(in *subscriptionBody) ([]store.Trigger, error) {
+	if len(in.Triggers) == 0 {
+		return nil, badField("subscription.triggers", "must hold at least one timerEvent")
+	}
+	if len(in.Triggers) > 20 {
+		return nil, badField("subscription.triggers", "may hold at most 20 triggers")
+	}
+	var out []store.Trigger
+	for i, t := range in.Triggers {
+		p := fmt.Sprintf("subscription.triggers[%d].timerEvent", i)
+		if t.TimerEvent == nil || t.TimerEvent.CronExpression == nil {
+			return nil, badField(p+".cronExpression", "is required")
+		}
+		sched, err := cron.Parse(*t.TimerEvent.CronExpression)
+		if err != nil {
+			var ce *cron.Error
+			if errors.As(err, &ce) {
+				return nil, badField(p+".cronExpression", ce.Error())
+			}
+			return nil, badField(p+".cronExpression", err.Error())
+		}
+		if gap := sched.MinGap(); gap < s.minInterval {
+			return nil, badField(p+".cronExpression", fmt.Sprintf("fires as often as every %s; the shortest interval allowed is %s",
+				gap, s.minInterval))
+		}
+		tz := s.defaultTZ
+		if t.TimerEvent.Timezone != nil {
+			tz = *t.TimerEvent.Timezone
+			if _, err := time.LoadLocation(tz); err != nil || tz == "" || tz == "Local" || strings.HasPrefix(tz, "/") {
+				return nil, badField(p+".timezone", "must be an IANA time zone such as Europe/Prague")
+			}
+		}
+		out = append(out, store.Trigger{Cron: *t.TimerEvent.CronExpression, Timezone: tz})
+	}
+	return out, nil
+}
+
+func parseTemplate(path, pid string, in *templateJSON, required bool) (string, error) {
+	if in == nil || in.Template == nil || in.Template.Expression == nil {
+		if required {
+			return "", badField(path, "is required")
+		}
+		return "", nil
+	}
+	src := *in.Template.Expression
+	if required && strings.TrimSpace(src) == "" {
+		return "", badField(path, "must not be empty")
+	}
+	tpl, err := jexl.ParseTemplate(src)
+	if err != nil {
+		return "", badField(path, err.Error())
+	}
+	return src, checkMetrics(path, pid, tpl.Metrics())
+}
+
+// checkMetrics checks that every metric URI names an object of project pid.
+func checkMetrics(path, pid string, uris []string) error {
+	for _, u := range uris {
+		m := objURI.FindStringSubmatch(u)
+		if m == nil {
+			return badField(path, fmt.Sprintf("runs f:executeMetric('%s'), which is not a metric URI /svc/md/%s/obj/<id>", u, pid))
+		}
+		if m[1] != pid {
+			return badField(path, fmt.Sprintf("runs f:executeMetric('%s'), a metric of another project", u))
+		}
+	}
+	return nil
+}
+
+// parseChannels checks that every channel URI names a channel of user uid.
+func (s *Server) parseChannels(r *http.Request, uid string, uris []string) ([]string, error) {
+	if len(uris) == 0 {
+		return nil, badField("subscription.channels", "must name at least one channel configuration")
+	}
+	var ids []string
+	for i, u := range uris {
+		p := fmt.Sprintf("subscription.channels[%d]", i)
+		m := channelURIForm.FindStringSubmatch(u)
+		if m == nil {
+			return nil, badField(p, "must be a channel configuration URI /svc/account/profile/<user id>/channelConfigurations/<id>")
+		}
+		ch, err := s.store.ChannelByID(r.Context(), m[2])
+		if errors.Is(err, store.ErrNotFound) || (err == nil && (ch.Owner != uid || m[1] != uid)) {
+			return nil, badField(p, "names no channel configuration of the subscription's user")
+		}
+		if err != nil {
+			return nil, err
+		}
+		if slices.Contains(ids, ch.ID) {
+			return nil, badField(p, "names a channel twice")
+		}
+		ids = append(ids, ch.ID)
+	}
+	return ids, nil
+}
+
+func subscriptionJSON(sub store.Subscription) map[string]any {
+	triggers := make([]map[string]any, len(sub.Def.Triggers))
+	for i, t := range sub.Def.Triggers {
+		triggers[i] = map[string]any{"timerEvent": map[string]string{"cronExpression": t.Cron, "timezone": t.Timezone}}
+	}
+	channels := make([]string, len(sub.Channels))
+	for i, c := range sub.Channels {
+		channels[i] = channelURI(sub.Owner, c)
+	}
+	attachments := make([]map[string]any, len(sub.Def.Attachments))
+	for i, a := range sub.Def.Attachments {
+		attachments[i] = map[string]any{"report": a.Report, "formats": a.Formats}
+	}
+	body := map[string]any{
+		"triggers":    triggers,
+		"condition":   map[string]any{"condition": map[string]string{"expression": sub.Def.Condition}},
+		"message":     map[string]any{"template": map[string]string{"expression": sub.Def.Message}},
+		"channels":    channels,
+		"attachments": attachments,
+		"enabled":     sub.Enabled,
+		"fireMode":    sub.Def.FireMode,
+		"meta": map[string]string{
+			"title": sub.Title, "author": profileURI(sub.Owner), "category": "subscription",
+			"created": timestamp(sub.Created), "updated": timestamp(sub.Updated),
+			"uri": subscriptionURI(sub.ProjectID, sub.Owner, sub.ID),
+		},
+	}
+	if sub.Def.Subject != "" {
+		body["subject"] = map[string]any{"template": map[string]string{"expression": sub.Def.Subject}}
+	}
+	return map[string]any{"subscription": body}
+}
+
+// checkSubscriber answers 403 unless user {uid} is an enabled member of the project.
+func (s *Server) checkSubscriber(r *http.Request, c *caller) error {
+	m, err := s.store.Membership(r.Context(), c.project.ID, r.PathValue("uid"))
+	if errors.Is(err, store.ErrNotFound) || (err == nil && m.Status != store.MemberEnabled) {
+		return forbidden("subscriptions", "User %s is not an enabled member of project %s", r.PathValue("uid"), c.project.ID)
+	}
+	return err
+}
+
+func (s *Server) createSubscription(w http.ResponseWriter, r *http.Request, c *caller) error {
+	if err := s.checkSubscriber(r, c); err != nil {
+		return err
+	}
+	var req subscriptionRequest
+	if err := s.decodeBody(w, r, &req); err != nil {
+		return err
+	}
+	uid := r.PathValue("uid")
+	sub, err := s.parseSubscription(r, c.project.ID, uid, req.Subscription)
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	sub.ID, sub.ProjectID, sub.Owner, sub.Created, sub.Updated = newHexID(), c.project.ID, uid, now, now
+	if err := s.store.CreateSubscription(r.Context(), sub); errors.Is(err, store.ErrNotFound) {
+		return conflict("subscriptions", "A channel of the subscription was deleted meanwhile; try again")
+	} else if err != nil {
+		return err
+	}
+	s.notifier.SubscriptionChanged(sub.ID)
+	w.Header().Set("Location", subscriptionURI(sub.ProjectID, uid, sub.ID))
+	respond(w, r, http.StatusCreated, subscriptionJSON(sub))
+	return nil
+}
+
+// ownedSubscription loads subscription {sid} of user {uid} in the project, or answers 404.
+func (s *Server) ownedSubscription(r *http.Request, c *caller) (store.Subscription, error) {
+	sub, err := s.store.SubscriptionByID(r.Context(), r.PathValue("sid"))
+	if errors.Is(err, store.ErrNotFound) || (err == nil && (sub.Owner != r.PathValue("uid") || sub.ProjectID != c.project.ID)) {
+		return store.Subscription{}, notFound("subscriptions", "Subscription %s not found", r.PathValue("sid"))
+	}
+	return sub, err
+}
+
+func (s *Server) getSubscription(w http.ResponseWriter, r *http.Request, c *caller) error {
+	sub, err := s.ownedSubscription(r, c)
+	if err != nil {
+		return err
+	}
+	respond(w, r, http.StatusOK, subscriptionJSON(sub))
+	return nil
+}
+
+func (s *Server) listSubscriptions(w http.ResponseWriter, r *http.Request, c *caller) error {
+	subs, err := s.store.Subscriptions(r.Context(), c.project.ID, r.PathValue("uid"))
+	if err != nil {
+		return err
+	}
+	items := make([]map[string]any, 0, len(subs))
+	for _, sub := range subs {
+		items = append(items, subscriptionJSON(sub))
+	}
+	respond(w, r, http.StatusOK, map[string]any{"subscriptions": map[string]any{"items": items}})
+	return nil
+}
+
+func (s *Server) putSubscription(w http.ResponseWriter, r *http.Request, c *caller) error {
+	old, err := s.ownedSubscription(r, c)
+	if err != nil {
+		return err
+	}
+	if err := s.checkSubscriber(r, c); err != nil {
+		return err
+	}
+	var req subscriptionRequest
+	if err := s.decodeBody(w, r, &req); err != nil {
+		return err
+	}
+	sub, err := s.parseSubscription(r, c.project.ID, old.Owner, req.Subscription)
+	if err != nil {
+		return err
+	}
+	sub.ID, sub.ProjectID, sub.Owner, sub.Created, sub.Updated = old.ID, old.ProjectID, old.Owner, old.Created, s.now()
+	if err := s.store.UpdateSubscription(r.Context(), sub); errors.Is(err, store.ErrNotFound) {
+		return conflict("subscriptions", "The subscription or one of its channels was deleted meanwhile")
+	} else if err != nil {
+		return err
+	}
+	s.notifier.SubscriptionChanged(sub.ID)
+	respond(w, r, http.StatusOK, subscriptionJSON(sub))
+	return nil
+}
+
+func (s *Server) deleteSubscription(w http.ResponseWriter, r *http.Request, c *caller) error {
+	sub, err := s.ownedSubscription(r, c)
+	if err != nil {
+		return err
+	}
+	if err := s.store.DeleteSubscription(r.Context(), sub.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	s.notifier.SubscriptionChanged(sub.ID)
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) previewSubscription(w http.ResponseWriter, r *http.Request, c *caller) error {
+	if _, err := s.ownedSubscription(r, c); err != nil {
+		return err
+	}
+	return newError(http.StatusServiceUnavailable, classUnavailable, "subscriptions",
+		"Preview needs metric execution, which this service does not offer yet")
+}
