@@ -238,3 +238,8 @@ func errorOf(resp *http.Response, data []byte) *Error {
 	}
 	return e
 }
+
+// HTTPClient returns the client's HTTP client: it carries the login cookies,
+// for requests the typed methods do not cover (e.g. file downloads). It does
+// not renew tokens.
+func (c *Client) HTTPClient() *http.Client { return c.hc }

@@ -115,7 +115,7 @@ func (s *Store) ListDomainUsers(ctx context.Context, domain, login string, offse
 		return nil, 0, fmt.Errorf("count domain users: %w", err)
 	}
 	rows, err := s.r.QueryContext(ctx, `SELECT `+userColumns+` FROM users WHERE `+where+
-		` ORDER BY created, id LIMIT ? OFFSET ?`, append(args, limit, offset)...)
+		` ORDER BY created, rowid LIMIT ? OFFSET ?`, append(args, limit, offset)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list domain users: %w", err)
 	}

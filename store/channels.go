@@ -83,7 +83,7 @@ func (s *Store) ChannelByID(ctx context.Context, id string) (Channel, error) {
 
 // Channels lists the channels of a user, oldest first.
 func (s *Store) Channels(ctx context.Context, owner string) ([]Channel, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+channelColumns+` FROM channels WHERE owner = ? ORDER BY created, id`, owner)
+	rows, err := s.r.QueryContext(ctx, `SELECT `+channelColumns+` FROM channels WHERE owner = ? ORDER BY created, rowid`, owner)
 	if err != nil {
 		return nil, fmt.Errorf("list channels: %w", err)
 	}

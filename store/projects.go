@@ -99,7 +99,7 @@ func (s *Store) ListUserProjects(ctx context.Context, userID string, offset, lim
 		return nil, 0, fmt.Errorf("count projects: %w", err)
 	}
 	rows, err := s.r.QueryContext(ctx, `SELECT p.`+strings.ReplaceAll(projectColumns, ", ", ", p.")+where+
-		` ORDER BY p.created, p.id LIMIT ? OFFSET ?`, userID, limit, offset)
+		` ORDER BY p.created, p.rowid LIMIT ? OFFSET ?`, userID, limit, offset)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list projects: %w", err)
 	}
@@ -153,7 +153,7 @@ func (s *Store) Members(ctx context.Context, projectID string) ([]MemberUser, er
 			WHERE r.project_id = m.project_id AND r.user_id = m.user_id ORDER BY role)),
 		u.`+strings.ReplaceAll(userColumns, ", ", ", u.")+`
 		FROM project_members m JOIN users u ON u.id = m.user_id
-		WHERE m.project_id = ? AND u.is_service = 0 ORDER BY m.created, u.id`, projectID)
+		WHERE m.project_id = ? AND u.is_service = 0 ORDER BY m.created, u.rowid`, projectID)
 	if err != nil {
 		return nil, fmt.Errorf("list members: %w", err)
 	}
