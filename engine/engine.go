@@ -1,0 +1,253 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/heraldhq/herald/store"
+)
+
+// Value is a metric's value as the analytics API computed it.
+type Value struct {
+	Number float64
+	Null   bool   // the metric had no value
+	Format string // the metric's number format, e.g. "#,##0.00"
+}
+
+// Executor is what the engine needs of the analytics API. The engine calls it
+// as a client would, through the service's own HTTP API.
+type Executor interface {
+	// ExecuteMetric computes a metric over its whole project.
+	ExecuteMetric(ctx context.Context, metricURI string) (Value, error)
+	// ExportReport executes a report and exports it in format (PDF, CSV, PNG,
+	// XLS) into a file in dir.
+	ExportReport(ctx context.Context, reportURI, format, dir string) (store.Attachment, error)
+}
+
+// Config configures the engine. Zero values take the documented defaults.
+type Config struct {
+	// Workers is how many runs execute at once. Default 8.
+	Workers int
+	// RunTimeout bounds one run, from claim to handover. Default 2m.
+	RunTimeout time.Duration
+	// MetricTimeout bounds one metric execution. Default 1m.
+	MetricTimeout time.Duration
+	// Grace is how late a missed fire may still run after downtime. Default 15m.
+	Grace time.Duration
+	// FailuresBeforeNotice is how many failed runs in a row mark a
+	// subscription unhealthy and send its owner a notice. Default 3.
+	FailuresBeforeNotice int
+	// Retention is how long runs are kept. Default 90 days.
+	Retention time.Duration
+	// FilesDir holds the files runs attach (one folder per run). Required.
+	FilesDir string
+}
+
+func (c *Config) defaults() {
+	if c.Workers == 0 {
+		c.Workers = 8
+	}
+	if c.RunTimeout == 0 {
+		c.RunTimeout = 2 * time.Minute
+	}
+	if c.MetricTimeout == 0 {
+		c.MetricTimeout = time.Minute
+	}
+	if c.Grace == 0 {
+		c.Grace = 15 * time.Minute
+	}
+	if c.FailuresBeforeNotice == 0 {
+		c.FailuresBeforeNotice = 3
+	}
+	if c.Retention == 0 {
+		c.Retention = 90 * 24 * time.Hour
+	}
+}
+
+// Engine fires subscriptions: a scheduler and a pool of runners.
+type Engine struct {
+	st     *store.Store
+	exec   Executor
+	cfg    Config
+	log    *slog.Logger
+	notify func() // tells the delivery relay that the outbox has rows
+	sched  *Scheduler
+	memo   *metricMemo
+	fires  chan Fire
+
+	mu      sync.Mutex
+	started bool
+}
+
+// New returns an engine over st that evaluates through exec and calls notify
+// after each handover.
+func New(st *store.Store, exec Executor, cfg Config, log *slog.Logger, notify func()) *Engine {
+	cfg.defaults()
+	if notify == nil {
+		notify = func() {}
+	}
+	e := &Engine{st: st, exec: exec, cfg: cfg, log: log, notify: notify,
+		memo: newMetricMemo(time.Hour, cfg.MetricTimeout), fires: make(chan Fire, 1<<16)}
+	e.sched = NewScheduler(func(f Fire) { e.fires <- f })
+	return e
+}
+
+// Run loads every enabled subscription, runs what was missed while the
+// service was down, and fires subscriptions until ctx ends. Runs in flight
+// finish before it returns.
+func (e *Engine) Run(ctx context.Context) error {
+	subs, err := e.st.EnabledSubscriptions(ctx)
+	if err != nil {
+		return fmt.Errorf("load subscriptions: %w", err)
+	}
+	last, err := e.st.LastRunTimes(ctx)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	var missed []Fire
+	for _, sub := range subs {
+		if f, ok := e.catchUp(ctx, sub, last[sub.ID], now); ok {
+			missed = append(missed, f)
+		}
+		e.sched.Set(sub, now)
+	}
+	e.mu.Lock()
+	e.started = true
+	e.mu.Unlock()
+	e.log.Info("engine started", "subscriptions", len(subs), "triggers", e.sched.Len())
+
+	var wg sync.WaitGroup
+	for range e.cfg.Workers {
+		wg.Go(func() {
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case f := <-e.fires:
+					e.fire(ctx, f)
+				}
+			}
+		})
+	}
+	wg.Go(func() { e.pruneLoop(ctx) })
+	wg.Go(func() {
+		for _, f := range missed {
+			select {
+			case e.fires <- f:
+			case <-ctx.Done():
+				return
+			}
+		}
+	})
+	err = e.sched.Run(ctx)
+	wg.Wait()
+	return err
+}
+
+// SubscriptionChanged applies a created, changed or deleted subscription to
+// the schedule at once.
+func (e *Engine) SubscriptionChanged(id string) {
+	e.mu.Lock()
+	started := e.started
+	e.mu.Unlock()
+	if !started {
+		return // Run loads every subscription when it starts
+	}
+	ctx := context.Background()
+	sub, err := e.st.SubscriptionByID(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		e.sched.Remove(id)
+		return
+	}
+	if err != nil {
+		e.log.Error("reload subscription", "subscription", id, "err", err)
+		return
+	}
+	e.sched.Set(sub, time.Now())
+}
+
+// catchUp handles the instants a subscription missed while the service was
+// down: the latest one within the grace window is returned to run once; if
+// earlier ones are missed too, a skipped run records them.
+func (e *Engine) catchUp(ctx context.Context, sub store.Subscription, lastRun time.Time, now time.Time) (Fire, bool) {
+	from := sub.Updated
+	if lastRun.After(from) {
+		from = lastRun
+	}
+	var first, latest time.Time
+	for _, t := range sub.Def.Triggers {
+		s, loc, ok := e.parseTrigger(t)
+		if !ok {
+			continue
+		}
+		if f := s.Next(from, loc); !f.IsZero() && !f.After(now) && (first.IsZero() || f.Before(first)) {
+			first = f
+		}
+		// Only the instants inside the grace window can run; walk just those.
+		for at := s.Next(maxTime(from, now.Add(-e.cfg.Grace).Add(-time.Second)), loc); !at.IsZero() && !at.After(now); at = s.Next(at, loc) {
+			if at.After(latest) {
+				latest = at
+			}
+		}
+	}
+	if first.IsZero() {
+		return Fire{}, false
+	}
+	if latest.IsZero() || first.Before(latest) {
+		detail := fmt.Sprintf(`{"reason":"missed while the service was down; fires before %s are past the grace window of %s"}`,
+			now.UTC().Format(time.RFC3339), e.cfg.Grace)
+		run := store.Run{ID: store.NewID(24), SubscriptionID: sub.ID, ScheduledAt: first, State: store.RunSkipped,
+			Detail: []byte(detail), Started: now, Finished: now}
+		if err := e.st.ClaimRun(ctx, run); err != nil && !errors.Is(err, store.ErrConflict) {
+			e.log.Error("record missed fires", "subscription", sub.ID, "err", err)
+		}
+	}
+	return Fire{SubscriptionID: sub.ID, At: latest}, !latest.IsZero()
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// pruneLoop deletes runs older than the retention period, and their files, daily.
+func (e *Engine) pruneLoop(ctx context.Context) {
+	t := time.NewTicker(24 * time.Hour)
+	defer t.Stop()
+	for {
+		if n, err := e.st.PruneRuns(ctx, time.Now().Add(-e.cfg.Retention)); err != nil && ctx.Err() == nil {
+			e.log.Warn("prune runs", "err", err)
+		} else if n > 0 {
+			e.log.Info("pruned old runs", "runs", n)
+		}
+		e.pruneFiles()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// pruneFiles removes run folders older than the retention period.
+func (e *Engine) pruneFiles() {
+	entries, err := os.ReadDir(e.cfg.FilesDir)
+	if err != nil {
+		return
+	}
+	limit := time.Now().Add(-e.cfg.Retention)
+	for _, de := range entries {
+		if fi, err := de.Info(); err == nil && de.IsDir() && fi.ModTime().Before(limit) {
+			_ = os.RemoveAll(filepath.Join(e.cfg.FilesDir, de.Name()))
+		}
+	}
+}

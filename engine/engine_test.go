@@ -1,0 +1,384 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/heraldhq/herald/store"
+)
+
+// testExec stands in for the analytics API: each metric yields the next
+// value of its sequence (the last one repeats), and calls are counted.
+type testExec struct {
+	mu     sync.Mutex
+	values map[string][]float64
+	calls  map[string]int
+	fail   error
+}
+
+func newTestExec() *testExec {
+	return &testExec{values: map[string][]float64{}, calls: map[string]int{}}
+}
+
+func (x *testExec) set(uri string, vs ...float64) {
+	x.mu.Lock()
+	x.values[uri] = vs
+	x.mu.Unlock()
+}
+
+func (x *testExec) ExecuteMetric(_ context.Context, uri string) (Value, error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.fail != nil {
+		return Value{}, x.fail
+	}
+	n := x.calls[uri]
+	x.calls[uri]++
+	vs, ok := x.values[uri]
+	if !ok {
+		return Value{}, fmt.Errorf("no metric %s", uri)
+	}
+	return Value{Number: vs[min(n, len(vs)-1)], Format: "#,##0.00"}, nil
+}
+
+func (x *testExec) ExportReport(_ context.Context, uri, format, dir string) (store.Attachment, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return store.Attachment{}, err
+	}
+	path := filepath.Join(dir, "report."+strings.ToLower(format))
+	if err := os.WriteFile(path, []byte("%PDF "+uri), 0o600); err != nil {
+		return store.Attachment{}, err
+	}
+	return store.Attachment{Name: "Report.pdf", ContentType: "application/pdf", Path: path}, nil
+}
+
+func (x *testExec) total() int {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	n := 0
+	for _, c := range x.calls {
+		n += c
+	}
+	return n
+}
+
+// testBundle is a real store with a project, an owner who is an enabled
+// member, and an e-mail and an SMS channel of the owner.
+type testBundle struct {
+	st       *store.Store
+	exec     *testExec
+	dir      string
+	project  string
+	owner    string
+	channels []string
+}
+
+func newBundle(t *testing.T) *testBundle {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := store.Open(ctx, filepath.Join(dir, "herald.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	b := &testBundle{st: st, exec: newTestExec(), dir: dir, project: "p1", owner: "u1"}
+	now := time.Now()
+	must(t, st.EnsureDomain(ctx, "default", now))
+	must(t, st.CreateUser(ctx, store.User{ID: b.owner, Domain: "default", Login: "jane@example.com", PasswordHash: "x", Created: now, Updated: now}))
+	must(t, st.CreateProject(ctx, store.Project{ID: b.project, Title: "P", State: store.ProjectEnabled, Author: b.owner,
+		Contributor: b.owner, Created: now, Updated: now}, "adminRole"))
+	for i, kind := range []string{store.KindEmail, store.KindSMS} {
+		id := fmt.Sprintf("c%d", i)
+		must(t, st.CreateChannel(ctx, store.Channel{ID: id, Owner: b.owner, Kind: kind, Title: kind,
+			Config: store.ChannelConfig{To: "jane@example.com"}, Created: now, Updated: now}))
+		b.channels = append(b.channels, id)
+	}
+	return b
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (b *testBundle) engine(t *testing.T) *Engine {
+	return New(b.st, b.exec, Config{FilesDir: filepath.Join(b.dir, "runs"), Workers: 4},
+		slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+}
+
+// subscribe stores a subscription of the owner.
+func (b *testBundle) subscribe(t *testing.T, id, cronExpr, cond, message string, mutate ...func(*store.Subscription)) store.Subscription {
+	t.Helper()
+	now := time.Now()
+	s := store.Subscription{ID: id, ProjectID: b.project, Owner: b.owner, Title: "Watch " + id, Enabled: true,
+		Channels: b.channels, Created: now, Updated: now,
+		Def: store.SubscriptionDef{Triggers: []store.Trigger{{Cron: cronExpr, Timezone: "UTC"}},
+			Condition: cond, Message: message, FireMode: store.FireAlways}}
+	for _, m := range mutate {
+		m(&s)
+	}
+	must(t, b.st.CreateSubscription(context.Background(), s))
+	return s
+}
+
+func (b *testBundle) runs(t *testing.T, sub string) []store.Run {
+	t.Helper()
+	runs, err := b.st.SubscriptionRuns(context.Background(), sub, 1000)
+	must(t, err)
+	// oldest first
+	for i, j := 0, len(runs)-1; i < j; i, j = i+1, j-1 {
+		runs[i], runs[j] = runs[j], runs[i]
+	}
+	return runs
+}
+
+func detailOf(t *testing.T, r store.Run) runDetail {
+	t.Helper()
+	var d runDetail
+	must(t, json.Unmarshal(r.Detail, &d))
+	return d
+}
+
+const m1 = "/svc/md/p1/obj/1"
+
+func TestRunRendersAndHandsOver(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := newBundle(t)
+		b.exec.set(m1, 12345.5)
+		b.subscribe(t, "s1", "0 0 * * * *", "f:executeMetric('"+m1+"') > 10", "Revenue is ${f:executeMetric('"+m1+"')}",
+			func(s *store.Subscription) {
+				s.Def.Subject = "Revenue ${f:executeMetric('" + m1 + "')}"
+				s.Def.Attachments = []store.ReportAttachment{{Report: "/svc/md/p1/obj/9", Formats: []string{"PDF"}}}
+			})
+		e := b.engine(t)
+		at := time.Now().Add(time.Hour)
+		e.fire(context.Background(), Fire{SubscriptionID: "s1", At: at})
+		runs := b.runs(t, "s1")
+		if len(runs) != 1 || runs[0].State != store.RunQueued || !runs[0].ScheduledAt.Equal(at) {
+			t.Fatalf("runs = %+v", runs)
+		}
+		d := detailOf(t, runs[0])
+		if d.Text != "Revenue is 12,345.50" || d.Subject != "Revenue 12,345.50" || *d.Condition != true {
+			t.Errorf("detail = %+v", d)
+		}
+		dels, err := b.st.RunDeliveries(context.Background(), runs[0].ID)
+		must(t, err)
+		if len(dels) != 2 {
+			t.Fatalf("%d deliveries, want one per channel", len(dels))
+		}
+		for _, dl := range dels {
+			if dl.Payload.Text != d.Text || len(dl.Payload.Attachments) != 1 {
+				t.Errorf("delivery payload = %+v", dl.Payload)
+			}
+			if data, err := os.ReadFile(dl.Payload.Attachments[0].Path); err != nil || !strings.HasPrefix(string(data), "%PDF") {
+				t.Errorf("attachment file: %v", err)
+			}
+		}
+		out, err := b.st.Outbox(context.Background(), 10)
+		must(t, err)
+		if len(out) != 2 {
+			t.Errorf("%d outbox rows, want 2", len(out))
+		}
+	})
+}
+
+func TestRunNotTriggeredAndOnChange(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := newBundle(t)
+		b.exec.set(m1, 1, 20, 30, 5, 40)
+		b.subscribe(t, "s1", "0 0 * * * *", "f:executeMetric('"+m1+"') gt 10", "now ${f:executeMetric('"+m1+"')}",
+			func(s *store.Subscription) { s.Def.FireMode = store.FireOnChange })
+		e := b.engine(t)
+		start := time.Now()
+		for i := range 5 {
+			e.fire(context.Background(), Fire{SubscriptionID: "s1", At: start.Add(time.Duration(i+1) * time.Hour)})
+		}
+		var states []string
+		for _, r := range b.runs(t, "s1") {
+			states = append(states, r.State)
+		}
+		want := "not_triggered queued not_triggered not_triggered queued"
+		if got := strings.Join(states, " "); got != want {
+			t.Fatalf("states = %s, want %s", got, want)
+		}
+	})
+}
+
+func TestClaimIsUniqueAcrossEngines(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := newBundle(t)
+		b.exec.set(m1, 50)
+		b.subscribe(t, "s1", "0 0 * * * *", "f:executeMetric('"+m1+"') > 10", "x")
+		e1, e2 := b.engine(t), b.engine(t)
+		f := Fire{SubscriptionID: "s1", At: time.Now().Add(time.Hour)}
+		var wg sync.WaitGroup
+		for _, e := range []*Engine{e1, e2, e1, e2} {
+			wg.Go(func() { e.fire(context.Background(), f) })
+		}
+		wg.Wait()
+		runs := b.runs(t, "s1")
+		if len(runs) != 1 {
+			t.Fatalf("%d runs for one instant", len(runs))
+		}
+		dels, _ := b.st.RunDeliveries(context.Background(), runs[0].ID)
+		if len(dels) != 2 {
+			t.Fatalf("%d deliveries, want 2", len(dels))
+		}
+	})
+}
+
+func TestMisfiresAfterDowntime(t *testing.T) {
+	cases := []struct {
+		name     string
+		cron     string
+		downtime time.Duration
+		want     []string // states of the runs, oldest first
+		fired    time.Duration
+		skipped  time.Duration
+	}{
+		{"within grace", "0 */5 * * * *", 12 * time.Minute, []string{"skipped", "queued"}, 10 * time.Minute, 5 * time.Minute},
+		{"one missed", "0 */5 * * * *", 7 * time.Minute, []string{"queued"}, 5 * time.Minute, 0},
+		{"beyond grace", "0 0 * * * *", 150 * time.Minute, []string{"skipped"}, 0, time.Hour},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				b := newBundle(t)
+				b.exec.set(m1, 50)
+				created := time.Now()
+				b.subscribe(t, "s1", tc.cron, "f:executeMetric('"+m1+"') > 10", "x")
+				time.Sleep(tc.downtime) // the service is down
+				e := b.engine(t)
+				ctx, cancel := context.WithCancel(context.Background())
+				done := make(chan error)
+				go func() { done <- e.Run(ctx) }()
+				synctest.Wait()
+				cancel()
+				must(t, <-done)
+				runs := b.runs(t, "s1")
+				var states []string
+				for _, r := range runs {
+					states = append(states, r.State)
+				}
+				if strings.Join(states, " ") != strings.Join(tc.want, " ") {
+					t.Fatalf("runs = %v, want %v", states, tc.want)
+				}
+				if tc.fired > 0 && !runs[len(runs)-1].ScheduledAt.Equal(created.Add(tc.fired)) {
+					t.Errorf("fired for %s, want %s", runs[len(runs)-1].ScheduledAt, created.Add(tc.fired))
+				}
+				if tc.skipped > 0 && !runs[0].ScheduledAt.Equal(created.Add(tc.skipped)) {
+					t.Errorf("skipped run at %s, want the first missed instant", runs[0].ScheduledAt)
+				}
+			})
+		})
+	}
+}
+
+func TestMetricExecutionsAreCoalesced(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := newBundle(t)
+		for m := range 10 {
+			b.exec.set(fmt.Sprintf("/svc/md/p1/obj/%d", m), float64(m))
+		}
+		for i := range 1000 {
+			uri := fmt.Sprintf("/svc/md/p1/obj/%d", i%10)
+			b.subscribe(t, fmt.Sprintf("s%d", i), "0 0 * * * *", "f:executeMetric('"+uri+"') >= 0", "v ${f:executeMetric('"+uri+"')}")
+		}
+		e := b.engine(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error)
+		go func() { done <- e.Run(ctx) }()
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		cancel()
+		must(t, <-done)
+		if n := b.exec.total(); n != 10 {
+			t.Fatalf("%d metric executions for 1000 subscriptions on 10 metrics, want 10", n)
+		}
+		out, _ := b.st.Outbox(context.Background(), 5000)
+		if len(out) != 2000 {
+			t.Fatalf("%d outbox rows, want 2000", len(out))
+		}
+	})
+}
+
+func TestRunSkippedWhenOwnerLeft(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := newBundle(t)
+		b.exec.set(m1, 50)
+		ctx := context.Background()
+		now := time.Now()
+		must(t, b.st.CreateUser(ctx, store.User{ID: "u2", Domain: "default", Login: "joe@example.com", PasswordHash: "x", Created: now, Updated: now}))
+		res, err := b.st.ApplyMemberChanges(ctx, b.project, "adminRole",
+			[]store.MemberChange{{UserID: "u2", Status: store.MemberEnabled, Roles: []string{"readOnlyUserRole"}, Add: true}}, now)
+		must(t, errors.Join(append(res, err)...))
+		b.subscribe(t, "s1", "0 0 * * * *", "f:executeMetric('"+m1+"') > 10", "x", func(s *store.Subscription) {
+			s.Owner, s.Channels = "u2", nil
+		})
+		res, err = b.st.ApplyMemberChanges(ctx, b.project, "adminRole",
+			[]store.MemberChange{{UserID: "u2", Status: store.MemberDisabled}}, now)
+		must(t, errors.Join(append(res, err)...))
+		b.engine(t).fire(context.Background(), Fire{SubscriptionID: "s1", At: time.Now()})
+		runs := b.runs(t, "s1")
+		if len(runs) != 1 || runs[0].State != store.RunSkipped || !strings.Contains(detailOf(t, runs[0]).Reason, "enabled member") {
+			t.Fatalf("runs = %+v", runs)
+		}
+		if b.exec.total() != 0 {
+			t.Error("a skipped run executed metrics")
+		}
+	})
+}
+
+func TestRepeatedFailuresMarkUnhealthyAndNotify(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := newBundle(t)
+		b.exec.fail = errors.New("warehouse unavailable")
+		b.subscribe(t, "s1", "0 0 * * * *", "f:executeMetric('"+m1+"') > 10", "x")
+		e := b.engine(t)
+		start := time.Now()
+		for i := range 4 {
+			e.fire(context.Background(), Fire{SubscriptionID: "s1", At: start.Add(time.Duration(i+1) * time.Hour)})
+		}
+		runs := b.runs(t, "s1")
+		var notices []int
+		for i, r := range runs {
+			if r.State != store.RunFailed || !strings.Contains(r.Error, "warehouse unavailable") || detailOf(t, r).Stage != stageEvaluate {
+				t.Errorf("run %d = %+v", i, r)
+			}
+			dels, _ := b.st.RunDeliveries(context.Background(), r.ID)
+			if len(dels) > 0 {
+				notices = append(notices, i)
+				if len(dels) != 1 || dels[0].Kind != store.KindEmail || !strings.Contains(dels[0].Payload.Subject, "failing") {
+					t.Errorf("notice = %+v", dels)
+				}
+			}
+		}
+		if fmt.Sprint(notices) != "[2]" {
+			t.Errorf("notices sent with runs %v, want only with the third", notices)
+		}
+		st, _ := b.st.State(context.Background(), "s1")
+		if !st.Unhealthy || st.Failures != 4 {
+			t.Errorf("state = %+v", st)
+		}
+		b.exec.fail = nil
+		b.exec.set(m1, 1)
+		e.fire(context.Background(), Fire{SubscriptionID: "s1", At: start.Add(10 * time.Hour)})
+		if st, _ := b.st.State(context.Background(), "s1"); st.Unhealthy || st.Failures != 0 {
+			t.Errorf("after a good run state = %+v", st)
+		}
+	})
+}

@@ -1,0 +1,350 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"path/filepath"
+	"time"
+
+	"github.com/heraldhq/herald/analytics/numfmt"
+	"github.com/heraldhq/herald/engine/cron"
+	"github.com/heraldhq/herald/engine/jexl"
+	"github.com/heraldhq/herald/store"
+)
+
+// Run stages, recorded with a failure so a person sees where it broke.
+const (
+	stageMembership = "membership"
+	stageEvaluate   = "evaluate"
+	stageRender     = "render"
+	stageExport     = "export"
+	stageHandover   = "handover"
+)
+
+// runDetail is what a run records of itself (the run's detail JSON).
+type runDetail struct {
+	Values     map[string]*float64 `json:"values,omitempty"`
+	Condition  *bool               `json:"condition,omitempty"`
+	Subject    string              `json:"subject,omitempty"`
+	Text       string              `json:"text,omitempty"`
+	Files      []store.Attachment  `json:"attachments,omitempty"`
+	Stage      string              `json:"stage,omitempty"`
+	Reason     string              `json:"reason,omitempty"`
+	TimingsMS  map[string]int64    `json:"timingsMs,omitempty"`
+	Recipients []string            `json:"channels,omitempty"`
+}
+
+// stageError is a run failure and the stage it happened in.
+type stageError struct {
+	stage string
+	err   error
+}
+
+func (e *stageError) Error() string { return fmt.Sprintf("%s: %v", e.stage, e.err) }
+func (e *stageError) Unwrap() error { return e.err }
+
+// fire runs one due instant of one subscription: claim, evaluate, render,
+// export, hand over. A claim that exists already means another scheduler
+// (or this one before a restart) has the instant, and nothing happens.
+func (e *Engine) fire(ctx context.Context, f Fire) {
+	run := store.Run{ID: store.NewID(24), SubscriptionID: f.SubscriptionID, ScheduledAt: f.At,
+		State: store.RunRunning, Started: time.Now()}
+	switch err := e.st.ClaimRun(ctx, run); {
+	case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrNotFound):
+		return
+	case err != nil:
+		e.log.Error("claim run", "subscription", f.SubscriptionID, "at", f.At, "err", err)
+		return
+	}
+	runCtx, cancel := context.WithTimeout(ctx, e.cfg.RunTimeout)
+	defer cancel()
+	detail := runDetail{TimingsMS: map[string]int64{}}
+	deliveries, state, err := e.execute(runCtx, run, &detail)
+	run.State, run.Finished = state, time.Now()
+	if err != nil {
+		var se *stageError
+		if errors.As(err, &se) {
+			detail.Stage = se.stage
+		}
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			err = fmt.Errorf("timed out after %s in stage %s: %w", e.cfg.RunTimeout, detail.Stage, err)
+		}
+		run.Error = err.Error()
+	}
+	run.Detail, _ = json.Marshal(detail)
+	// The outcome is written even when the service is stopping: the claim is taken.
+	ctx = context.WithoutCancel(ctx)
+	health, notice, err := e.health(ctx, run)
+	if err != nil {
+		e.log.Error("subscription health", "subscription", f.SubscriptionID, "err", err)
+	}
+	if err := e.st.FinishRun(ctx, run, append(deliveries, notice...)); err != nil {
+		e.log.Error("finish run", "subscription", f.SubscriptionID, "at", f.At, "err", err)
+		return
+	}
+	if err := e.st.SetState(ctx, run.SubscriptionID, health, time.Now()); err != nil && !errors.Is(err, store.ErrNotFound) {
+		e.log.Error("subscription health", "subscription", f.SubscriptionID, "err", err)
+	}
+	if len(deliveries)+len(notice) > 0 {
+		e.notify()
+	}
+}
+
+// health counts failed runs in a row. The run that reaches
+// FailuresBeforeNotice marks the subscription unhealthy and carries a notice
+// to each of the owner's e-mail channels; a run that does not fail resets it.
+func (e *Engine) health(ctx context.Context, run store.Run) (store.SubscriptionState, []store.Delivery, error) {
+	st, err := e.st.State(ctx, run.SubscriptionID)
+	if err != nil {
+		return st, nil, err
+	}
+	if run.State != store.RunFailed {
+		st.Failures, st.Unhealthy = 0, false
+		return st, nil, nil
+	}
+	st.Failures++
+	if st.Failures < e.cfg.FailuresBeforeNotice || st.Unhealthy {
+		return st, nil, nil
+	}
+	st.Unhealthy = true
+	sub, err := e.st.SubscriptionByID(ctx, run.SubscriptionID)
+	if err != nil {
+		return st, nil, err
+	}
+	chans, err := e.st.Channels(ctx, sub.Owner)
+	if err != nil {
+		return st, nil, err
+	}
+	p := store.Payload{
+		Subject: fmt.Sprintf("Herald: subscription %q is failing", sub.Title),
+		Text: fmt.Sprintf("The subscription %q has failed %d times in a row and is marked unhealthy.\n\nLast failure (%s): %s\n",
+			sub.Title, st.Failures, run.ScheduledAt.Format(time.RFC3339), run.Error),
+	}
+	var notice []store.Delivery
+	for _, ch := range chans {
+		if ch.Kind == store.KindEmail {
+			notice = append(notice, store.Delivery{ID: store.NewID(24), ChannelID: ch.ID, Kind: ch.Kind, Payload: p})
+		}
+	}
+	return st, notice, nil
+}
+
+// execute does the work of a claimed run and returns its deliveries and state.
+func (e *Engine) execute(ctx context.Context, run store.Run, d *runDetail) ([]store.Delivery, string, error) {
+	sub, err := e.st.SubscriptionByID(ctx, run.SubscriptionID)
+	if err != nil {
+		return nil, store.RunFailed, &stageError{stageMembership, err}
+	}
+	if reason, err := e.ownerCannot(ctx, sub); err != nil {
+		return nil, store.RunFailed, &stageError{stageMembership, err}
+	} else if reason != "" {
+		d.Reason = reason
+		return nil, store.RunSkipped, nil
+	}
+
+	start := time.Now()
+	ev, err := e.evaluate(ctx, sub, run.ScheduledAt)
+	d.TimingsMS[stageEvaluate] = time.Since(start).Milliseconds()
+	d.Values = ev.detailValues()
+	if err != nil {
+		return nil, store.RunFailed, &stageError{stageEvaluate, err}
+	}
+	d.Condition = &ev.condition
+	send, err := e.decide(ctx, sub, ev.condition)
+	if err != nil {
+		return nil, store.RunFailed, &stageError{stageEvaluate, err}
+	}
+	if !send {
+		return nil, store.RunNotTriggered, nil
+	}
+
+	start = time.Now()
+	d.Subject, d.Text, err = render(sub, ev)
+	d.TimingsMS[stageRender] = time.Since(start).Milliseconds()
+	if err != nil {
+		return nil, store.RunFailed, &stageError{stageRender, err}
+	}
+
+	start = time.Now()
+	for _, a := range sub.Def.Attachments {
+		for _, format := range a.Formats {
+			file, err := e.exec.ExportReport(ctx, a.Report, format, filepath.Join(e.cfg.FilesDir, run.ID))
+			if err != nil {
+				return nil, store.RunFailed, &stageError{stageExport, fmt.Errorf("export %s as %s: %w", a.Report, format, err)}
+			}
+			d.Files = append(d.Files, file)
+		}
+	}
+	d.TimingsMS[stageExport] = time.Since(start).Milliseconds()
+
+	deliveries, err := e.deliveries(ctx, sub, store.Payload{Subject: d.Subject, Text: d.Text, Attachments: d.Files})
+	if err != nil {
+		return nil, store.RunFailed, &stageError{stageHandover, err}
+	}
+	for _, dl := range deliveries {
+		d.Recipients = append(d.Recipients, dl.ChannelID)
+	}
+	if len(deliveries) == 0 {
+		d.Reason = "every channel of the subscription was deleted"
+		return nil, store.RunSkipped, nil
+	}
+	return deliveries, store.RunQueued, nil
+}
+
+// ownerCannot returns why the subscription's owner may no longer have it fire
+// (not an enabled member, project deleted), or "".
+func (e *Engine) ownerCannot(ctx context.Context, sub store.Subscription) (string, error) {
+	p, err := e.st.ProjectByID(ctx, sub.ProjectID)
+	if err != nil {
+		return "", err
+	}
+	if p.State == store.ProjectDeleted {
+		return "the project is deleted", nil
+	}
+	m, err := e.st.Membership(ctx, sub.ProjectID, sub.Owner)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && m.Status != store.MemberEnabled) {
+		return "the owner is no longer an enabled member of the project", nil
+	}
+	return "", err
+}
+
+// evaluation is what a run computed: the metric values and the condition.
+type evaluation struct {
+	values    map[string]float64
+	nulls     map[string]bool
+	formats   map[string]string
+	condition bool
+}
+
+func (ev evaluation) detailValues() map[string]*float64 {
+	if len(ev.values)+len(ev.nulls) == 0 {
+		return nil
+	}
+	out := make(map[string]*float64, len(ev.values))
+	for k, v := range ev.values {
+		out[k] = &v
+	}
+	for k := range ev.nulls {
+		out[k] = nil
+	}
+	return out
+}
+
+// evaluate runs every metric the subscription names (once per metric and
+// instant, however many subscriptions ask) and its condition.
+func (e *Engine) evaluate(ctx context.Context, sub store.Subscription, at time.Time) (evaluation, error) {
+	ev := evaluation{values: map[string]float64{}, nulls: map[string]bool{}, formats: map[string]string{}}
+	cond, err := jexl.CompileCondition(sub.Def.Condition)
+	if err != nil {
+		return ev, fmt.Errorf("condition: %w", err)
+	}
+	metrics := cond.Metrics()
+	for _, src := range []string{sub.Def.Message, sub.Def.Subject} {
+		tpl, err := jexl.ParseTemplate(src)
+		if err != nil {
+			return ev, fmt.Errorf("template: %w", err)
+		}
+		metrics = append(metrics, tpl.Metrics()...)
+	}
+	for _, uri := range metrics {
+		if _, done := ev.formats[uri]; done {
+			continue
+		}
+		v, err := e.memo.do(ctx, uri, at, func(ctx context.Context) (Value, error) { return e.exec.ExecuteMetric(ctx, uri) })
+		if err != nil {
+			return ev, fmt.Errorf("execute %s: %w", uri, err)
+		}
+		ev.formats[uri] = v.Format
+		if v.Null {
+			ev.nulls[uri] = true
+		} else {
+			ev.values[uri] = v.Number
+		}
+	}
+	for _, uri := range cond.Metrics() {
+		if ev.nulls[uri] {
+			return ev, nil // a condition over a metric without a value does not hold
+		}
+	}
+	ev.condition, err = cond.EvalBool(ev.values)
+	if err != nil {
+		return ev, fmt.Errorf("condition: %w", err)
+	}
+	return ev, nil
+}
+
+// decide applies the fire mode: always sends when the condition holds;
+// onChange only when it turned from false (or never evaluated) to true.
+func (e *Engine) decide(ctx context.Context, sub store.Subscription, cond bool) (bool, error) {
+	st, err := e.st.State(ctx, sub.ID)
+	if err != nil {
+		return false, err
+	}
+	send := cond
+	if sub.Def.FireMode == store.FireOnChange && st.LastCondition != nil && *st.LastCondition {
+		send = false
+	}
+	st.LastCondition = &cond
+	return send, e.st.SetState(ctx, sub.ID, st, time.Now())
+}
+
+// render fills the subject and message templates with the values the
+// condition saw, each metric in its number format.
+func render(sub store.Subscription, ev evaluation) (subject, text string, err error) {
+	format := func(uri string, v float64) string {
+		if ev.nulls[uri] {
+			return "(no value)"
+		}
+		return numfmt.Format(v, ev.formats[uri])
+	}
+	values := maps.Clone(ev.values)
+	for uri := range ev.nulls {
+		values[uri] = math.NaN()
+	}
+	tpl, err := jexl.ParseTemplate(sub.Def.Message)
+	if err != nil {
+		return "", "", err
+	}
+	if text, err = tpl.Render(values, format); err != nil {
+		return "", "", fmt.Errorf("message: %w", err)
+	}
+	subject = sub.Title
+	if sub.Def.Subject != "" {
+		stpl, err := jexl.ParseTemplate(sub.Def.Subject)
+		if err != nil {
+			return "", "", err
+		}
+		if subject, err = stpl.Render(values, format); err != nil {
+			return "", "", fmt.Errorf("subject: %w", err)
+		}
+	}
+	return subject, text, nil
+}
+
+// deliveries makes one delivery per channel of the subscription that still exists.
+func (e *Engine) deliveries(ctx context.Context, sub store.Subscription, p store.Payload) ([]store.Delivery, error) {
+	var out []store.Delivery
+	for _, cid := range sub.Channels {
+		ch, err := e.st.ChannelByID(ctx, cid)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, store.Delivery{ID: store.NewID(24), ChannelID: ch.ID, Kind: ch.Kind, Payload: p})
+	}
+	return out, nil
+}
+
+func (e *Engine) parseTrigger(t store.Trigger) (*cron.Schedule, *time.Location, bool) {
+	s, err := cron.Parse(t.Cron)
+	if err != nil {
+		return nil, nil, false
+	}
+	return s, e.sched.location(t.Timezone), true
+}

@@ -1,0 +1,197 @@
+package engine
+
+import (
+	"container/heap"
+	"context"
+	"sync"
+	"time"
+
+	"github.com/heraldhq/herald/engine/cron"
+	"github.com/heraldhq/herald/store"
+)
+
+// Fire is one due instant of one subscription.
+type Fire struct {
+	SubscriptionID string
+	At             time.Time // the scheduled instant, not when it was noticed
+}
+
+// entry is one trigger of one subscription in the heap.
+type entry struct {
+	next  int64 // unix nanoseconds of the next fire
+	sub   string
+	sched *cron.Schedule
+	loc   *time.Location
+	index int // in the heap; -1 when not in it
+}
+
+type entryHeap []*entry
+
+func (h entryHeap) Len() int           { return len(h) }
+func (h entryHeap) Less(i, j int) bool { return h[i].next < h[j].next }
+func (h entryHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index, h[j].index = i, j
+}
+func (h *entryHeap) Push(x any) {
+	e := x.(*entry)
+	e.index = len(*h)
+	*h = append(*h, e)
+}
+func (h *entryHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	old[len(old)-1] = nil
+	e.index = -1
+	*h = old[:len(old)-1]
+	return e
+}
+
+// Scheduler keeps the next fire time of every trigger in a min-heap and calls
+// dispatch for each due instant. dispatch must return quickly: computing the
+// following fire times happens after a due batch was dispatched, so it never
+// adds to the lateness of a fire.
+type Scheduler struct {
+	dispatch func(Fire)
+
+	mu    sync.Mutex
+	heap  entryHeap
+	bySub map[string][]*entry
+	locs  map[string]*time.Location
+	wake  chan struct{}
+}
+
+// NewScheduler returns an empty scheduler that hands due fires to dispatch.
+func NewScheduler(dispatch func(Fire)) *Scheduler {
+	return &Scheduler{
+		dispatch: dispatch,
+		bySub:    make(map[string][]*entry),
+		locs:     make(map[string]*time.Location),
+		wake:     make(chan struct{}, 1),
+	}
+}
+
+// Set schedules the subscription's triggers after the instant after,
+// replacing what was scheduled for it. A disabled subscription is removed.
+// Triggers that do not parse are left out (the API validated them).
+func (s *Scheduler) Set(sub store.Subscription, after time.Time) {
+	var entries []*entry
+	if sub.Enabled {
+		for _, t := range sub.Def.Triggers {
+			sched, err := cron.Parse(t.Cron)
+			if err != nil {
+				continue
+			}
+			e := &entry{sub: sub.ID, sched: sched, loc: s.location(t.Timezone), index: -1}
+			if next := sched.Next(after, e.loc); !next.IsZero() {
+				e.next = next.UnixNano()
+				entries = append(entries, e)
+			}
+		}
+	}
+	s.mu.Lock()
+	s.removeLocked(sub.ID)
+	if len(entries) > 0 {
+		s.bySub[sub.ID] = entries
+		for _, e := range entries {
+			heap.Push(&s.heap, e)
+		}
+	}
+	s.mu.Unlock()
+	s.poke()
+}
+
+// Remove unschedules the subscription.
+func (s *Scheduler) Remove(id string) {
+	s.mu.Lock()
+	s.removeLocked(id)
+	s.mu.Unlock()
+}
+
+func (s *Scheduler) removeLocked(id string) {
+	for _, e := range s.bySub[id] {
+		if e.index >= 0 {
+			heap.Remove(&s.heap, e.index)
+		}
+	}
+	delete(s.bySub, id)
+}
+
+// location returns the named time zone, cached; unknown names fall back to UTC.
+func (s *Scheduler) location(name string) *time.Location {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if loc, ok := s.locs[name]; ok {
+		return loc
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		loc = time.UTC
+	}
+	s.locs[name] = loc
+	return loc
+}
+
+// Len returns how many triggers are scheduled.
+func (s *Scheduler) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.heap)
+}
+
+func (s *Scheduler) poke() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run dispatches due fires until ctx ends.
+func (s *Scheduler) Run(ctx context.Context) error {
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	var due []*entry
+	for {
+		now := time.Now().UnixNano()
+		due = due[:0]
+		s.mu.Lock()
+		for len(s.heap) > 0 && s.heap[0].next <= now {
+			due = append(due, heap.Pop(&s.heap).(*entry))
+		}
+		s.mu.Unlock()
+		for _, e := range due {
+			s.dispatch(Fire{SubscriptionID: e.sub, At: time.Unix(0, e.next).UTC()})
+		}
+		wait := time.Hour
+		s.mu.Lock()
+		for _, e := range due {
+			if s.bySub[e.sub] == nil || !containsEntry(s.bySub[e.sub], e) {
+				continue // removed or replaced while it fired
+			}
+			if next := e.sched.Next(time.Unix(0, e.next), e.loc); !next.IsZero() {
+				e.next = next.UnixNano()
+				heap.Push(&s.heap, e)
+			}
+		}
+		if len(s.heap) > 0 {
+			wait = time.Duration(s.heap[0].next - time.Now().UnixNano())
+		}
+		s.mu.Unlock()
+		timer.Reset(max(wait, 0))
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-timer.C:
+		case <-s.wake: // the heap changed: look again
+		}
+	}
+}
+
+func containsEntry(es []*entry, e *entry) bool {
+	for _, x := range es {
+		if x == e {
+			return true
+		}
+	}
+	return false
+}

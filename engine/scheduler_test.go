@@ -1,0 +1,186 @@
+package engine
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/heraldhq/herald/store"
+)
+
+// recorder collects dispatched fires with the (fake) time they were dispatched at.
+type recorder struct {
+	mu    sync.Mutex
+	fires []Fire
+	at    []time.Time
+}
+
+func (r *recorder) dispatch(f Fire) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.fires = append(r.fires, f)
+	r.at = append(r.at, time.Now())
+}
+
+func (r *recorder) snapshot() ([]Fire, []time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Fire(nil), r.fires...), append([]time.Time(nil), r.at...)
+}
+
+func sub(id, cronExpr, tz string) store.Subscription {
+	return store.Subscription{ID: id, Enabled: true, Def: store.SubscriptionDef{Triggers: []store.Trigger{{Cron: cronExpr, Timezone: tz}}}}
+}
+
+// runScheduler starts s in the bubble and returns a stop function that waits for it.
+func runScheduler(s *Scheduler) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = s.Run(ctx); close(done) }()
+	return func() { cancel(); <-done }
+}
+
+func TestSchedulerFiresOnTimeWithoutLateness(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var rec recorder
+		s := NewScheduler(rec.dispatch)
+		start := time.Now()
+		s.Set(sub("a", "0 0/5 * * * *", "UTC"), start)
+		s.Set(sub("b", "30 */2 * * * *", "UTC"), start)
+		stop := runScheduler(s)
+		time.Sleep(11 * time.Minute)
+		synctest.Wait()
+		stop()
+		fires, at := rec.snapshot()
+		want := []struct {
+			id  string
+			off time.Duration
+		}{
+			{"b", 30 * time.Second}, {"b", 2*time.Minute + 30*time.Second}, {"b", 4*time.Minute + 30*time.Second}, {"a", 5 * time.Minute},
+			{"b", 6*time.Minute + 30*time.Second}, {"b", 8*time.Minute + 30*time.Second}, {"a", 10 * time.Minute},
+			{"b", 10*time.Minute + 30*time.Second},
+		}
+		if len(fires) != len(want) {
+			t.Fatalf("fires = %v, want %d", fires, len(want))
+		}
+		for i, w := range want {
+			if fires[i].SubscriptionID != w.id || !fires[i].At.Equal(start.Add(w.off)) {
+				t.Errorf("fire %d = %s at %s, want %s at +%s", i, fires[i].SubscriptionID, fires[i].At, w.id, w.off)
+			}
+			if late := at[i].Sub(fires[i].At); late != 0 {
+				t.Errorf("fire %d dispatched %s late", i, late)
+			}
+		}
+	})
+}
+
+func TestSchedulerAppliesChangesAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var rec recorder
+		s := NewScheduler(rec.dispatch)
+		stop := runScheduler(s)
+		defer stop()
+		start := time.Now()
+		s.Set(sub("a", "0 0 * * * *", "UTC"), start) // hourly
+		time.Sleep(30 * time.Minute)
+		s.Set(sub("a", "0 */10 * * * *", "UTC"), time.Now()) // now every 10 minutes
+		time.Sleep(15 * time.Minute)
+		synctest.Wait()
+		if fires, _ := rec.snapshot(); len(fires) != 1 || !fires[0].At.Equal(start.Add(40*time.Minute)) {
+			t.Fatalf("after update fires = %v", fires)
+		}
+		paused := sub("a", "0 */10 * * * *", "UTC")
+		paused.Enabled = false
+		s.Set(paused, time.Now())
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		if fires, _ := rec.snapshot(); len(fires) != 1 {
+			t.Fatalf("a paused subscription fired: %v", fires)
+		}
+		s.Set(sub("b", "0 */10 * * * *", "UTC"), time.Now())
+		s.Remove("b")
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		if fires, _ := rec.snapshot(); len(fires) != 1 || s.Len() != 0 {
+			t.Fatalf("a removed subscription fired: %v (len %d)", fires, s.Len())
+		}
+	})
+}
+
+// TestSchedulerDaylightSaving checks the DST policy end to end through the
+// scheduler: a fire time in the spring-forward gap fires once just after it,
+// and a repeated fall-back hour fires once.
+func TestSchedulerDaylightSaving(t *testing.T) {
+	prague, _ := time.LoadLocation("Europe/Prague")
+	newYork, _ := time.LoadLocation("America/New_York")
+	cases := []struct {
+		name  string
+		cron  string
+		loc   *time.Location
+		from  time.Time
+		until time.Time
+		want  []time.Time
+	}{
+		{"Prague spring forward", "0 30 2 * * *", prague,
+			time.Date(2026, 3, 28, 12, 0, 0, 0, prague), time.Date(2026, 3, 30, 12, 0, 0, 0, prague),
+			[]time.Time{time.Date(2026, 3, 29, 3, 0, 0, 0, prague), time.Date(2026, 3, 30, 2, 30, 0, 0, prague)}},
+		{"Prague fall back", "0 30 2 * * *", prague,
+			time.Date(2026, 10, 24, 12, 0, 0, 0, prague), time.Date(2026, 10, 26, 12, 0, 0, 0, prague),
+			[]time.Time{time.Date(2026, 10, 25, 0, 30, 0, 0, time.UTC), time.Date(2026, 10, 26, 2, 30, 0, 0, prague)}},
+		{"New York spring forward", "0 15 2 * * *", newYork,
+			time.Date(2026, 3, 7, 12, 0, 0, 0, newYork), time.Date(2026, 3, 9, 12, 0, 0, 0, newYork),
+			[]time.Time{time.Date(2026, 3, 8, 3, 0, 0, 0, newYork), time.Date(2026, 3, 9, 2, 15, 0, 0, newYork)}},
+		{"New York fall back", "0 30 1 * * *", newYork,
+			time.Date(2026, 10, 31, 12, 0, 0, 0, newYork), time.Date(2026, 11, 2, 12, 0, 0, 0, newYork),
+			[]time.Time{time.Date(2026, 11, 1, 5, 30, 0, 0, time.UTC), time.Date(2026, 11, 2, 1, 30, 0, 0, newYork)}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var rec recorder
+				s := NewScheduler(rec.dispatch)
+				time.Sleep(time.Until(tc.from))
+				s.Set(sub("a", tc.cron, tc.loc.String()), time.Now())
+				stop := runScheduler(s)
+				time.Sleep(tc.until.Sub(time.Now()))
+				synctest.Wait()
+				stop()
+				fires, _ := rec.snapshot()
+				if len(fires) != len(tc.want) {
+					t.Fatalf("fires = %v, want %v", fires, tc.want)
+				}
+				for i, w := range tc.want {
+					if !fires[i].At.Equal(w) {
+						t.Errorf("fire %d at %s, want %s", i, fires[i].At.In(tc.loc), w.In(tc.loc))
+					}
+				}
+			})
+		})
+	}
+}
+
+func TestSchedulerManyAtOneInstant(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var rec recorder
+		s := NewScheduler(rec.dispatch)
+		start := time.Now()
+		for i := range 1000 {
+			s.Set(sub(string(rune('a'+i%26))+string(rune(i)), "0 0 * * * *", "UTC"), start)
+		}
+		stop := runScheduler(s)
+		time.Sleep(time.Hour + time.Second)
+		synctest.Wait()
+		stop()
+		fires, at := rec.snapshot()
+		if len(fires) != 1000 {
+			t.Fatalf("%d fires, want 1000", len(fires))
+		}
+		for i := range fires {
+			if !fires[i].At.Equal(start.Add(time.Hour)) || !at[i].Equal(fires[i].At) {
+				t.Fatalf("fire %d at %s dispatched %s", i, fires[i].At, at[i])
+			}
+		}
+	})
+}
