@@ -11,7 +11,7 @@ import (
 // one execution and its result, which is kept until the instant is older
 // than keep.
 type metricMemo struct {
-	mu    sync.Mutex
+	mu      sync.Mutex
 	calls   map[memoKey]*memoCall
 	keep    time.Duration
 	timeout time.Duration // of one shared execution

@@ -16,55 +16,68 @@ type Fire struct {
 	At             time.Time // the scheduled instant, not when it was noticed
 }
 
-// entry is one trigger of one subscription in the heap.
+// entry is one trigger of one subscription.
 type entry struct {
-	next  int64 // unix nanoseconds of the next fire
-	sub   string
-	sched *cron.Schedule
-	loc   *time.Location
-	index int // in the heap; -1 when not in it
+	next   int64 // unix nanoseconds of the next fire
+	sub    string
+	sched  *cron.Schedule
+	loc    *time.Location
+	bucket *bucket // the bucket holding it; nil while it fires or once removed
+	pos    int     // its index in bucket.entries
 }
 
-type entryHeap []*entry
+// bucket holds every entry due at one instant. Cron instants are whole
+// seconds, so many entries share one: the heap orders instants, not entries,
+// and a due instant hands over its whole bucket without any per-entry heap work.
+type bucket struct {
+	at      int64
+	entries []*entry
+	index   int // in the heap
+}
 
-func (h entryHeap) Len() int           { return len(h) }
-func (h entryHeap) Less(i, j int) bool { return h[i].next < h[j].next }
-func (h entryHeap) Swap(i, j int) {
+// bucketHeap is a min-heap of buckets by instant.
+type bucketHeap []*bucket
+
+func (h bucketHeap) Len() int           { return len(h) }
+func (h bucketHeap) Less(i, j int) bool { return h[i].at < h[j].at }
+func (h bucketHeap) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
 	h[i].index, h[j].index = i, j
 }
-func (h *entryHeap) Push(x any) {
-	e := x.(*entry)
-	e.index = len(*h)
-	*h = append(*h, e)
+func (h *bucketHeap) Push(x any) {
+	b := x.(*bucket)
+	b.index = len(*h)
+	*h = append(*h, b)
 }
-func (h *entryHeap) Pop() any {
+func (h *bucketHeap) Pop() any {
 	old := *h
-	e := old[len(old)-1]
+	b := old[len(old)-1]
 	old[len(old)-1] = nil
-	e.index = -1
 	*h = old[:len(old)-1]
-	return e
+	return b
 }
 
-// Scheduler keeps the next fire time of every trigger in a min-heap and calls
-// dispatch for each due instant. dispatch must return quickly: computing the
+// Scheduler keeps the next fire time of every trigger, grouped by instant in
+// a min-heap of buckets, and calls dispatch for each due fire. dispatch must return quickly: computing the
 // following fire times happens after a due batch was dispatched, so it never
 // adds to the lateness of a fire.
 type Scheduler struct {
 	dispatch func(Fire)
 
-	mu    sync.Mutex
-	heap  entryHeap
-	bySub map[string][]*entry
-	locs  map[string]*time.Location
-	wake  chan struct{}
+	mu      sync.Mutex
+	heap    bucketHeap
+	buckets map[int64]*bucket
+	bySub   map[string][]*entry
+	entries int
+	locs    map[string]*time.Location
+	wake    chan struct{}
 }
 
 // NewScheduler returns an empty scheduler that hands due fires to dispatch.
 func NewScheduler(dispatch func(Fire)) *Scheduler {
 	return &Scheduler{
 		dispatch: dispatch,
+		buckets:  make(map[int64]*bucket),
 		bySub:    make(map[string][]*entry),
 		locs:     make(map[string]*time.Location),
 		wake:     make(chan struct{}, 1),
@@ -82,7 +95,7 @@ func (s *Scheduler) Set(sub store.Subscription, after time.Time) {
 			if err != nil {
 				continue
 			}
-			e := &entry{sub: sub.ID, sched: sched, loc: s.location(t.Timezone), index: -1}
+			e := &entry{sub: sub.ID, sched: sched, loc: s.location(t.Timezone)}
 			if next := sched.Next(after, e.loc); !next.IsZero() {
 				e.next = next.UnixNano()
 				entries = append(entries, e)
@@ -94,7 +107,7 @@ func (s *Scheduler) Set(sub store.Subscription, after time.Time) {
 	if len(entries) > 0 {
 		s.bySub[sub.ID] = entries
 		for _, e := range entries {
-			heap.Push(&s.heap, e)
+			s.addLocked(e)
 		}
 	}
 	s.mu.Unlock()
@@ -110,11 +123,33 @@ func (s *Scheduler) Remove(id string) {
 
 func (s *Scheduler) removeLocked(id string) {
 	for _, e := range s.bySub[id] {
-		if e.index >= 0 {
-			heap.Remove(&s.heap, e.index)
+		if b := e.bucket; b != nil {
+			last := b.entries[len(b.entries)-1]
+			b.entries[e.pos], last.pos = last, e.pos
+			b.entries[len(b.entries)-1] = nil
+			b.entries = b.entries[:len(b.entries)-1]
+			e.bucket = nil
+			s.entries--
+			if len(b.entries) == 0 {
+				heap.Remove(&s.heap, b.index)
+				delete(s.buckets, b.at)
+			}
 		}
 	}
 	delete(s.bySub, id)
+}
+
+// addLocked puts e into the bucket of its next instant.
+func (s *Scheduler) addLocked(e *entry) {
+	b := s.buckets[e.next]
+	if b == nil {
+		b = &bucket{at: e.next}
+		s.buckets[e.next] = b
+		heap.Push(&s.heap, b)
+	}
+	e.bucket, e.pos = b, len(b.entries)
+	b.entries = append(b.entries, e)
+	s.entries++
 }
 
 // location returns the named time zone, cached; unknown names fall back to UTC.
@@ -136,7 +171,7 @@ func (s *Scheduler) location(name string) *time.Location {
 func (s *Scheduler) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.heap)
+	return s.entries
 }
 
 func (s *Scheduler) poke() {
@@ -155,8 +190,14 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		now := time.Now().UnixNano()
 		due = due[:0]
 		s.mu.Lock()
-		for len(s.heap) > 0 && s.heap[0].next <= now {
-			due = append(due, heap.Pop(&s.heap).(*entry))
+		for len(s.heap) > 0 && s.heap[0].at <= now {
+			b := heap.Pop(&s.heap).(*bucket)
+			delete(s.buckets, b.at)
+			for _, e := range b.entries {
+				e.bucket = nil
+			}
+			s.entries -= len(b.entries)
+			due = append(due, b.entries...)
 		}
 		s.mu.Unlock()
 		for _, e := range due {
@@ -170,11 +211,11 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			}
 			if next := e.sched.Next(time.Unix(0, e.next), e.loc); !next.IsZero() {
 				e.next = next.UnixNano()
-				heap.Push(&s.heap, e)
+				s.addLocked(e)
 			}
 		}
 		if len(s.heap) > 0 {
-			wait = time.Duration(s.heap[0].next - time.Now().UnixNano())
+			wait = time.Duration(s.heap[0].at - time.Now().UnixNano())
 		}
 		s.mu.Unlock()
 		timer.Reset(max(wait, 0))

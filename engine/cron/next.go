@@ -1,8 +1,6 @@
 package cron
 
-import (
-	"time"
-)
+import "time"
 
 const (
 	secondsPerDay = 86400
@@ -17,7 +15,7 @@ const (
 	maxOffset = 26 * 3600
 )
 
-// Next returns the first fire time strictly after after, reading the schedule as wall-clock
+// Next returns the first fire time strictly after the instant after, reading the schedule as wall-clock
 // time in loc (UTC if loc is nil). Times skipped or repeated by daylight saving changes are
 // handled as the package documentation describes. Next returns the zero Time only if nothing
 // fires within 400 years, which does not happen for a schedule returned by Parse.
@@ -38,9 +36,9 @@ func (s *Schedule) Next(after time.Time, loc *time.Location) time.Time {
 		if t.Unix() > a {
 			return t
 		}
-		// The clock showed u before after and shows it again around after, which lies in a
-		// repeated stretch of time. Every reading the clock showed until t's offset ended has
-		// fired already: continue from the first reading past that.
+		// u repeats: its first occurrence t has passed and after lies in the repeat. So have
+		// the first occurrences of all readings the clock showed before t's offset ended:
+		// continue from the first reading past them.
 		_, off := t.Zone()
 		from = u + 1
 		if end, ok := zoneEnd(t); ok {

@@ -1,0 +1,170 @@
+// Command scheduler measures how late subscriptions fire: Herald's heap
+// scheduler and robfig/cron's own Cron runner hold the same entries (mixed
+// six-field schedules from every second to daily, plus a burst of 1,000
+// firing at one instant) and run in real time, one after the other, in the
+// same process. Lateness is the time from a fire's scheduled instant to the
+// moment the scheduler hands it over; fires of the first two seconds after a
+// runner starts are warm-up and not counted.
+//
+//	go run ./bench/scheduler [-n 100000] [-d 20s] [-runner both|herald|robfig]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"sync"
+	"syscall"
+	"time"
+
+	robfig "github.com/robfig/cron/v3"
+
+	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/store"
+)
+
+func main() {
+	n := flag.Int("n", 100_000, "subscriptions")
+	d := flag.Duration("d", 20*time.Second, "how long each runner runs")
+	which := flag.String("runner", "both", "herald, robfig or both")
+	flag.Parse()
+	burstAt := time.Now().Truncate(time.Second).Add(*d / 2)
+	specs := makeSpecs(*n, burstAt)
+	fmt.Printf("%d subscriptions, %s each, GOMAXPROCS=%d, burst of 1000 at +%s\n", *n, *d, runtime.GOMAXPROCS(0), *d/2)
+	fmt.Printf("%-7s %9s %10s %10s %10s %10s %9s %9s\n", "runner", "fires", "p50", "p99", "max", "burst max", "cpu", "heap MiB")
+	if *which == "both" || *which == "herald" {
+		report("herald", runHerald(specs, *d, burstAt))
+	}
+	if *which == "both" || *which == "robfig" {
+		report("robfig", runRobfig(specs, *d, burstAt))
+	}
+}
+
+// makeSpecs returns n schedules: 1% every second, 9% every minute, 30% hourly,
+// the rest daily (spread over the day), with 1,000 of the daily ones firing
+// together at burstAt.
+func makeSpecs(n int, burstAt time.Time) []string {
+	r := rand.New(rand.NewPCG(1, 2))
+	specs := make([]string, n)
+	b := burstAt.UTC()
+	for i := range specs {
+		switch p := i % 100; {
+		case i < 1000:
+			specs[i] = fmt.Sprintf("%d %d %d * * *", b.Second(), b.Minute(), b.Hour())
+		case p == 0:
+			specs[i] = "* * * * * *"
+		case p < 10:
+			specs[i] = fmt.Sprintf("%d * * * * *", r.IntN(60))
+		case p < 40:
+			specs[i] = fmt.Sprintf("%d %d * * * *", r.IntN(60), r.IntN(60))
+		default:
+			specs[i] = fmt.Sprintf("%d %d %d * * *", r.IntN(60), r.IntN(60), r.IntN(24))
+		}
+	}
+	return specs
+}
+
+type result struct {
+	lat      []time.Duration
+	burstMax time.Duration
+	cpu      time.Duration
+	heapMiB  float64
+}
+
+type collector struct {
+	mu       sync.Mutex
+	lat      []time.Duration
+	from     time.Time // fires scheduled before this are warm-up and not counted
+	burstAt  time.Time
+	burstMax time.Duration
+}
+
+func (c *collector) add(scheduled time.Time) {
+	late := time.Since(scheduled)
+	c.mu.Lock()
+	if scheduled.Before(c.from) {
+		c.mu.Unlock()
+		return
+	}
+	c.lat = append(c.lat, late)
+	if scheduled.Equal(c.burstAt) && late > c.burstMax {
+		c.burstMax = late
+	}
+	c.mu.Unlock()
+}
+
+func runHerald(specs []string, d time.Duration, burstAt time.Time) result {
+	c := &collector{burstAt: burstAt, lat: make([]time.Duration, 0, 1<<20)}
+	s := engine.NewScheduler(func(f engine.Fire) { c.add(f.At) })
+	now := time.Now()
+	for i, spec := range specs {
+		s.Set(store.Subscription{ID: fmt.Sprint(i), Enabled: true,
+			Def: store.SubscriptionDef{Triggers: []store.Trigger{{Cron: spec, Timezone: "UTC"}}}}, now)
+	}
+	return measure(c, d, func(stop <-chan struct{}) {
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() { <-stop; cancel() }()
+		_ = s.Run(ctx)
+	})
+}
+
+func runRobfig(specs []string, d time.Duration, burstAt time.Time) result {
+	c := &collector{burstAt: burstAt, lat: make([]time.Duration, 0, 1<<20)}
+	cr := robfig.New(robfig.WithSeconds(), robfig.WithLocation(time.UTC))
+	for _, spec := range specs {
+		// Every schedule fires on a whole second: the scheduled instant is the
+		// second the job started in.
+		if _, err := cr.AddFunc(spec, func() { c.add(time.Now().Truncate(time.Second)) }); err != nil {
+			log.Fatal(err)
+		}
+	}
+	return measure(c, d, func(stop <-chan struct{}) {
+		cr.Start()
+		<-stop
+		<-cr.Stop().Done()
+	})
+}
+
+// measure runs the scheduler for d and collects lateness, CPU time and heap.
+func measure(c *collector, d time.Duration, run func(stop <-chan struct{})) result {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	heap := float64(ms.HeapAlloc) / (1 << 20)
+	cpu0 := cpuTime()
+	c.mu.Lock()
+	c.from = time.Now().Truncate(time.Second).Add(2 * time.Second)
+	c.mu.Unlock()
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { run(stop); close(done) }()
+	time.Sleep(d)
+	close(stop)
+	<-done
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return result{lat: c.lat, burstMax: c.burstMax, cpu: cpuTime() - cpu0, heapMiB: heap}
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func report(name string, r result) {
+	slices.Sort(r.lat)
+	q := func(p float64) time.Duration {
+		if len(r.lat) == 0 {
+			return 0
+		}
+		return r.lat[min(len(r.lat)-1, int(float64(len(r.lat))*p))]
+	}
+	fmt.Printf("%-7s %9d %10s %10s %10s %10s %9s %9.0f\n", name, len(r.lat), q(0.5).Round(time.Microsecond),
+		q(0.99).Round(time.Microsecond), q(1).Round(time.Microsecond), r.burstMax.Round(time.Microsecond),
+		r.cpu.Round(time.Millisecond), r.heapMiB)
+}
