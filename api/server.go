@@ -189,6 +189,7 @@ func (s *Server) routes() {
 	s.route("PUT "+subs+"/{sid}", permSubscriber, s.putSubscription)
 	s.route("DELETE "+subs+"/{sid}", permSubscriber, s.deleteSubscription)
 	s.route("POST "+subs+"/{sid}/preview", permSubscriber, s.previewSubscription)
+	s.route("GET "+subs+"/{sid}/runs", permSubscriber, s.listRuns)
 
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, notFound("api", "No resource at %s", r.URL.Path))

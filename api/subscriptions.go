@@ -250,6 +250,17 @@ func (s *Server) parseChannels(r *http.Request, uid string, uris []string) ([]st
 	return ids, nil
 }
 
+// withHealth is the subscription record with what the engine knows of its health.
+func (s *Server) withHealth(r *http.Request, sub store.Subscription) (map[string]any, error) {
+	st, err := s.store.State(r.Context(), sub.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := subscriptionJSON(sub)
+	out["subscription"].(map[string]any)["health"] = map[string]any{"healthy": !st.Unhealthy, "failuresInARow": st.Failures}
+	return out, nil
+}
+
 func subscriptionJSON(sub store.Subscription) map[string]any {
 	triggers := make([]map[string]any, len(sub.Def.Triggers))
 	for i, t := range sub.Def.Triggers {
@@ -313,8 +324,12 @@ func (s *Server) createSubscription(w http.ResponseWriter, r *http.Request, c *c
 		return err
 	}
 	s.notifier.SubscriptionChanged(sub.ID)
+	out, err := s.withHealth(r, sub)
+	if err != nil {
+		return err
+	}
 	w.Header().Set("Location", subscriptionURI(sub.ProjectID, uid, sub.ID))
-	respond(w, r, http.StatusCreated, subscriptionJSON(sub))
+	respond(w, r, http.StatusCreated, out)
 	return nil
 }
 
@@ -332,7 +347,11 @@ func (s *Server) getSubscription(w http.ResponseWriter, r *http.Request, c *call
 	if err != nil {
 		return err
 	}
-	respond(w, r, http.StatusOK, subscriptionJSON(sub))
+	out, err := s.withHealth(r, sub)
+	if err != nil {
+		return err
+	}
+	respond(w, r, http.StatusOK, out)
 	return nil
 }
 
@@ -343,7 +362,11 @@ func (s *Server) listSubscriptions(w http.ResponseWriter, r *http.Request, c *ca
 	}
 	items := make([]map[string]any, 0, len(subs))
 	for _, sub := range subs {
-		items = append(items, subscriptionJSON(sub))
+		out, err := s.withHealth(r, sub)
+		if err != nil {
+			return err
+		}
+		items = append(items, out)
 	}
 	respond(w, r, http.StatusOK, map[string]any{"subscriptions": map[string]any{"items": items}})
 	return nil
@@ -372,7 +395,11 @@ func (s *Server) putSubscription(w http.ResponseWriter, r *http.Request, c *call
 		return err
 	}
 	s.notifier.SubscriptionChanged(sub.ID)
-	respond(w, r, http.StatusOK, subscriptionJSON(sub))
+	out, err := s.withHealth(r, sub)
+	if err != nil {
+		return err
+	}
+	respond(w, r, http.StatusOK, out)
 	return nil
 }
 

@@ -11,19 +11,21 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/heraldhq/herald/api"
+	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/secret"
 	"github.com/heraldhq/herald/store"
 )
 
 // Options are the parts of a process that are not configuration.
 type Options struct {
-	// Now is the clock. Default time.Now.
-	Now func() time.Time
+	// Clock is the time the process runs on. Default: the real clock.
+	Clock engine.Clock
 	// Logger is the process log. Default: built from Config.Log, written to Stderr.
 	Logger *slog.Logger
 	// Stdout receives the start-up lines a person reads (where it listens, how to
@@ -39,12 +41,14 @@ type Options struct {
 
 // App is one running Herald process.
 type App struct {
-	cfg   Config
-	opt   Options
-	log   *slog.Logger
-	store *store.Store
-	api   *api.Server
-	ln    net.Listener
+	cfg    Config
+	opt    Options
+	log    *slog.Logger
+	store  *store.Store
+	api    *api.Server
+	engine *engine.Engine
+	cred   credentials
+	ln     net.Listener
 }
 
 // New opens the data folder, applies migrations, bootstraps a new folder and
@@ -53,8 +57,8 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	if opt.Now == nil {
-		opt.Now = time.Now
+	if opt.Clock == nil {
+		opt.Clock = realClock{}
 	}
 	if opt.Stdout == nil {
 		opt.Stdout = os.Stdout
@@ -86,12 +90,24 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 		st.Close()
 		return nil, err
 	}
+	cred, err := a.serviceAccount(ctx)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	a.cred = cred
+	a.engine = engine.New(st, nil, engine.Config{
+		Workers: cfg.Engine.Workers, RunTimeout: cfg.Engine.RunTimeout, MetricTimeout: cfg.Engine.MetricTimeout,
+		Grace: cfg.Engine.Grace, FailuresBeforeNotice: cfg.Engine.FailuresBeforeNotice, Retention: cfg.Engine.Retention,
+		FilesDir: filepath.Join(cfg.Data, "runs"), Clock: opt.Clock,
+	}, a.log.With("component", "engine"), nil)
 	a.api = api.New(st, api.Options{
-		Domain: cfg.Domain, Now: opt.Now, Logger: a.log,
+		Domain: cfg.Domain, Now: opt.Clock.Now, Logger: a.log,
 		TTLifetime: cfg.Auth.TTLifetime, SSTLifetime: cfg.Auth.SSTLifetime, PasswordCost: cfg.Auth.PasswordCost,
 		LoginFailuresFree: cfg.Auth.LoginFailuresFree, LoginDelayMax: cfg.Auth.LoginDelayMax,
 		MaxBodyBytes: cfg.HTTP.MaxBodyBytes, SecureCookies: cfg.HTTP.TLSCert != "",
 		Secrets: box, MinInterval: cfg.Subs.MinInterval, DefaultTimezone: cfg.Subs.DefaultTimezone,
+		Notifier: a.engine,
 	})
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
@@ -140,16 +156,47 @@ func (a *App) Run(ctx context.Context) error {
 		errc <- err
 	}()
 	go a.pruneLoop(ctx)
+
+	// The engine calls the API, so it stops before the server does.
+	engineCtx, stopEngine := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopEngine()
+	enginec := make(chan error, 1)
+	go func() { enginec <- a.runEngine(engineCtx) }()
+
+	var runErr error
 	select {
 	case err := <-errc:
-		return errors.Join(fmt.Errorf("serve: %w", err), a.store.Close())
+		runErr = fmt.Errorf("serve: %w", err)
+	case err := <-enginec:
+		enginec <- err
+		runErr = err
 	case <-ctx.Done():
 	}
+	stopEngine()
+	err := <-enginec
 	shutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.HTTP.ShutdownTimeout)
 	defer cancel()
-	err := srv.Shutdown(shutCtx)
-	<-errc
-	return errors.Join(err, a.store.Close())
+	if runErr == nil || !strings.HasPrefix(runErr.Error(), "serve:") {
+		err = errors.Join(err, srv.Shutdown(shutCtx))
+		<-errc
+	}
+	return errors.Join(runErr, err, a.store.Close())
+}
+
+// runEngine logs the engine in with its service account and runs it until ctx ends.
+func (a *App) runEngine(ctx context.Context) error {
+	c, err := a.serviceClient(ctx, a.cred)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped before the engine started
+		}
+		return err
+	}
+	a.engine.SetExecutor(engine.APIExecutor{Client: c})
+	if err := a.engine.Run(ctx); err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+	return nil
 }
 
 // pruneLoop deletes expired tokens and sessions now and then.
@@ -161,7 +208,7 @@ func (a *App) pruneLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if err := a.store.PruneTokens(ctx, a.opt.Now()); err != nil && ctx.Err() == nil {
+			if err := a.store.PruneTokens(ctx, a.opt.Clock.Now()); err != nil && ctx.Err() == nil {
 				a.log.Warn("prune tokens", "err", err)
 			}
 		}
@@ -171,7 +218,7 @@ func (a *App) pruneLoop(ctx context.Context) {
 // bootstrap creates the default domain and its admin on first start. The
 // admin password comes from HERALD_ADMIN_PASSWORD or is generated and printed once.
 func (a *App) bootstrap(ctx context.Context) error {
-	now := a.opt.Now()
+	now := a.opt.Clock.Now()
 	if err := a.store.EnsureDomain(ctx, a.cfg.Domain, now); err != nil {
 		return err
 	}
@@ -219,6 +266,11 @@ func openSecrets(cfg Config) (*secret.Box, error) {
 	}
 	return secret.New(key)
 }
+
+type realClock struct{}
+
+func (realClock) Now() time.Time                         { return time.Now() }
+func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
 
 func newLogger(c LogConfig, w io.Writer) *slog.Logger {
 	var level slog.Level

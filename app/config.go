@@ -34,6 +34,24 @@ type Config struct {
 	Auth       AuthConfig          `yaml:"auth"`
 	Secrets    SecretsConfig       `yaml:"secrets"`
 	Subs       SubscriptionsConfig `yaml:"subscriptions"`
+	Engine     EngineConfig        `yaml:"engine"`
+}
+
+// EngineConfig configures the engine that fires subscriptions.
+type EngineConfig struct {
+	// Workers is how many runs execute at once. Default 8.
+	Workers int `yaml:"workers"`
+	// RunTimeout bounds one run from claim to handover. Default 2m.
+	RunTimeout time.Duration `yaml:"runTimeout"`
+	// MetricTimeout bounds one metric execution. Default 1m.
+	MetricTimeout time.Duration `yaml:"metricTimeout"`
+	// Grace is how late a fire missed during downtime may still run. Default 15m.
+	Grace time.Duration `yaml:"grace"`
+	// FailuresBeforeNotice failed runs in a row mark a subscription unhealthy
+	// and mail its owner. Default 3.
+	FailuresBeforeNotice int `yaml:"failuresBeforeNotice"`
+	// Retention is how long run history is kept. Default 2160h (90 days).
+	Retention time.Duration `yaml:"retention"`
 }
 
 // SecretsConfig configures how secrets are sealed at rest.
@@ -108,6 +126,8 @@ func DefaultConfig() Config {
 			LoginDelayMax:     15 * time.Minute,
 		},
 		Subs: SubscriptionsConfig{MinInterval: time.Minute, DefaultTimezone: "UTC"},
+		Engine: EngineConfig{Workers: 8, RunTimeout: 2 * time.Minute, MetricTimeout: time.Minute, Grace: 15 * time.Minute,
+			FailuresBeforeNotice: 3, Retention: 90 * 24 * time.Hour},
 	}
 }
 
@@ -307,6 +327,18 @@ func (c *Config) Validate() error {
 	}
 	if _, err := time.LoadLocation(c.Subs.DefaultTimezone); err != nil || c.Subs.DefaultTimezone == "" || c.Subs.DefaultTimezone == "Local" {
 		bad("subscriptions.defaultTimezone", "%q is not an IANA time zone", c.Subs.DefaultTimezone)
+	}
+	if c.Engine.Workers < 1 {
+		bad("engine.workers", "must be at least 1")
+	}
+	for key, d := range map[string]time.Duration{"engine.runTimeout": c.Engine.RunTimeout, "engine.metricTimeout": c.Engine.MetricTimeout,
+		"engine.grace": c.Engine.Grace, "engine.retention": c.Engine.Retention} {
+		if d < time.Second {
+			bad(key, "must be at least 1s, got %s", d)
+		}
+	}
+	if c.Engine.FailuresBeforeNotice < 1 {
+		bad("engine.failuresBeforeNotice", "must be at least 1")
 	}
 	return errors.Join(errs...)
 }

@@ -47,6 +47,8 @@ type Config struct {
 	Retention time.Duration
 	// FilesDir holds the files runs attach (one folder per run). Required.
 	FilesDir string
+	// Clock is the time the engine runs on. Default: the real clock.
+	Clock Clock
 }
 
 func (c *Config) defaults() {
@@ -67,6 +69,9 @@ func (c *Config) defaults() {
 	}
 	if c.Retention == 0 {
 		c.Retention = 90 * 24 * time.Hour
+	}
+	if c.Clock == nil {
+		c.Clock = realClock{}
 	}
 }
 
@@ -94,7 +99,7 @@ func New(st *store.Store, exec Executor, cfg Config, log *slog.Logger, notify fu
 	}
 	e := &Engine{st: st, exec: exec, cfg: cfg, log: log, notify: notify,
 		memo: newMetricMemo(time.Hour, cfg.MetricTimeout), fires: make(chan Fire, 1<<16)}
-	e.sched = NewScheduler(func(f Fire) { e.fires <- f })
+	e.sched = NewScheduler(func(f Fire) { e.fires <- f }, cfg.Clock)
 	return e
 }
 
@@ -110,7 +115,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	now := time.Now()
+	now := e.now()
 	var missed []Fire
 	for _, sub := range subs {
 		if f, ok := e.catchUp(ctx, sub, last[sub.ID], now); ok {
@@ -151,6 +156,12 @@ func (e *Engine) Run(ctx context.Context) error {
 	return err
 }
 
+func (e *Engine) now() time.Time { return e.cfg.Clock.Now() }
+
+// SetExecutor sets the executor before Run (the API client can log in only
+// once the server it calls is up).
+func (e *Engine) SetExecutor(x Executor) { e.exec = x }
+
 // SubscriptionChanged applies a created, changed or deleted subscription to
 // the schedule at once.
 func (e *Engine) SubscriptionChanged(id string) {
@@ -170,7 +181,7 @@ func (e *Engine) SubscriptionChanged(id string) {
 		e.log.Error("reload subscription", "subscription", id, "err", err)
 		return
 	}
-	e.sched.Set(sub, time.Now())
+	e.sched.Set(sub, e.now())
 }
 
 // catchUp handles the instants a subscription missed while the service was
@@ -224,7 +235,7 @@ func (e *Engine) pruneLoop(ctx context.Context) {
 	t := time.NewTicker(24 * time.Hour)
 	defer t.Stop()
 	for {
-		if n, err := e.st.PruneRuns(ctx, time.Now().Add(-e.cfg.Retention)); err != nil && ctx.Err() == nil {
+		if n, err := e.st.PruneRuns(ctx, e.now().Add(-e.cfg.Retention)); err != nil && ctx.Err() == nil {
 			e.log.Warn("prune runs", "err", err)
 		} else if n > 0 {
 			e.log.Info("pruned old runs", "runs", n)
@@ -244,7 +255,7 @@ func (e *Engine) pruneFiles() {
 	if err != nil {
 		return
 	}
-	limit := time.Now().Add(-e.cfg.Retention)
+	limit := e.now().Add(-e.cfg.Retention)
 	for _, de := range entries {
 		if fi, err := de.Info(); err == nil && de.IsDir() && fi.ModTime().Before(limit) {
 			_ = os.RemoveAll(filepath.Join(e.cfg.FilesDir, de.Name()))

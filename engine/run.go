@@ -52,7 +52,7 @@ func (e *stageError) Unwrap() error { return e.err }
 // (or this one before a restart) has the instant, and nothing happens.
 func (e *Engine) fire(ctx context.Context, f Fire) {
 	run := store.Run{ID: store.NewID(24), SubscriptionID: f.SubscriptionID, ScheduledAt: f.At,
-		State: store.RunRunning, Started: time.Now()}
+		State: store.RunRunning, Started: e.now()}
 	switch err := e.st.ClaimRun(ctx, run); {
 	case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrNotFound):
 		return
@@ -64,7 +64,7 @@ func (e *Engine) fire(ctx context.Context, f Fire) {
 	defer cancel()
 	detail := runDetail{TimingsMS: map[string]int64{}}
 	deliveries, state, err := e.execute(runCtx, run, &detail)
-	run.State, run.Finished = state, time.Now()
+	run.State, run.Finished = state, e.now()
 	if err != nil {
 		var se *stageError
 		if errors.As(err, &se) {
@@ -86,7 +86,7 @@ func (e *Engine) fire(ctx context.Context, f Fire) {
 		e.log.Error("finish run", "subscription", f.SubscriptionID, "at", f.At, "err", err)
 		return
 	}
-	if err := e.st.SetState(ctx, run.SubscriptionID, health, time.Now()); err != nil && !errors.Is(err, store.ErrNotFound) {
+	if err := e.st.SetState(ctx, run.SubscriptionID, health, e.now()); err != nil && !errors.Is(err, store.ErrNotFound) {
 		e.log.Error("subscription health", "subscription", f.SubscriptionID, "err", err)
 	}
 	if len(deliveries)+len(notice) > 0 {
@@ -176,7 +176,9 @@ func (e *Engine) execute(ctx context.Context, run store.Run, d *runDetail) ([]st
 			if err != nil {
 				return nil, store.RunFailed, &stageError{stageExport, fmt.Errorf("export %s as %s: %w", a.Report, format, err)}
 			}
-			d.Files = append(d.Files, file)
+			if file.Path != "" { // a report without data has nothing to attach
+				d.Files = append(d.Files, file)
+			}
 		}
 	}
 	d.TimingsMS[stageExport] = time.Since(start).Milliseconds()
@@ -289,7 +291,7 @@ func (e *Engine) decide(ctx context.Context, sub store.Subscription, cond bool) 
 		send = false
 	}
 	st.LastCondition = &cond
-	return send, e.st.SetState(ctx, sub.ID, st, time.Now())
+	return send, e.st.SetState(ctx, sub.ID, st, e.now())
 }
 
 // render fills the subject and message templates with the values the

@@ -57,12 +57,26 @@ func (h *bucketHeap) Pop() any {
 	return b
 }
 
+// Clock is the time the engine runs on. Tests drive it; the default is the
+// real clock.
+type Clock interface {
+	Now() time.Time
+	// After returns a channel that receives once d has passed.
+	After(d time.Duration) <-chan time.Time
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time                         { return time.Now() }
+func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
 // Scheduler keeps the next fire time of every trigger, grouped by instant in
 // a min-heap of buckets, and calls dispatch for each due fire. dispatch must return quickly: computing the
 // following fire times happens after a due batch was dispatched, so it never
 // adds to the lateness of a fire.
 type Scheduler struct {
 	dispatch func(Fire)
+	clock    Clock
 
 	mu      sync.Mutex
 	heap    bucketHeap
@@ -74,9 +88,14 @@ type Scheduler struct {
 }
 
 // NewScheduler returns an empty scheduler that hands due fires to dispatch.
-func NewScheduler(dispatch func(Fire)) *Scheduler {
+// A nil clock is the real one.
+func NewScheduler(dispatch func(Fire), clock Clock) *Scheduler {
+	if clock == nil {
+		clock = realClock{}
+	}
 	return &Scheduler{
 		dispatch: dispatch,
+		clock:    clock,
 		buckets:  make(map[int64]*bucket),
 		bySub:    make(map[string][]*entry),
 		locs:     make(map[string]*time.Location),
@@ -183,11 +202,9 @@ func (s *Scheduler) poke() {
 
 // Run dispatches due fires until ctx ends.
 func (s *Scheduler) Run(ctx context.Context) error {
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
 	var due []*entry
 	for {
-		now := time.Now().UnixNano()
+		now := s.clock.Now().UnixNano()
 		due = due[:0]
 		s.mu.Lock()
 		for len(s.heap) > 0 && s.heap[0].at <= now {
@@ -215,14 +232,13 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			}
 		}
 		if len(s.heap) > 0 {
-			wait = time.Duration(s.heap[0].at - time.Now().UnixNano())
+			wait = time.Duration(s.heap[0].at - s.clock.Now().UnixNano())
 		}
 		s.mu.Unlock()
-		timer.Reset(max(wait, 0))
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-timer.C:
+		case <-s.clock.After(max(wait, 0)):
 		case <-s.wake: // the heap changed: look again
 		}
 	}

@@ -45,7 +45,7 @@ func runScheduler(s *Scheduler) (stop func()) {
 func TestSchedulerFiresOnTimeWithoutLateness(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var rec recorder
-		s := NewScheduler(rec.dispatch)
+		s := NewScheduler(rec.dispatch, nil)
 		start := time.Now()
 		s.Set(sub("a", "0 0/5 * * * *", "UTC"), start)
 		s.Set(sub("b", "30 */2 * * * *", "UTC"), start)
@@ -79,7 +79,7 @@ func TestSchedulerFiresOnTimeWithoutLateness(t *testing.T) {
 func TestSchedulerAppliesChangesAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var rec recorder
-		s := NewScheduler(rec.dispatch)
+		s := NewScheduler(rec.dispatch, nil)
 		stop := runScheduler(s)
 		defer stop()
 		start := time.Now()
@@ -140,7 +140,7 @@ func TestSchedulerDaylightSaving(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				var rec recorder
-				s := NewScheduler(rec.dispatch)
+				s := NewScheduler(rec.dispatch, nil)
 				time.Sleep(time.Until(tc.from))
 				s.Set(sub("a", tc.cron, tc.loc.String()), time.Now())
 				stop := runScheduler(s)
@@ -164,7 +164,7 @@ func TestSchedulerDaylightSaving(t *testing.T) {
 func TestSchedulerManyAtOneInstant(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var rec recorder
-		s := NewScheduler(rec.dispatch)
+		s := NewScheduler(rec.dispatch, nil)
 		start := time.Now()
 		for i := range 1000 {
 			s.Set(sub(string(rune('a'+i%26))+string(rune(i)), "0 0 * * * *", "UTC"), start)

@@ -18,10 +18,16 @@ import (
 // AdminPassword is the password of the bootstrap admin in every Bundle.
 const AdminPassword = "Adm1n-Passw0rd"
 
-// Clock is a settable clock for tests.
+// Clock is a clock for tests that moves only when told to.
 type Clock struct {
-	mu sync.Mutex
-	t  time.Time
+	mu      sync.Mutex
+	t       time.Time
+	waiters []waiter
+}
+
+type waiter struct {
+	at time.Time
+	ch chan time.Time
 }
 
 // NewClock returns a clock stopped at t.
@@ -34,10 +40,32 @@ func (c *Clock) Now() time.Time {
 	return c.t
 }
 
-// Advance moves the clock forward by d.
+// After returns a channel that receives once the clock has been advanced by d.
+func (c *Clock) After(d time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ch := make(chan time.Time, 1)
+	if d <= 0 {
+		ch <- c.t
+		return ch
+	}
+	c.waiters = append(c.waiters, waiter{at: c.t.Add(d), ch: ch})
+	return ch
+}
+
+// Advance moves the clock forward by d and wakes what waits until then.
 func (c *Clock) Advance(d time.Duration) {
 	c.mu.Lock()
 	c.t = c.t.Add(d)
+	kept := c.waiters[:0]
+	for _, w := range c.waiters {
+		if w.at.After(c.t) {
+			kept = append(kept, w)
+			continue
+		}
+		w.ch <- c.t
+	}
+	c.waiters = kept
 	c.mu.Unlock()
 }
 
@@ -76,7 +104,7 @@ func Start(t testing.TB, opts ...Option) *Bundle {
 		Log: &SyncBuffer{}, Stdout: &SyncBuffer{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	a, err := app.New(ctx, cfg, app.Options{
-		Now:    b.Clock.Now,
+		Clock:  b.Clock,
 		Logger: slog.New(slog.NewTextHandler(b.Log, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Stdout: b.Stdout,
 		Getenv: func(k string) string {

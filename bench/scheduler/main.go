@@ -99,7 +99,7 @@ func (c *collector) add(scheduled time.Time) {
 
 func runHerald(specs []string, d time.Duration, burstAt time.Time) result {
 	c := &collector{burstAt: burstAt, lat: make([]time.Duration, 0, 1<<20)}
-	s := engine.NewScheduler(func(f engine.Fire) { c.add(f.At) })
+	s := engine.NewScheduler(func(f engine.Fire) { c.add(f.At) }, nil)
 	now := time.Now()
 	for i, spec := range specs {
 		s.Set(store.Subscription{ID: fmt.Sprint(i), Enabled: true,

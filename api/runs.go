@@ -1,0 +1,106 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/heraldhq/herald/store"
+)
+
+// runJSON is one run as the run history shows it. Attachment files stay
+// inside the service: only their names and types are shown.
+type runJSON struct {
+	ScheduledAt string              `json:"scheduledAt"`
+	State       string              `json:"state"`
+	Condition   *bool               `json:"condition,omitempty"`
+	Values      map[string]*float64 `json:"values,omitempty"`
+	Subject     string              `json:"subject,omitempty"`
+	Text        string              `json:"text,omitempty"`
+	Attachments []attachmentJSON    `json:"attachments,omitempty"`
+	Error       string              `json:"error,omitempty"`
+	Stage       string              `json:"stage,omitempty"`
+	Reason      string              `json:"reason,omitempty"`
+	TimingsMS   map[string]int64    `json:"timingsMs,omitempty"`
+	Started     string              `json:"started"`
+	Finished    string              `json:"finished,omitempty"`
+	Deliveries  []deliveryJSON      `json:"deliveries"`
+}
+
+type attachmentJSON struct {
+	Name        string `json:"name"`
+	ContentType string `json:"contentType"`
+}
+
+type deliveryJSON struct {
+	Channel    string `json:"channel"`
+	Kind       string `json:"kind"`
+	State      string `json:"state"`
+	Attempts   int    `json:"attempts"`
+	LastError  string `json:"lastError,omitempty"`
+	ProviderID string `json:"providerId,omitempty"`
+	SentAt     string `json:"sentAt,omitempty"`
+}
+
+// runDetail is the part of a run's stored detail the history shows.
+type runDetail struct {
+	Values      map[string]*float64 `json:"values"`
+	Condition   *bool               `json:"condition"`
+	Subject     string              `json:"subject"`
+	Text        string              `json:"text"`
+	Attachments []store.Attachment  `json:"attachments"`
+	Stage       string              `json:"stage"`
+	Reason      string              `json:"reason"`
+	TimingsMS   map[string]int64    `json:"timingsMs"`
+}
+
+// listRuns is the run history of a subscription (extension), newest first.
+func (s *Server) listRuns(w http.ResponseWriter, r *http.Request, c *caller) error {
+	sub, err := s.ownedSubscription(r, c)
+	if err != nil {
+		return err
+	}
+	limit := 50
+	if v := r.URL.Query().Get("limit"); v != "" {
+		if limit, err = strconv.Atoi(v); err != nil || limit < 1 {
+			return badRequest("api", "Query parameter %s must be a whole number of at least 1", "limit")
+		}
+		limit = min(limit, 1000)
+	}
+	runs, err := s.store.SubscriptionRuns(r.Context(), sub.ID, limit)
+	if err != nil {
+		return err
+	}
+	items := make([]map[string]runJSON, 0, len(runs))
+	for _, run := range runs {
+		var d runDetail
+		_ = json.Unmarshal(run.Detail, &d) // a detail that does not parse shows as empty
+		rj := runJSON{
+			ScheduledAt: timestamp(run.ScheduledAt), State: run.State, Condition: d.Condition, Values: d.Values,
+			Subject: d.Subject, Text: d.Text, Error: run.Error, Stage: d.Stage, Reason: d.Reason,
+			TimingsMS: d.TimingsMS, Started: timestamp(run.Started), Deliveries: []deliveryJSON{},
+		}
+		if !run.Finished.IsZero() {
+			rj.Finished = timestamp(run.Finished)
+		}
+		for _, a := range d.Attachments {
+			rj.Attachments = append(rj.Attachments, attachmentJSON{Name: a.Name, ContentType: a.ContentType})
+		}
+		dels, err := s.store.RunDeliveries(r.Context(), run.ID)
+		if err != nil {
+			return err
+		}
+		for _, dl := range dels {
+			dj := deliveryJSON{Channel: channelURI(sub.Owner, dl.ChannelID), Kind: dl.Kind, State: dl.State,
+				Attempts: dl.Attempts, LastError: dl.LastError, ProviderID: dl.ProviderID}
+			if !dl.SentAt.IsZero() {
+				dj.SentAt = dl.SentAt.UTC().Format(time.DateTime)
+			}
+			rj.Deliveries = append(rj.Deliveries, dj)
+		}
+		items = append(items, map[string]runJSON{"run": rj})
+	}
+	respond(w, r, http.StatusOK, map[string]any{"runs": map[string]any{"items": items}})
+	return nil
+}
