@@ -44,6 +44,8 @@ type Options struct {
 	DefaultTimezone string
 	// Notifier is told of every subscription change. Default: nobody.
 	Notifier Notifier
+	// Previewer evaluates subscriptions for the preview endpoint. Default: none (503).
+	Previewer Previewer
 }
 
 // Server is the HTTP API.
@@ -61,13 +63,14 @@ type Server struct {
 	// dummyHash is compared against when the login is unknown, so a wrong
 	// login costs as long as a wrong password.
 	dummyHash []byte
-	mux      *http.ServeMux
-	idPrefix string
+	mux       *http.ServeMux
+	idPrefix  string
 
 	secrets     *secret.Box
 	minInterval time.Duration
 	defaultTZ   string
 	notifier    Notifier
+	previewer   Previewer
 }
 
 // New returns a Server over st.
@@ -88,6 +91,7 @@ func New(st *store.Store, opt Options) *Server {
 		minInterval: opt.MinInterval,
 		defaultTZ:   opt.DefaultTimezone,
 		notifier:    opt.Notifier,
+		previewer:   opt.Previewer,
 	}
 	if s.minInterval == 0 {
 		s.minInterval = time.Minute

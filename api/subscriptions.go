@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/engine/cron"
 	"github.com/heraldhq/herald/engine/jexl"
 	"github.com/heraldhq/herald/store"
@@ -24,6 +26,11 @@ type Notifier interface {
 type nopNotifier struct{}
 
 func (nopNotifier) SubscriptionChanged(string) {}
+
+// Previewer evaluates a subscription now without sending anything.
+type Previewer interface {
+	Preview(ctx context.Context, sub store.Subscription) (engine.Preview, error)
+}
 
 type subscriptionRequest struct {
 	Subscription *subscriptionBody `json:"subscription"`
@@ -416,10 +423,35 @@ func (s *Server) deleteSubscription(w http.ResponseWriter, r *http.Request, c *c
 	return nil
 }
 
+// previewSubscription (extension) evaluates the condition and renders the
+// message now, and says what would go to which channel; nothing is sent.
 func (s *Server) previewSubscription(w http.ResponseWriter, r *http.Request, c *caller) error {
-	if _, err := s.ownedSubscription(r, c); err != nil {
+	sub, err := s.ownedSubscription(r, c)
+	if err != nil {
 		return err
 	}
-	return newError(http.StatusServiceUnavailable, classUnavailable, "subscriptions",
-		"Preview needs metric execution, which this service does not offer yet")
+	if s.previewer == nil {
+		return newError(http.StatusServiceUnavailable, classUnavailable, "subscriptions", "Preview is not available: the engine is not running")
+	}
+	p, err := s.previewer.Preview(r.Context(), sub)
+	if err != nil {
+		return newError(http.StatusBadGateway, classUnavailable, "subscriptions", "The subscription could not be evaluated: %s", err.Error())
+	}
+	channels := make([]map[string]string, 0, len(p.Channels))
+	for _, ch := range p.Channels {
+		to := ch.Config.To
+		if ch.Kind == store.KindFeedChat {
+			to = ch.Config.Username
+		}
+		channels = append(channels, map[string]string{"channel": channelURI(ch.Owner, ch.ID), "kind": ch.Kind, "to": to})
+	}
+	attachments := make([]map[string]any, 0, len(p.Attachments))
+	for _, a := range p.Attachments {
+		attachments = append(attachments, map[string]any{"report": a.Report, "formats": a.Formats})
+	}
+	respond(w, r, http.StatusOK, map[string]any{"preview": map[string]any{
+		"values": p.Values, "condition": p.Condition, "wouldSend": p.WouldSend, "subject": p.Subject,
+		"text": p.Text, "attachments": attachments, "channels": channels,
+	}})
+	return nil
 }

@@ -107,7 +107,7 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 		LoginFailuresFree: cfg.Auth.LoginFailuresFree, LoginDelayMax: cfg.Auth.LoginDelayMax,
 		MaxBodyBytes: cfg.HTTP.MaxBodyBytes, SecureCookies: cfg.HTTP.TLSCert != "",
 		Secrets: box, MinInterval: cfg.Subs.MinInterval, DefaultTimezone: cfg.Subs.DefaultTimezone,
-		Notifier: a.engine,
+		Notifier: a.engine, Previewer: a.engine,
 	})
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {

@@ -106,10 +106,10 @@ func TestSubscriptionLifecycle(t *testing.T) {
 	r = w.jane.do("DELETE", w.channel, "")
 	wantStatus(t, r, 409)
 
-	// Preview is not available before metric execution is.
+	// The metric does not exist: preview says it could not evaluate.
 	r = w.jane.do("POST", uri+"/preview", "")
-	wantStatus(t, r, 503)
-	if e := r.errorBody(t); !strings.Contains(e["message"].(string), "metric execution") {
+	wantStatus(t, r, 502)
+	if e := r.errorBody(t); !strings.Contains(e["message"].(string), "could not be evaluated") {
 		t.Errorf("preview error = %v", e)
 	}
 

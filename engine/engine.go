@@ -160,7 +160,17 @@ func (e *Engine) now() time.Time { return e.cfg.Clock.Now() }
 
 // SetExecutor sets the executor before Run (the API client can log in only
 // once the server it calls is up).
-func (e *Engine) SetExecutor(x Executor) { e.exec = x }
+func (e *Engine) SetExecutor(x Executor) {
+	e.mu.Lock()
+	e.exec = x
+	e.mu.Unlock()
+}
+
+func (e *Engine) executor() Executor {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.exec
+}
 
 // SubscriptionChanged applies a created, changed or deleted subscription to
 // the schedule at once.

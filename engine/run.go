@@ -172,7 +172,7 @@ func (e *Engine) execute(ctx context.Context, run store.Run, d *runDetail) ([]st
 	start = time.Now()
 	for _, a := range sub.Def.Attachments {
 		for _, format := range a.Formats {
-			file, err := e.exec.ExportReport(ctx, a.Report, format, filepath.Join(e.cfg.FilesDir, run.ID))
+			file, err := e.executor().ExportReport(ctx, a.Report, format, filepath.Join(e.cfg.FilesDir, run.ID))
 			if err != nil {
 				return nil, store.RunFailed, &stageError{stageExport, fmt.Errorf("export %s as %s: %w", a.Report, format, err)}
 			}
@@ -256,7 +256,7 @@ func (e *Engine) evaluate(ctx context.Context, sub store.Subscription, at time.T
 		if _, done := ev.formats[uri]; done {
 			continue
 		}
-		v, err := e.memo.do(ctx, uri, at, func(ctx context.Context) (Value, error) { return e.exec.ExecuteMetric(ctx, uri) })
+		v, err := e.memo.do(ctx, uri, at, func(ctx context.Context) (Value, error) { return e.executor().ExecuteMetric(ctx, uri) })
 		if err != nil {
 			return ev, fmt.Errorf("execute %s: %w", uri, err)
 		}

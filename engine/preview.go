@@ -1,0 +1,51 @@
+package engine
+
+import (
+	"context"
+	"errors"
+
+	"github.com/heraldhq/herald/store"
+)
+
+// Preview is what a subscription would send if it fired now.
+type Preview struct {
+	Values      map[string]*float64
+	Condition   bool
+	WouldSend   bool // the condition holds (and, for onChange, it turned true)
+	Subject     string
+	Text        string
+	Attachments []store.ReportAttachment
+	Channels    []store.Channel // the channels it would send to
+}
+
+// Preview evaluates the subscription's condition and renders its message
+// now, without claiming an instant, exporting or sending anything.
+func (e *Engine) Preview(ctx context.Context, sub store.Subscription) (Preview, error) {
+	if e.executor() == nil {
+		return Preview{}, errors.New("the engine has not started")
+	}
+	ev, err := e.evaluate(ctx, sub, e.now())
+	p := Preview{Values: ev.detailValues(), Condition: ev.condition, Attachments: sub.Def.Attachments}
+	if err != nil {
+		return p, err
+	}
+	st, err := e.st.State(ctx, sub.ID)
+	if err != nil {
+		return p, err
+	}
+	p.WouldSend = ev.condition && !(sub.Def.FireMode == store.FireOnChange && st.LastCondition != nil && *st.LastCondition)
+	if p.Subject, p.Text, err = render(sub, ev); err != nil {
+		return p, err
+	}
+	for _, id := range sub.Channels {
+		ch, err := e.st.ChannelByID(ctx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return p, err
+		}
+		p.Channels = append(p.Channels, ch)
+	}
+	return p, nil
+}
