@@ -128,7 +128,7 @@ func TestExcelFormat(t *testing.T) {
 	}
 }
 
-// FuzzFormat checks that no pattern makes Format or ExcelFormat panic, that
+// FuzzFormat checks that no pattern makes Format, ExcelFormat or Axis panic, that
 // the Excel code formats like the pattern it came from, and that the plain
 // form reads back exactly.
 func FuzzFormat(f *testing.F) {
@@ -145,6 +145,7 @@ func FuzzFormat(f *testing.F) {
 		if excel := Format(v, ExcelFormat(pattern)); excel != got {
 			t.Errorf("Format(%v, %q) = %q, but with its Excel code %q it is %q", v, pattern, got, ExcelFormat(pattern), excel)
 		}
+		Format(v, Axis(pattern, math.Abs(v)))
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return
 		}
@@ -153,4 +154,33 @@ func FuzzFormat(f *testing.F) {
 			t.Errorf("plain form of %v is %q (read back %v, %v)", v, Format(v, ""), back, err)
 		}
 	})
+}
+
+func TestAxis(t *testing.T) {
+	tests := []struct {
+		name    string
+		pattern string
+		step    float64
+		want    string
+	}{
+		{"drops decimals for whole steps", "$#,##0.00", 500000, "$#,##0"},
+		{"percent whole", "0.0%", 0.05, "0%"},
+		{"percent half", "0.0%", 0.025, "0.0%"},
+		{"adds decimals for small steps", "#,##0", 0.25, "#,##0.00"},
+		{"noise in the step", "#,##0", 0.1 + 0.2, "#,##0.0"},
+		{"thousands scaling", `#,##0.0,"K"`, 5000, `#,##0,"K"`},
+		{"thousands scaling needs a decimal", `#,##0,"K"`, 500, `#,##0.0,"K"`},
+		{"each section", `#,##0.00;(#,##0.00)`, 10, `#,##0;(#,##0)`},
+		{"scientific unchanged", "0.00E+00", 10, "0.00E+00"},
+		{"empty unchanged", "", 10, ""},
+		{"bad step unchanged", "0.00", 0, "0.00"},
+		{"leading point", ".00", 1, "0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Axis(tt.pattern, tt.step); got != tt.want {
+				t.Errorf("Axis(%q, %v) = %q, want %q", tt.pattern, tt.step, got, tt.want)
+			}
+		})
+	}
 }

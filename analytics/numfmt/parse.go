@@ -63,6 +63,7 @@ type number struct {
 	point    bool   // the pattern has a decimal point
 	grouping bool   // thousands separators
 	shift    int    // power of ten applied before formatting (% is +2, a trailing comma -3)
+	commas   int    // trailing commas, each dividing by a thousand
 	exp      bool   // scientific notation
 	expPlus  bool   // E+ rather than E-: always print the exponent's sign
 	expUpper bool
@@ -278,6 +279,7 @@ func (ps *parser) number(s string) int {
 			continue
 		case c == '.' && !frac:
 			n.shift -= 3 * pendingCommas
+			n.commas += pendingCommas
 			pendingCommas = 0
 			frac, n.point = true, true
 			continue
@@ -285,6 +287,7 @@ func (ps *parser) number(s string) int {
 		break
 	}
 	n.shift -= 3 * pendingCommas
+	n.commas += pendingCommas
 	if i+2 < len(s) && (s[i] == 'E' || s[i] == 'e') && (s[i+1] == '+' || s[i+1] == '-') && isPlaceholder(s[i+2]) {
 		n.exp, n.expUpper, n.expPlus = true, s[i] == 'E', s[i+1] == '+'
 		i += 2

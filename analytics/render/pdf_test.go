@@ -1,0 +1,179 @@
+package render
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/heraldhq/herald/analytics/grid"
+)
+
+func renderPDF(t *testing.T, g *grid.Grid) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := PDF(&b, g, generatedAt); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(b.Bytes(), []byte("%PDF-")) {
+		t.Fatalf("output starts with %q, not %%PDF-", b.Bytes()[:min(8, b.Len())])
+	}
+	return b.Bytes()
+}
+
+var pageObject = regexp.MustCompile(`/Type /Page\b[^s]`)
+
+// pageCount counts the page objects of a PDF.
+func pageCount(pdf []byte) int { return len(pageObject.FindAll(pdf, -1)) }
+
+// pdfText extracts the text of each page with pdftotext -layout, skipping
+// the calling test when pdftotext is not installed.
+func pdfText(t *testing.T, pdf []byte) []string {
+	t.Helper()
+	if _, err := exec.LookPath("pdftotext"); err != nil {
+		t.Skip("pdftotext not on PATH (apt-get install poppler-utils)")
+	}
+	cmd := exec.Command("pdftotext", "-layout", "-enc", "UTF-8", "-", "-")
+	cmd.Stdin = bytes.NewReader(pdf)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("pdftotext: %v", err)
+	}
+	pages := strings.Split(string(out), "\f")
+	return pages[:len(pages)-1] // the text ends with a form feed
+}
+
+func TestPDFSales(t *testing.T) {
+	pdf := renderPDF(t, salesGrid())
+	if n := pageCount(pdf); n != 1 {
+		t.Errorf("pages = %d, want 1", n)
+	}
+	t.Run("text", func(t *testing.T) {
+		text := pdfText(t, pdf)[0]
+		for _, want := range []string{
+			"Sales by region",
+			"Filters: Year IN (2024); Channel = Online",
+			"Generated 2025-03-14 09:30 UTC",
+			"Region", "Revenue", "Units sold", "Margin",
+			"North America", "$1,254,300.50", "48,210", "31.2%",
+			"Middle East & Africa", "-3.4%",
+			"Žluťoučký kůň s.r.o.", "$45,210.10",
+			"Page 1 of 1",
+		} {
+			if !strings.Contains(text, want) {
+				t.Errorf("text lacks %q:\n%s", want, text)
+			}
+		}
+	})
+}
+
+func TestPDFPages(t *testing.T) {
+	pdf := renderPDF(t, longGrid(500))
+	n := pageCount(pdf)
+	if n < 5 {
+		t.Fatalf("500 rows on %d pages, want several", n)
+	}
+	t.Run("text", func(t *testing.T) {
+		pages := pdfText(t, pdf)
+		if len(pages) != n {
+			t.Fatalf("pdftotext found %d pages, the page objects %d", len(pages), n)
+		}
+		header := regexp.MustCompile(`Region\s+Customer\s+Revenue\s+Orders\s+Share`)
+		rows := 0
+		for i, p := range pages {
+			if !header.MatchString(p) {
+				t.Errorf("page %d has no table header:\n%s", i+1, p)
+			}
+			if want := fmt.Sprintf("Page %d of %d", i+1, n); !strings.Contains(p, want) {
+				t.Errorf("page %d lacks %q", i+1, want)
+			}
+			rows += strings.Count(p, "Customer 0")
+		}
+		if rows != 500 {
+			t.Errorf("%d rows printed, want 500", rows)
+		}
+		last := pages[n-1]
+		if !strings.Contains(last, "Customer 00499") || !strings.Contains(last, "6,171.63") {
+			t.Errorf("last page lacks the last row:\n%s", last)
+		}
+	})
+}
+
+func TestPDFMultiLevelHeader(t *testing.T) {
+	pdf := renderPDF(t, pivotGrid())
+	t.Run("text", func(t *testing.T) {
+		text := pdfText(t, pdf)[0]
+		for _, want := range []*regexp.Regexp{
+			regexp.MustCompile(`2024\s+2025`),
+			regexp.MustCompile(`Region\s+Product\s+Revenue\s+Units\s+Revenue\s+Units`),
+			regexp.MustCompile(`Čechy\s+Žluťoučký kůň\s+1,234.50\s+10\s+-99.13\s+-3`),
+			regexp.MustCompile(`Morava\s+Say "hi", world\s+0\s+0.10\n`),
+		} {
+			if !want.MatchString(text) {
+				t.Errorf("text does not match %s:\n%s", want, text)
+			}
+		}
+	})
+}
+
+func TestPDFWide(t *testing.T) {
+	pdf := renderPDF(t, wideGrid())
+	if !bytes.Contains(pdf, []byte("/MediaBox [0 0 841.89 595.28]")) {
+		t.Error("a table of 13 columns is not on a landscape page")
+	}
+	t.Run("text", func(t *testing.T) {
+		text := pdfText(t, pdf)[0]
+		if !regexp.MustCompile(`Middle East & Africa – a very long [a-z ]+…\s+18,518.51`).MatchString(text) {
+			t.Errorf("the long region is not cut with an ellipsis:\n%s", text)
+		}
+		if strings.Contains(text, "will not fit") {
+			t.Error("the long region is printed whole, past its column")
+		}
+		for _, want := range []string{"January", "September", "December", "86,419.69"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("text lacks %q", want)
+			}
+		}
+	})
+}
+
+func TestPDFOneNumber(t *testing.T) {
+	pdf := renderPDF(t, oneNumberGrid())
+	t.Run("text", func(t *testing.T) {
+		text := pdfText(t, pdf)[0]
+		for _, want := range []string{"Revenue this quarter", "Filters: Quarter = 2025-Q1", "$3,812,450.46", "Revenue"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("text lacks %q:\n%s", want, text)
+			}
+		}
+	})
+}
+
+func TestPDFNoRows(t *testing.T) {
+	pdf := renderPDF(t, longGrid(0))
+	if n := pageCount(pdf); n != 1 {
+		t.Errorf("pages = %d, want 1", n)
+	}
+	t.Run("text", func(t *testing.T) {
+		text := pdfText(t, pdf)[0]
+		if !strings.Contains(text, "No data") || !strings.Contains(text, "Customer") {
+			t.Errorf("text lacks the header or No data:\n%s", text)
+		}
+	})
+}
+
+func TestPDFRowsFail(t *testing.T) {
+	for _, format := range []string{grid.FormatGrid, grid.FormatOneNumber} {
+		t.Run(format, func(t *testing.T) {
+			g := salesGrid()
+			g.Format = format
+			g.Rows = failing(errWarehouse)
+			if err := PDF(&bytes.Buffer{}, g, generatedAt); !errors.Is(err, errWarehouse) {
+				t.Errorf("err = %v, want %v", err, errWarehouse)
+			}
+		})
+	}
+}
