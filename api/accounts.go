@@ -75,6 +75,7 @@ func (s *Server) deleteUser(w http.ResponseWriter, r *http.Request, c *caller) e
 	case err != nil:
 		return err
 	}
+	s.auth.purge(func(p store.Principal) bool { return p.UserID == uid })
 	w.WriteHeader(http.StatusOK)
 	return nil
 }

@@ -54,8 +54,13 @@ func (s *Server) writeChallenge(w http.ResponseWriter, r *http.Request, c *chall
 // still good (get a new TT), and SVCAuthSST otherwise (log in again).
 func (s *Server) authenticate(r *http.Request) (store.Principal, error) {
 	if ck, err := r.Cookie(CookieTT); err == nil && ck.Value != "" {
-		p, err := s.store.Authenticate(r.Context(), hashToken(ck.Value), s.now())
+		hash, now := hashToken(ck.Value), s.now()
+		if p, ok := s.auth.get(hash, now); ok {
+			return p, nil
+		}
+		p, err := s.store.Authenticate(r.Context(), hash, now)
 		if err == nil {
+			s.auth.put(hash, p)
 			return p, nil
 		}
 		if !errors.Is(err, store.ErrNotFound) {
@@ -170,10 +175,12 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request, c *caller) error
 		if err := s.store.RevokeSession(r.Context(), c.SessionID); err != nil {
 			return err
 		}
+		s.auth.purge(func(p store.Principal) bool { return p.SessionID == c.SessionID })
 	case c.kind == kindDomainAdmin:
 		if err := s.store.RevokeUserSessions(r.Context(), uid); err != nil {
 			return err
 		}
+		s.auth.purge(func(p store.Principal) bool { return p.UserID == uid })
 	default:
 		return notFound("account", "Login %s not found", uid)
 	}

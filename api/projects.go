@@ -15,9 +15,24 @@ type projectJSON struct {
 }
 
 type projectBody struct {
-	Content projectContent    `json:"content"`
-	Links   map[string]string `json:"links"`
-	Meta    projectMeta       `json:"meta"`
+	Content projectContent `json:"content"`
+	Links   projectLinks   `json:"links"`
+	Meta    projectMeta    `json:"meta"`
+}
+
+type projectLinks struct {
+	Self            string `json:"self"`
+	Roles           string `json:"roles"`
+	Users           string `json:"users"`
+	UserRoles       string `json:"userRoles"`
+	UserPermissions string `json:"userPermissions"`
+	Invitations     string `json:"invitations"`
+	Connectors      string `json:"connectors"`
+	Templates       string `json:"templates"`
+	PublicArtifacts string `json:"publicartifacts"`
+	LDM             string `json:"ldm"`
+	LDMThumbnail    string `json:"ldm_thumbnail"`
+	Metadata        string `json:"metadata"`
 }
 
 type projectContent struct {
@@ -45,11 +60,11 @@ func projectOf(p store.Project) projectJSON {
 			IsPublic:         strconv.Itoa(btoi(p.IsPublic)),
 			State:            p.State,
 		},
-		Links: map[string]string{
-			"self": self, "roles": self + "/roles", "users": self + "/users", "userRoles": self + "/users/{uid}/roles",
-			"userPermissions": self + "/users/{uid}/permissions", "invitations": self + "/invitations",
-			"connectors": self + "/connectors", "templates": self + "/templates", "publicartifacts": self + "/publicartifacts",
-			"ldm": md + "/ldm", "ldm_thumbnail": md + "/ldm?thumbnail=1", "metadata": md,
+		Links: projectLinks{
+			Self: self, Roles: self + "/roles", Users: self + "/users", UserRoles: self + "/users/{uid}/roles",
+			UserPermissions: self + "/users/{uid}/permissions", Invitations: self + "/invitations",
+			Connectors: self + "/connectors", Templates: self + "/templates", PublicArtifacts: self + "/publicartifacts",
+			LDM: md + "/ldm", LDMThumbnail: md + "/ldm?thumbnail=1", Metadata: md,
 		},
 		Meta: projectMeta{
 			Title: p.Title, Summary: p.Summary, ProjectTemplate: p.Template,
@@ -140,8 +155,10 @@ func (s *Server) deleteProject(w http.ResponseWriter, r *http.Request, c *caller
 // the query has offset or limit.
 func (s *Server) listUserProjects(w http.ResponseWriter, r *http.Request, c *caller) error {
 	uid := r.PathValue("uid")
-	if _, err := s.userOf(r, uid); err != nil {
-		return err
+	if uid != c.UserID {
+		if _, err := s.userOf(r, uid); err != nil {
+			return err
+		}
 	}
 	offset, limit, paged, err := paging(r, 100, 500)
 	if err != nil {
@@ -150,7 +167,7 @@ func (s *Server) listUserProjects(w http.ResponseWriter, r *http.Request, c *cal
 	if !paged {
 		offset, limit = 0, -1
 	}
-	projects, total, err := s.store.ListUserProjects(r.Context(), uid, offset, limit)
+	projects, err := s.store.ListUserProjects(r.Context(), uid, offset, limit)
 	if err != nil {
 		return err
 	}
@@ -161,6 +178,10 @@ func (s *Server) listUserProjects(w http.ResponseWriter, r *http.Request, c *cal
 	if !paged {
 		respond(w, r, http.StatusOK, map[string]any{"projects": items})
 		return nil
+	}
+	total, err := s.store.CountUserProjects(r.Context(), uid)
+	if err != nil {
+		return err
 	}
 	respond(w, r, http.StatusOK, map[string]any{"projects": map[string]any{
 		"paging": pageOf(r.URL.Path, offset, limit, len(items), total, ""), "items": items,

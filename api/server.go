@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/heraldhq/herald/analytics"
 	"github.com/heraldhq/herald/secret"
 	"github.com/heraldhq/herald/store"
 )
@@ -44,6 +45,10 @@ type Options struct {
 	DefaultTimezone string
 	// Notifier is told of every subscription change. Default: nobody.
 	Notifier Notifier
+	// Analytics serves the model, data and metadata routes of /svc/md. Nil: none.
+	Analytics *analytics.Service
+	// MaxLoadBytes caps the CSV body of a data load. Default 16 GiB.
+	MaxLoadBytes int64
 	// Previewer evaluates subscriptions for the preview endpoint. Default: none (503).
 	Previewer Previewer
 }
@@ -60,6 +65,7 @@ type Server struct {
 	maxBody  int64
 	secure   bool
 	throttle *loginThrottle
+	auth     *authCache
 	// dummyHash is compared against when the login is unknown, so a wrong
 	// login costs as long as a wrong password.
 	dummyHash []byte
@@ -70,6 +76,8 @@ type Server struct {
 	minInterval time.Duration
 	defaultTZ   string
 	notifier    Notifier
+	analytics   *analytics.Service
+	maxLoad     int64
 	previewer   Previewer
 }
 
@@ -91,6 +99,8 @@ func New(st *store.Store, opt Options) *Server {
 		minInterval: opt.MinInterval,
 		defaultTZ:   opt.DefaultTimezone,
 		notifier:    opt.Notifier,
+		analytics:   opt.Analytics,
+		maxLoad:     opt.MaxLoadBytes,
 		previewer:   opt.Previewer,
 	}
 	if s.minInterval == 0 {
@@ -120,6 +130,9 @@ func New(st *store.Store, opt Options) *Server {
 	if s.maxBody == 0 {
 		s.maxBody = 1 << 20
 	}
+	if s.maxLoad == 0 {
+		s.maxLoad = 16 << 30
+	}
 	free, maxDelay := opt.LoginFailuresFree, opt.LoginDelayMax
 	if free == 0 {
 		free = 5
@@ -128,6 +141,7 @@ func New(st *store.Store, opt Options) *Server {
 		maxDelay = 15 * time.Minute
 	}
 	s.throttle = newLoginThrottle(free, maxDelay)
+	s.auth = newAuthCache(100_000)
 	s.idPrefix = rand.Text()[:8]
 	s.dummyHash, _ = bcrypt.GenerateFromPassword([]byte(rand.Text()), s.pwCost) // fails only for a bad cost
 	s.routes()
@@ -194,6 +208,8 @@ func (s *Server) routes() {
 	s.route("DELETE "+subs+"/{sid}", permSubscriber, s.deleteSubscription)
 	s.route("POST "+subs+"/{sid}/preview", permSubscriber, s.previewSubscription)
 	s.route("GET "+subs+"/{sid}/runs", permSubscriber, s.listRuns)
+
+	s.mdRoutes()
 
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, notFound("api", "No resource at %s", r.URL.Path))

@@ -89,30 +89,36 @@ func (s *Store) ProjectByID(ctx context.Context, id string) (Project, error) {
 	return scanProject(s.r.QueryRowContext(ctx, `SELECT `+projectColumns+` FROM projects WHERE id = ?`, id))
 }
 
-// ListUserProjects returns a page of the projects the user is an enabled member
-// of (deleted projects left out), oldest first, with the total count.
-func (s *Store) ListUserProjects(ctx context.Context, userID string, offset, limit int) ([]Project, int, error) {
-	const where = ` FROM projects p JOIN project_members m ON m.project_id = p.id
-		WHERE m.user_id = ? AND m.status = 'ENABLED' AND p.state <> 'DELETED'`
-	var total int
-	if err := s.r.QueryRowContext(ctx, `SELECT COUNT(*)`+where, userID).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("count projects: %w", err)
-	}
-	rows, err := s.r.QueryContext(ctx, `SELECT p.`+strings.ReplaceAll(projectColumns, ", ", ", p.")+where+
-		` ORDER BY p.created, p.rowid LIMIT ? OFFSET ?`, userID, limit, offset)
+const userProjectsWhere = ` FROM projects p JOIN project_members m ON m.project_id = p.id
+	WHERE m.user_id = ? AND m.status = 'ENABLED' AND p.state <> 'DELETED'`
+
+// ListUserProjects returns a page of the projects the user is an enabled
+// member of (deleted projects left out), oldest first. A negative limit
+// returns them all.
+func (s *Store) ListUserProjects(ctx context.Context, userID string, offset, limit int) ([]Project, error) {
+	rows, err := s.userProjects.QueryContext(ctx, userID, limit, offset)
 	if err != nil {
-		return nil, 0, fmt.Errorf("list projects: %w", err)
+		return nil, fmt.Errorf("list projects: %w", err)
 	}
 	defer rows.Close()
 	var out []Project
 	for rows.Next() {
 		p, err := scanProject(rows)
 		if err != nil {
-			return nil, 0, err
+			return nil, err
 		}
 		out = append(out, p)
 	}
-	return out, total, rows.Err()
+	return out, rows.Err()
+}
+
+// CountUserProjects counts what ListUserProjects lists.
+func (s *Store) CountUserProjects(ctx context.Context, userID string) (int, error) {
+	var n int
+	if err := s.r.QueryRowContext(ctx, `SELECT COUNT(*)`+userProjectsWhere, userID).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count projects: %w", err)
+	}
+	return n, nil
 }
 
 // DeleteProject marks the project DELETED.

@@ -32,6 +32,9 @@ var ErrConflict = errors.New("conflict")
 type Store struct {
 	w *sql.DB // the single writer connection
 	r *sql.DB // read-only pool
+
+	// Statements of the hottest reads, prepared once.
+	userProjects *sql.Stmt
 }
 
 // Open opens (creating if needed) the database file at path and applies every
@@ -68,12 +71,21 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	r.SetMaxOpenConns(max(4, 2*runtime.GOMAXPROCS(0)))
 	r.SetMaxIdleConns(max(4, 2*runtime.GOMAXPROCS(0)))
 	s.r = r
+	if s.userProjects, err = r.PrepareContext(ctx, `SELECT p.`+strings.ReplaceAll(projectColumns, ", ", ", p.")+
+		userProjectsWhere+` ORDER BY p.created, p.rowid LIMIT ? OFFSET ?`); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("prepare: %w", err)
+	}
 	return s, nil
 }
 
 // Close closes both pools.
 func (s *Store) Close() error {
-	return errors.Join(s.r.Close(), s.w.Close())
+	var err error
+	if s.userProjects != nil {
+		err = s.userProjects.Close()
+	}
+	return errors.Join(err, s.r.Close(), s.w.Close())
 }
 
 func (s *Store) migrate(ctx context.Context) error {

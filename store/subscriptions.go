@@ -25,12 +25,12 @@ type Subscription struct {
 
 // SubscriptionDef is what a subscription does, as it is stored.
 type SubscriptionDef struct {
-	Triggers    []Trigger    `json:"triggers"`
-	Condition   string       `json:"condition"`
-	Message     string       `json:"message"`
-	Subject     string       `json:"subject,omitempty"`
+	Triggers    []Trigger          `json:"triggers"`
+	Condition   string             `json:"condition"`
+	Message     string             `json:"message"`
+	Subject     string             `json:"subject,omitempty"`
 	Attachments []ReportAttachment `json:"attachments,omitempty"`
-	FireMode    string       `json:"fireMode"` // "always" or "onChange"
+	FireMode    string             `json:"fireMode"` // "always" or "onChange"
 }
 
 // Trigger is a cron schedule in a time zone.

@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"sync"
 	"time"
@@ -30,6 +31,7 @@ func main() {
 	conns := flag.Int("c", 32, "concurrent connections")
 	dur := flag.Duration("d", 10*time.Second, "duration of each measurement")
 	nproj := flag.Int("projects", 10, "projects in the listing")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the Herald measurement to this file")
 	flag.Parse()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -81,7 +83,17 @@ func main() {
 
 	fmt.Printf("GET %s (%d bytes), %d connections, %s each, GOMAXPROCS=%d\n", login.Profile+"/projects", len(body), *conns, *dur, runtime.GOMAXPROCS(0))
 	hb := measure(hc, "http://"+ln.Addr().String()+"/", *conns, *dur)
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+	}
 	hh := measure(hc, target, *conns, *dur)
+	pprof.StopCPUProfile()
 	fmt.Printf("%-8s %10s %8s %8s %8s\n", "server", "req/s", "p50", "p99", "errors")
 	for _, r := range []struct {
 		name string
