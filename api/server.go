@@ -9,7 +9,6 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/heraldhq/herald/analytics"
 	"github.com/heraldhq/herald/secret"
 	"github.com/heraldhq/herald/store"
 )
@@ -45,10 +44,6 @@ type Options struct {
 	DefaultTimezone string
 	// Notifier is told of every subscription change. Default: nobody.
 	Notifier Notifier
-	// Analytics serves the model, data and metadata routes of /svc/md. Nil: none.
-	Analytics *analytics.Service
-	// MaxLoadBytes caps the CSV body of a data load. Default 16 GiB.
-	MaxLoadBytes int64
 	// Previewer evaluates subscriptions for the preview endpoint. Default: none (503).
 	Previewer Previewer
 }
@@ -76,8 +71,6 @@ type Server struct {
 	minInterval time.Duration
 	defaultTZ   string
 	notifier    Notifier
-	analytics   *analytics.Service
-	maxLoad     int64
 	previewer   Previewer
 }
 
@@ -99,8 +92,6 @@ func New(st *store.Store, opt Options) *Server {
 		minInterval: opt.MinInterval,
 		defaultTZ:   opt.DefaultTimezone,
 		notifier:    opt.Notifier,
-		analytics:   opt.Analytics,
-		maxLoad:     opt.MaxLoadBytes,
 		previewer:   opt.Previewer,
 	}
 	if s.minInterval == 0 {
@@ -129,9 +120,6 @@ func New(st *store.Store, opt Options) *Server {
 	}
 	if s.maxBody == 0 {
 		s.maxBody = 1 << 20
-	}
-	if s.maxLoad == 0 {
-		s.maxLoad = 16 << 30
 	}
 	free, maxDelay := opt.LoginFailuresFree, opt.LoginDelayMax
 	if free == 0 {
@@ -208,8 +196,6 @@ func (s *Server) routes() {
 	s.route("DELETE "+subs+"/{sid}", permSubscriber, s.deleteSubscription)
 	s.route("POST "+subs+"/{sid}/preview", permSubscriber, s.previewSubscription)
 	s.route("GET "+subs+"/{sid}/runs", permSubscriber, s.listRuns)
-
-	s.mdRoutes()
 
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, notFound("api", "No resource at %s", r.URL.Path))
