@@ -1,0 +1,517 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Run states the delivery ledger rolls a run up to. A run handed over for
+// delivery is RunQueued until every one of its deliveries is final.
+const (
+	RunQueued          = "queued"
+	RunDelivered       = "delivered"        // every delivery sent
+	RunPartiallyFailed = "partially_failed" // some sent, some failed
+	RunFailed          = "failed"           // every delivery failed
+)
+
+// Delivery states.
+const (
+	DeliveryPending = "pending"
+	DeliverySent    = "sent"
+	DeliveryFailed  = "failed"
+)
+
+// ErrFinal is returned when an attempt is recorded for a delivery that is
+// already sent or failed.
+var ErrFinal = errors.New("delivery is final")
+
+// Run is one fire of a subscription at its scheduled instant.
+type Run struct {
+	ID             string
+	SubscriptionID string
+	ScheduledAt    time.Time
+	State          string
+	Detail         json.RawMessage // a JSON object; nil is stored as {}
+	Error          string
+	Started        time.Time
+	Finished       time.Time // zero while the run is not finished
+}
+
+// Delivery is one message of a run to one channel: a row of the ledger.
+type Delivery struct {
+	ID             string
+	RunID          string
+	SubscriptionID string
+	ScheduledAt    time.Time
+	ChannelID      string
+	Kind           string // KindEmail, KindSMS or KindFeedChat
+	Payload        Payload
+	State          string // DeliveryPending, DeliverySent or DeliveryFailed
+	Attempts       int    // how many sends were tried
+	LastError      string
+	ProviderID     string    // the provider's id of the accepted message
+	SentAt         time.Time // zero until sent
+	Created        time.Time
+	Updated        time.Time
+}
+
+// Payload is the rendered message of a delivery.
+type Payload struct {
+	Subject     string       `json:"subject"`
+	Text        string       `json:"text"`
+	HTML        string       `json:"html,omitempty"`
+	Attachments []Attachment `json:"attachments,omitempty"`
+}
+
+// Attachment is an exported file attached to a delivery.
+type Attachment struct {
+	Name        string `json:"name"`
+	ContentType string `json:"contentType"`
+	Path        string `json:"path"`
+}
+
+// OutboxItem is a delivery not yet published to the message bus.
+type OutboxItem struct {
+	DeliveryID string
+	Kind       string
+	Created    time.Time
+}
+
+// EnqueueRun hands a run over for delivery in one transaction: the run row,
+// one delivery per element of deliveries (RunID, SubscriptionID and
+// ScheduledAt are taken from run; state pending) and one outbox row each. An
+// empty run.State is stored as RunQueued; a run without deliveries should be
+// given a final state by the caller. A second run for the same subscription
+// and instant gives ErrConflict and writes nothing.
+func (s *Store) EnqueueRun(ctx context.Context, run Run, deliveries []Delivery) error {
+	if run.State == "" {
+		run.State = RunQueued
+	}
+	detail := string(run.Detail)
+	if len(run.Detail) == 0 {
+		detail = "{}"
+	}
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO runs(id, subscription_id, scheduled_at, state, detail, error, started, finished)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, run.ID, run.SubscriptionID, run.ScheduledAt.Unix(), run.State, detail,
+			run.Error, run.Started.Unix(), unixOrNull(run.Finished))
+		if isUnique(err) {
+			return ErrConflict
+		}
+		if err != nil {
+			return fmt.Errorf("insert run: %w", err)
+		}
+		for _, d := range deliveries {
+			if err := insertDelivery(ctx, tx, run, d); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func insertDelivery(ctx context.Context, tx *sql.Tx, run Run, d Delivery) error {
+	payload, err := json.Marshal(d.Payload)
+	if err != nil {
+		return fmt.Errorf("delivery %s payload: %w", d.ID, err)
+	}
+	now := run.Started.Unix()
+	_, err = tx.ExecContext(ctx, `INSERT INTO deliveries(id, run_id, subscription_id, scheduled_at, channel_id, kind,
+		payload, created, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		d.ID, run.ID, run.SubscriptionID, run.ScheduledAt.Unix(), d.ChannelID, d.Kind, string(payload), now, now)
+	if isUnique(err) {
+		return fmt.Errorf("delivery %s: %w", d.ID, ErrConflict)
+	}
+	if err != nil {
+		return fmt.Errorf("insert delivery: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO outbox(delivery_id, kind, created) VALUES (?, ?, ?)`,
+		d.ID, d.Kind, now); err != nil {
+		return fmt.Errorf("insert outbox: %w", err)
+	}
+	return nil
+}
+
+// Outbox returns up to limit deliveries waiting to be published, oldest first.
+func (s *Store) Outbox(ctx context.Context, limit int) ([]OutboxItem, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT delivery_id, kind, created FROM outbox ORDER BY rowid LIMIT ?`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read outbox: %w", err)
+	}
+	defer rows.Close()
+	var out []OutboxItem
+	for rows.Next() {
+		var it OutboxItem
+		var created int64
+		if err := rows.Scan(&it.DeliveryID, &it.Kind, &created); err != nil {
+			return nil, fmt.Errorf("read outbox: %w", err)
+		}
+		it.Created = time.Unix(created, 0).UTC()
+		out = append(out, it)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read outbox: %w", err)
+	}
+	return out, nil
+}
+
+// maxOutboxParams bounds the host parameters of one DELETE.
+const maxOutboxParams = 500
+
+// DeleteOutbox removes the outbox rows of the given deliveries; ids without a
+// row are ignored.
+func (s *Store) DeleteOutbox(ctx context.Context, ids ...string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		for chunk := range idChunks(ids, maxOutboxParams) {
+			args := make([]any, len(chunk))
+			for i, id := range chunk {
+				args[i] = id
+			}
+			q := `DELETE FROM outbox WHERE delivery_id IN (?` + strings.Repeat(", ?", len(chunk)-1) + `)`
+			if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+				return fmt.Errorf("delete outbox: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+func idChunks(ids []string, n int) func(func([]string) bool) {
+	return func(yield func([]string) bool) {
+		for len(ids) > 0 {
+			k := min(n, len(ids))
+			if !yield(ids[:k]) {
+				return
+			}
+			ids = ids[k:]
+		}
+	}
+}
+
+const deliveryColumns = `id, run_id, subscription_id, scheduled_at, channel_id, kind, payload, state, attempts,
+	last_error, provider_id, sent_at, created, updated`
+
+func scanDelivery(row interface{ Scan(...any) error }) (Delivery, error) {
+	var d Delivery
+	var scheduled, created, updated int64
+	var sent sql.NullInt64
+	var payload string
+	err := row.Scan(&d.ID, &d.RunID, &d.SubscriptionID, &scheduled, &d.ChannelID, &d.Kind, &payload, &d.State,
+		&d.Attempts, &d.LastError, &d.ProviderID, &sent, &created, &updated)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Delivery{}, ErrNotFound
+	}
+	if err != nil {
+		return Delivery{}, fmt.Errorf("scan delivery: %w", err)
+	}
+	if err := json.Unmarshal([]byte(payload), &d.Payload); err != nil {
+		return Delivery{}, fmt.Errorf("delivery %s payload: %w", d.ID, err)
+	}
+	d.ScheduledAt = time.Unix(scheduled, 0).UTC()
+	d.Created, d.Updated = time.Unix(created, 0).UTC(), time.Unix(updated, 0).UTC()
+	if sent.Valid {
+		d.SentAt = time.Unix(sent.Int64, 0).UTC()
+	}
+	return d, nil
+}
+
+// Delivery returns the delivery with the given id.
+func (s *Store) Delivery(ctx context.Context, id string) (Delivery, error) {
+	return scanDelivery(s.r.QueryRowContext(ctx, `SELECT `+deliveryColumns+` FROM deliveries WHERE id = ?`, id))
+}
+
+// Outgoing is a delivery as a sender needs it: its state, its payload and
+// its channel as the channel is now.
+type Outgoing struct {
+	ID        string
+	ChannelID string
+	Kind      string
+	State     string
+	Attempts  int
+	LastError string
+	Payload   Payload
+
+	ChannelGone   bool   // the channel was deleted; the fields below are empty
+	ChannelKind   string // may differ from Kind when the channel was changed
+	ChannelConfig ChannelConfig
+	ChannelSecret []byte // sealed
+}
+
+// OutgoingDeliveries reads deliveries with their channels, as a sender
+// needs them, in one query; ids without a delivery are left out of the map.
+func (s *Store) OutgoingDeliveries(ctx context.Context, ids ...string) (map[string]Outgoing, error) {
+	out := make(map[string]Outgoing, len(ids))
+	for chunk := range idChunks(ids, maxOutboxParams) {
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			args[i] = id
+		}
+		rows, err := s.r.QueryContext(ctx, `SELECT d.id, d.channel_id, d.kind, d.state, d.attempts, d.last_error,
+			d.payload, c.kind, c.config, c.secret FROM deliveries d LEFT JOIN channels c ON c.id = d.channel_id
+			WHERE d.id IN (?`+strings.Repeat(", ?", len(chunk)-1)+`)`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("read deliveries: %w", err)
+		}
+		for rows.Next() {
+			o, err := scanOutgoing(rows)
+			if err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out[o.ID] = o
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return nil, fmt.Errorf("read deliveries: %w", err)
+		}
+	}
+	return out, nil
+}
+
+func scanOutgoing(rows *sql.Rows) (Outgoing, error) {
+	var o Outgoing
+	var payload string
+	var chKind, chConfig sql.NullString
+	if err := rows.Scan(&o.ID, &o.ChannelID, &o.Kind, &o.State, &o.Attempts, &o.LastError, &payload,
+		&chKind, &chConfig, &o.ChannelSecret); err != nil {
+		return Outgoing{}, fmt.Errorf("scan delivery: %w", err)
+	}
+	if err := json.Unmarshal([]byte(payload), &o.Payload); err != nil {
+		return Outgoing{}, fmt.Errorf("delivery %s payload: %w", o.ID, err)
+	}
+	o.ChannelGone, o.ChannelKind = !chKind.Valid, chKind.String
+	if chConfig.Valid {
+		if err := json.Unmarshal([]byte(chConfig.String), &o.ChannelConfig); err != nil {
+			return Outgoing{}, fmt.Errorf("channel %s config: %w", o.ChannelID, err)
+		}
+	}
+	return o, nil
+}
+
+// RunDeliveries lists the deliveries of a run in the order they were handed over.
+func (s *Store) RunDeliveries(ctx context.Context, runID string) ([]Delivery, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT `+deliveryColumns+` FROM deliveries WHERE run_id = ? ORDER BY rowid`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("list deliveries: %w", err)
+	}
+	defer rows.Close()
+	var out []Delivery
+	for rows.Next() {
+		d, err := scanDelivery(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list deliveries: %w", err)
+	}
+	return out, nil
+}
+
+// RunByID returns the run with the given id.
+func (s *Store) RunByID(ctx context.Context, id string) (Run, error) {
+	var r Run
+	var scheduled, started int64
+	var finished sql.NullInt64
+	var detail string
+	err := s.r.QueryRowContext(ctx, `SELECT id, subscription_id, scheduled_at, state, detail, error, started, finished
+		FROM runs WHERE id = ?`, id).Scan(&r.ID, &r.SubscriptionID, &scheduled, &r.State, &detail, &r.Error, &started, &finished)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Run{}, ErrNotFound
+	}
+	if err != nil {
+		return Run{}, fmt.Errorf("run by id: %w", err)
+	}
+	r.Detail = json.RawMessage(detail)
+	r.ScheduledAt, r.Started = time.Unix(scheduled, 0).UTC(), time.Unix(started, 0).UTC()
+	if finished.Valid {
+		r.Finished = time.Unix(finished.Int64, 0).UTC()
+	}
+	return r, nil
+}
+
+// SentMark is the accepted send of one delivery.
+type SentMark struct {
+	ID         string
+	ProviderID string // the provider's id of the accepted message
+}
+
+// MarkSent records the accepted send of a pending delivery: one more attempt,
+// the provider's id and the time. It reports false, changing nothing, when the
+// delivery is already final. The run is rolled up when this was its last
+// pending delivery.
+func (s *Store) MarkSent(ctx context.Context, id, providerID string, now time.Time) (bool, error) {
+	var changed bool
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		got, err := markSent(ctx, tx, []SentMark{{ID: id, ProviderID: providerID}}, now)
+		if err != nil {
+			return err
+		}
+		if changed = got[0]; !changed {
+			return deliveryExists(ctx, tx, id)
+		}
+		return nil
+	})
+	return changed, err
+}
+
+// MarkSentBatch is MarkSent for many deliveries in one transaction, which
+// costs little more than one: a sender records the sends that finished while
+// the previous batch committed. changed[i] reports whether marks[i] was
+// pending; deliveries that do not exist are reported unchanged.
+func (s *Store) MarkSentBatch(ctx context.Context, marks []SentMark, now time.Time) (changed []bool, err error) {
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		changed, err = markSent(ctx, tx, marks, now)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return changed, nil
+}
+
+// markSent marks the pending deliveries among marks sent, with one UPDATE per
+// chunk, and rolls their runs up.
+func markSent(ctx context.Context, tx *sql.Tx, marks []SentMark, now time.Time) ([]bool, error) {
+	index := make(map[string]int, len(marks))
+	for i, m := range marks {
+		index[m.ID] = i
+	}
+	changed := make([]bool, len(marks))
+	var runs []string
+	for start := 0; start < len(marks); start += maxOutboxParams / 2 {
+		chunk := marks[start:min(start+maxOutboxParams/2, len(marks))]
+		args := make([]any, 0, 2+2*len(chunk))
+		args = append(args, now.Unix(), now.Unix())
+		for _, m := range chunk {
+			args = append(args, m.ID, m.ProviderID)
+		}
+		rows, err := tx.QueryContext(ctx, `UPDATE deliveries SET state = 'sent', attempts = attempts + 1,
+			provider_id = v.column2, sent_at = ?, updated = ?
+			FROM (VALUES (?, ?)`+strings.Repeat(", (?, ?)", len(chunk)-1)+`) AS v
+			WHERE deliveries.id = v.column1 AND deliveries.state = 'pending'
+			RETURNING deliveries.id, deliveries.run_id`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("mark sent: %w", err)
+		}
+		for rows.Next() {
+			var id, runID string
+			if err := rows.Scan(&id, &runID); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("mark sent: %w", err)
+			}
+			changed[index[id]] = true
+			if !slices.Contains(runs, runID) {
+				runs = append(runs, runID)
+			}
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return nil, fmt.Errorf("mark sent: %w", err)
+		}
+	}
+	if err := rollUp(ctx, tx, runs, now); err != nil {
+		return nil, err
+	}
+	return changed, nil
+}
+
+// RecordAttempt records a failed send of a pending delivery, which stays
+// pending, and returns how many attempts it has had. A final delivery gives
+// ErrFinal.
+func (s *Store) RecordAttempt(ctx context.Context, id, errText string, now time.Time) (int, error) {
+	var attempts int
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		err := tx.QueryRowContext(ctx, `UPDATE deliveries SET attempts = attempts + 1, last_error = ?, updated = ?
+			WHERE id = ? AND state = 'pending' RETURNING attempts`, errText, now.Unix(), id).Scan(&attempts)
+		if errors.Is(err, sql.ErrNoRows) {
+			if err := deliveryExists(ctx, tx, id); err != nil {
+				return err
+			}
+			return ErrFinal
+		}
+		if err != nil {
+			return fmt.Errorf("record attempt: %w", err)
+		}
+		return nil
+	})
+	return attempts, err
+}
+
+// MarkFailed gives up on a pending delivery with reason as its last error;
+// the attempt that failed, if any, is recorded with RecordAttempt first. It
+// reports false, changing nothing, when the delivery is already final. The
+// run is rolled up when this was its last pending delivery.
+func (s *Store) MarkFailed(ctx context.Context, id, reason string, now time.Time) (bool, error) {
+	var changed bool
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var runID string
+		err := tx.QueryRowContext(ctx, `UPDATE deliveries SET state = 'failed', last_error = ?, updated = ?
+			WHERE id = ? AND state = 'pending' RETURNING run_id`, reason, now.Unix(), id).Scan(&runID)
+		if errors.Is(err, sql.ErrNoRows) {
+			return deliveryExists(ctx, tx, id)
+		}
+		if err != nil {
+			return fmt.Errorf("mark failed: %w", err)
+		}
+		changed = true
+		return rollUp(ctx, tx, []string{runID}, now)
+	})
+	return changed, err
+}
+
+// deliveryExists returns ErrNotFound when there is no delivery id.
+func deliveryExists(ctx context.Context, tx *sql.Tx, id string) error {
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM deliveries WHERE id = ?`, id).Scan(&n); err != nil {
+		return fmt.Errorf("find delivery: %w", err)
+	}
+	if n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// rollUp gives each of the runs without a pending delivery its final state:
+// delivered when every delivery was sent, failed when every one failed,
+// partially_failed otherwise, with the count of failures as its error.
+func rollUp(ctx context.Context, tx *sql.Tx, runIDs []string, now time.Time) error {
+	if len(runIDs) == 0 {
+		return nil
+	}
+	args := make([]any, 0, len(runIDs)+1)
+	for _, id := range runIDs {
+		args = append(args, id)
+	}
+	args = append(args, now.Unix())
+	_, err := tx.ExecContext(ctx, `WITH tally AS (
+			SELECT run_id, COUNT(*) AS total, SUM(state = 'pending') AS pending, SUM(state = 'failed') AS failed
+			FROM deliveries WHERE run_id IN (?`+strings.Repeat(", ?", len(runIDs)-1)+`) GROUP BY run_id)
+		UPDATE runs SET
+			state = CASE WHEN tally.failed = 0 THEN 'delivered' WHEN tally.failed = tally.total THEN 'failed'
+				ELSE 'partially_failed' END,
+			error = CASE WHEN tally.failed = 0 THEN runs.error
+				WHEN tally.failed = tally.total THEN printf('all %d deliveries failed', tally.total)
+				ELSE printf('%d of %d deliveries failed', tally.failed, tally.total) END,
+			finished = ?
+		FROM tally WHERE runs.id = tally.run_id AND tally.pending = 0`, args...)
+	if err != nil {
+		return fmt.Errorf("roll up runs: %w", err)
+	}
+	return nil
+}
+
+func unixOrNull(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.Unix()
+}

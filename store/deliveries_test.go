@@ -1,0 +1,300 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+)
+
+var ledgerT0 = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+
+// openLedgerStore opens a store in a temporary folder with one user, project
+// and subscription, whose id it returns.
+func openLedgerStore(t *testing.T) (*Store, string) {
+	t.Helper()
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "herald.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := s.EnsureDomain(ctx, "default", ledgerT0); err != nil {
+		t.Fatal(err)
+	}
+	u := User{ID: "u1", Domain: "default", Login: "u1@example.com", PasswordHash: "x", Created: ledgerT0, Updated: ledgerT0}
+	if err := s.CreateUser(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	p := Project{ID: "p1", Title: "P", State: ProjectEnabled, Author: "u1", Contributor: "u1", Created: ledgerT0, Updated: ledgerT0}
+	if err := s.CreateProject(ctx, p, "admin"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.w.ExecContext(ctx, `INSERT INTO subscriptions(id, project_id, owner, title, doc, created, updated)
+		VALUES ('s1', 'p1', 'u1', 'S', '{}', 0, 0)`); err != nil {
+		t.Fatal(err)
+	}
+	return s, "s1"
+}
+
+// enqueue hands over a run of sub at t with one delivery per channel id; the
+// delivery ids are "<run id>-<channel id>".
+func enqueue(t *testing.T, s *Store, sub string, at time.Time, channelIDs ...string) Run {
+	t.Helper()
+	run := Run{ID: fmt.Sprintf("r%d", at.Unix()), SubscriptionID: sub, ScheduledAt: at, Started: at}
+	var ds []Delivery
+	for _, ch := range channelIDs {
+		ds = append(ds, Delivery{ID: run.ID + "-" + ch, ChannelID: ch, Kind: KindEmail, Payload: Payload{
+			Subject: "Revenue", Text: "up 3%",
+			Attachments: []Attachment{{Name: "r.csv", ContentType: "text/csv", Path: "/exports/r.csv"}},
+		}})
+	}
+	if err := s.EnqueueRun(context.Background(), run, ds); err != nil {
+		t.Fatalf("enqueue: %v", err)
+	}
+	return run
+}
+
+func outboxIDs(t *testing.T, s *Store) []string {
+	t.Helper()
+	items, err := s.Outbox(context.Background(), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, it := range items {
+		ids = append(ids, it.DeliveryID)
+	}
+	return ids
+}
+
+func TestEnqueueRun(t *testing.T) {
+	ctx := context.Background()
+	s, sub := openLedgerStore(t)
+	run := enqueue(t, s, sub, ledgerT0, "c1", "c2")
+
+	got, err := s.RunByID(ctx, run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.State != RunQueued || string(got.Detail) != "{}" || !got.ScheduledAt.Equal(ledgerT0) || !got.Finished.IsZero() {
+		t.Errorf("run = %+v, want queued at %v with {} detail, unfinished", got, ledgerT0)
+	}
+	ds, err := s.RunDeliveries(ctx, run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds) != 2 || ds[0].ChannelID != "c1" || ds[1].ChannelID != "c2" {
+		t.Fatalf("deliveries = %+v, want c1 then c2", ds)
+	}
+	d := ds[0]
+	if d.State != DeliveryPending || d.RunID != run.ID || d.SubscriptionID != sub || !d.ScheduledAt.Equal(ledgerT0) ||
+		d.Kind != KindEmail || d.Attempts != 0 || !d.SentAt.IsZero() {
+		t.Errorf("delivery = %+v", d)
+	}
+	wantPayload := Payload{Subject: "Revenue", Text: "up 3%",
+		Attachments: []Attachment{{Name: "r.csv", ContentType: "text/csv", Path: "/exports/r.csv"}}}
+	if !reflect.DeepEqual(d.Payload, wantPayload) {
+		t.Errorf("payload = %+v, want %+v", d.Payload, wantPayload)
+	}
+	if ids := outboxIDs(t, s); !reflect.DeepEqual(ids, []string{d.ID, ds[1].ID}) {
+		t.Errorf("outbox = %v", ids)
+	}
+
+	t.Run("second run of the same instant", func(t *testing.T) {
+		again := Run{ID: "other", SubscriptionID: sub, ScheduledAt: ledgerT0, Started: ledgerT0}
+		err := s.EnqueueRun(ctx, again, []Delivery{{ID: "other-c3", ChannelID: "c3", Kind: KindEmail}})
+		if !errors.Is(err, ErrConflict) {
+			t.Fatalf("err = %v, want ErrConflict", err)
+		}
+		if _, err := s.RunByID(ctx, "other"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("conflicting run stored: %v", err)
+		}
+		if _, err := s.Delivery(ctx, "other-c3"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("conflicting delivery stored: %v", err)
+		}
+		if ids := outboxIDs(t, s); len(ids) != 2 {
+			t.Errorf("outbox = %v, want the first run's two rows", ids)
+		}
+	})
+	t.Run("a channel twice in one run", func(t *testing.T) {
+		r := Run{ID: "dup", SubscriptionID: sub, ScheduledAt: ledgerT0.Add(time.Hour), Started: ledgerT0}
+		err := s.EnqueueRun(ctx, r, []Delivery{{ID: "a", ChannelID: "c1", Kind: KindEmail}, {ID: "b", ChannelID: "c1", Kind: KindEmail}})
+		if !errors.Is(err, ErrConflict) {
+			t.Fatalf("err = %v, want ErrConflict", err)
+		}
+		if _, err := s.RunByID(ctx, "dup"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("run of a failed handover stored: %v", err)
+		}
+	})
+}
+
+func TestDeleteOutbox(t *testing.T) {
+	ctx := context.Background()
+	s, sub := openLedgerStore(t)
+	var channels []string
+	for i := range 1200 { // more than one DELETE's worth of parameters
+		channels = append(channels, fmt.Sprintf("c%04d", i))
+	}
+	run := enqueue(t, s, sub, ledgerT0, channels...)
+	items, err := s.Outbox(ctx, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(items) != 10 || items[0].DeliveryID != run.ID+"-c0000" || items[0].Kind != KindEmail || !items[0].Created.Equal(ledgerT0) {
+		t.Fatalf("first page = %+v", items[:min(1, len(items))])
+	}
+	var all []string
+	for _, c := range channels[:1100] {
+		all = append(all, run.ID+"-"+c)
+	}
+	if err := s.DeleteOutbox(ctx, append(all, "no-such-delivery")...); err != nil {
+		t.Fatal(err)
+	}
+	items, err = s.Outbox(ctx, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(items) != 100 || items[0].DeliveryID != run.ID+"-c1100" {
+		t.Errorf("left %d rows starting %v, want 100 from c1100", len(items), items[:min(1, len(items))])
+	}
+	if err := s.DeleteOutbox(ctx); err != nil {
+		t.Errorf("delete nothing: %v", err)
+	}
+}
+
+func TestMarkSentOnlyFromPending(t *testing.T) {
+	ctx := context.Background()
+	s, sub := openLedgerStore(t)
+	run := enqueue(t, s, sub, ledgerT0, "c1")
+	id := run.ID + "-c1"
+	later := ledgerT0.Add(time.Minute)
+
+	if n, err := s.RecordAttempt(ctx, id, "451 try later", later); err != nil || n != 1 {
+		t.Fatalf("record attempt = %d, %v; want 1", n, err)
+	}
+	ok, err := s.MarkSent(ctx, id, "<msg@example.com>", later)
+	if err != nil || !ok {
+		t.Fatalf("mark sent = %v, %v; want true", ok, err)
+	}
+	d, err := s.Delivery(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.State != DeliverySent || d.Attempts != 2 || d.ProviderID != "<msg@example.com>" || !d.SentAt.Equal(later) || d.LastError != "451 try later" {
+		t.Errorf("delivery = %+v", d)
+	}
+
+	for name, write := range map[string]func() error{
+		"mark sent again": func() error {
+			ok, err := s.MarkSent(ctx, id, "<other@example.com>", later)
+			if ok {
+				return errors.New("reported a change")
+			}
+			return err
+		},
+		"mark failed": func() error {
+			ok, err := s.MarkFailed(ctx, id, "boom", later)
+			if ok {
+				return errors.New("reported a change")
+			}
+			return err
+		},
+		"record attempt": func() error {
+			_, err := s.RecordAttempt(ctx, id, "boom", later)
+			if !errors.Is(err, ErrFinal) {
+				return fmt.Errorf("err = %v, want ErrFinal", err)
+			}
+			return nil
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if err := write(); err != nil {
+				t.Fatal(err)
+			}
+			after, err := s.Delivery(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(after, d) {
+				t.Errorf("delivery changed: %+v, was %+v", after, d)
+			}
+		})
+	}
+}
+
+func TestLedgerUnknownDelivery(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openLedgerStore(t)
+	if _, err := s.Delivery(ctx, "nope"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Delivery: %v", err)
+	}
+	if _, err := s.MarkSent(ctx, "nope", "x", ledgerT0); !errors.Is(err, ErrNotFound) {
+		t.Errorf("MarkSent: %v", err)
+	}
+	if _, err := s.MarkFailed(ctx, "nope", "x", ledgerT0); !errors.Is(err, ErrNotFound) {
+		t.Errorf("MarkFailed: %v", err)
+	}
+	if _, err := s.RecordAttempt(ctx, "nope", "x", ledgerT0); !errors.Is(err, ErrNotFound) {
+		t.Errorf("RecordAttempt: %v", err)
+	}
+	if _, err := s.RunByID(ctx, "nope"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("RunByID: %v", err)
+	}
+}
+
+func TestRunRollUp(t *testing.T) {
+	tests := []struct {
+		name      string
+		outcomes  []string // per delivery: "sent", "failed" or "" (left pending)
+		wantState string
+		wantError string
+		finished  bool
+	}{
+		{name: "all sent", outcomes: []string{"sent", "sent", "sent"}, wantState: RunDelivered, finished: true},
+		{name: "some failed", outcomes: []string{"sent", "failed", "sent"}, wantState: RunPartiallyFailed,
+			wantError: "1 of 3 deliveries failed", finished: true},
+		{name: "all failed", outcomes: []string{"failed", "failed"}, wantState: RunFailed,
+			wantError: "all 2 deliveries failed", finished: true},
+		{name: "one pending", outcomes: []string{"sent", "failed", ""}, wantState: RunQueued},
+		{name: "single sent", outcomes: []string{"sent"}, wantState: RunDelivered, finished: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			s, sub := openLedgerStore(t)
+			var chs []string
+			for i := range tt.outcomes {
+				chs = append(chs, fmt.Sprintf("c%d", i))
+			}
+			run := enqueue(t, s, sub, ledgerT0, chs...)
+			done := ledgerT0.Add(time.Minute)
+			for i, o := range tt.outcomes {
+				id := run.ID + "-" + chs[i]
+				var err error
+				switch o {
+				case "sent":
+					_, err = s.MarkSent(ctx, id, "p", done)
+				case "failed":
+					_, err = s.MarkFailed(ctx, id, "550 no such mailbox", done)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := s.RunByID(ctx, run.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.State != tt.wantState || got.Error != tt.wantError {
+				t.Errorf("run state %q error %q, want %q %q", got.State, got.Error, tt.wantState, tt.wantError)
+			}
+			if tt.finished != !got.Finished.IsZero() || (tt.finished && !got.Finished.Equal(done)) {
+				t.Errorf("finished = %v, want finished=%v at %v", got.Finished, tt.finished, done)
+			}
+		})
+	}
+}
