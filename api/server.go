@@ -46,6 +46,8 @@ type Options struct {
 	Notifier Notifier
 	// Previewer evaluates subscriptions for the preview endpoint. Default: none (503).
 	Previewer Previewer
+	// Exporter renders report results into files. Default: none (503).
+	Exporter Exporter
 }
 
 // Server is the HTTP API.
@@ -72,6 +74,7 @@ type Server struct {
 	defaultTZ   string
 	notifier    Notifier
 	previewer   Previewer
+	exporter    Exporter
 }
 
 // New returns a Server over st.
@@ -93,6 +96,7 @@ func New(st *store.Store, opt Options) *Server {
 		defaultTZ:   opt.DefaultTimezone,
 		notifier:    opt.Notifier,
 		previewer:   opt.Previewer,
+		exporter:    opt.Exporter,
 	}
 	if s.minInterval == 0 {
 		s.minInterval = time.Minute
@@ -196,6 +200,9 @@ func (s *Server) routes() {
 	s.route("DELETE "+subs+"/{sid}", permSubscriber, s.deleteSubscription)
 	s.route("POST "+subs+"/{sid}/preview", permSubscriber, s.previewSubscription)
 	s.route("GET "+subs+"/{sid}/runs", permSubscriber, s.listRuns)
+
+	s.route("POST /svc/exporter/executor", permAuthenticated, s.startExport)
+	s.route("GET /svc/exporter/result/{pid}/{id}", permProjectView, s.getExport)
 
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, notFound("api", "No resource at %s", r.URL.Path))

@@ -1,0 +1,274 @@
+package export
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/heraldhq/herald/analytics/grid"
+	"github.com/heraldhq/herald/analytics/render"
+	"github.com/heraldhq/herald/store"
+)
+
+// ErrNoResult is returned by a Source for a result it does not know.
+var ErrNoResult = errors.New("no such report result")
+
+// Source gives the executed result of a report as a grid.
+type Source interface {
+	ResultGrid(ctx context.Context, projectID, resultID string) (*grid.Grid, error)
+}
+
+// Formats maps the formats a client may ask for (upper-cased) to the
+// renderer's; XLSX is accepted as another name for XLS.
+var Formats = map[string]string{
+	"CSV": render.FormatCSV, "XLS": render.FormatXLS, "XLSX": render.FormatXLS,
+	"PDF": render.FormatPDF, "PNG": render.FormatPNG,
+}
+
+// Config configures the exporter. Zero values take the documented defaults.
+type Config struct {
+	// Dir holds the exported files. Required.
+	Dir string
+	// Workers is how many exports render at once. Default 2.
+	Workers int
+	// Retention is how long a finished export can be downloaded. Default 24h.
+	Retention time.Duration
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+}
+
+// Service renders exports with a bounded pool.
+type Service struct {
+	st   *store.Store
+	src  Source
+	cfg  Config
+	log  *slog.Logger
+	jobs chan string
+
+	mu      sync.Mutex
+	pending []string // queued before Run started
+	running bool
+}
+
+// New returns an exporter; Run starts its pool.
+func New(st *store.Store, src Source, cfg Config, log *slog.Logger) *Service {
+	if cfg.Workers == 0 {
+		cfg.Workers = 2
+	}
+	if cfg.Retention == 0 {
+		cfg.Retention = 24 * time.Hour
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Service{st: st, src: src, cfg: cfg, log: log, jobs: make(chan string, 1024)}
+}
+
+// Start records a new export of a result and queues it for rendering.
+// format is one of the keys of Formats.
+func (s *Service) Start(ctx context.Context, projectID, resultID, format string) (store.Export, error) {
+	f, ok := Formats[strings.ToUpper(format)]
+	if !ok {
+		return store.Export{}, fmt.Errorf("unknown format %q", format)
+	}
+	now := s.cfg.Now()
+	e := store.Export{ID: store.NewID(24), ProjectID: projectID, ResultID: resultID, Format: f,
+		State: store.ExportRunning, Created: now, Expires: now.Add(s.cfg.Retention)}
+	if err := s.st.CreateExport(ctx, e); err != nil {
+		return store.Export{}, err
+	}
+	s.enqueue(e.ID)
+	return e, nil
+}
+
+func (s *Service) enqueue(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.running {
+		s.pending = append(s.pending, id)
+		return
+	}
+	go func() { s.jobs <- id }() // never block a request on a full queue
+}
+
+// Get returns the export, or store.ErrNotFound once it has expired.
+func (s *Service) Get(ctx context.Context, id string) (store.Export, error) {
+	e, err := s.st.ExportByID(ctx, id)
+	if err != nil {
+		return e, err
+	}
+	if !s.cfg.Now().Before(e.Expires) {
+		return store.Export{}, store.ErrNotFound
+	}
+	return e, nil
+}
+
+// Run renders queued exports until ctx ends. Exports a previous process left
+// unfinished are rendered again.
+func (s *Service) Run(ctx context.Context) error {
+	left, err := s.st.RunningExports(ctx)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	queued := s.pending
+	s.pending, s.running = nil, true
+	s.mu.Unlock()
+	for _, e := range left {
+		queued = append(queued, e.ID)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for _, id := range queued {
+			select {
+			case s.jobs <- id:
+			case <-ctx.Done():
+				return
+			}
+		}
+	})
+	for range s.cfg.Workers {
+		wg.Go(func() {
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case id := <-s.jobs:
+					s.render(ctx, id)
+				}
+			}
+		})
+	}
+	wg.Go(func() { s.pruneLoop(ctx) })
+	wg.Wait()
+	return nil
+}
+
+// render makes the file of one export and records the outcome.
+func (s *Service) render(ctx context.Context, id string) {
+	e, err := s.st.ExportByID(ctx, id)
+	if err != nil || e.State != store.ExportRunning {
+		return
+	}
+	e.Finished = s.cfg.Now()
+	g, err := s.src.ResultGrid(ctx, e.ProjectID, e.ResultID)
+	if err == nil {
+		e.Title = g.Title
+		e.Path, err = s.write(e, g)
+	}
+	switch {
+	case errors.Is(err, errEmpty):
+		e.State = store.ExportEmpty
+	case err != nil:
+		if ctx.Err() != nil {
+			return // stopping: the next start renders it again
+		}
+		e.State, e.Error = store.ExportFailed, err.Error()
+		s.log.Warn("export failed", "export", e.ID, "result", e.ResultID, "format", e.Format, "err", err)
+	default:
+		e.State = store.ExportDone
+	}
+	if err := s.st.FinishExport(context.WithoutCancel(ctx), e); err != nil {
+		s.log.Error("record export", "export", e.ID, "err", err)
+	}
+}
+
+var errEmpty = errors.New("the report has no data")
+
+// write renders g into the export's file (written aside, then renamed into
+// place) and returns its path. A grid or chart without rows gives errEmpty.
+func (s *Service) write(e store.Export, g *grid.Grid) (string, error) {
+	dir := filepath.Join(s.cfg.Dir, e.ProjectID)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, e.ID+render.Extension(e.Format))
+	tmp, err := os.CreateTemp(dir, e.ID+".*.tmp")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp.Name()) // after the rename, a no-op
+	rows := 0
+	counted := *g
+	counted.Rows = func(yield func(grid.Row, error) bool) {
+		for r, err := range g.Rows {
+			if err == nil {
+				rows++
+			}
+			if !yield(r, err) {
+				return
+			}
+		}
+	}
+	if err := renderTo(tmp, &counted, e.Format, e.Created); err != nil {
+		tmp.Close()
+		return "", err
+	}
+	if err := tmp.Close(); err != nil {
+		return "", err
+	}
+	if rows == 0 {
+		return "", errEmpty
+	}
+	return path, os.Rename(tmp.Name(), path)
+}
+
+func renderTo(w io.Writer, g *grid.Grid, format string, at time.Time) error {
+	switch format {
+	case render.FormatCSV:
+		return render.CSV(w, g)
+	case render.FormatXLS:
+		return render.XLSX(w, g, at)
+	case render.FormatPDF:
+		return render.PDF(w, g, at)
+	case render.FormatPNG:
+		return render.PNG(w, g)
+	}
+	return fmt.Errorf("unknown format %q", format)
+}
+
+// pruneLoop removes expired exports and their files every few minutes.
+func (s *Service) pruneLoop(ctx context.Context) {
+	t := time.NewTicker(5 * time.Minute)
+	defer t.Stop()
+	for {
+		s.prune(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (s *Service) prune(ctx context.Context) {
+	expired, err := s.st.ExpiredExports(ctx, s.cfg.Now())
+	if err != nil {
+		return
+	}
+	for _, e := range expired {
+		if e.Path != "" {
+			_ = os.Remove(e.Path)
+		}
+		if err := s.st.DeleteExport(ctx, e.ID); err != nil {
+			s.log.Warn("prune export", "export", e.ID, "err", err)
+		}
+	}
+}
+
+// FileName is the download name of an export: the report's title with the
+// format's extension.
+func FileName(e store.Export) string {
+	title := strings.TrimSpace(e.Title)
+	if title == "" {
+		title = "Report"
+	}
+	return title + render.Extension(e.Format)
+}

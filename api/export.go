@@ -1,0 +1,138 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+
+	"github.com/heraldhq/herald/analytics/export"
+	"github.com/heraldhq/herald/analytics/render"
+	"github.com/heraldhq/herald/store"
+)
+
+// Exporter renders report results into files off the request path.
+type Exporter interface {
+	Start(ctx context.Context, projectID, resultID, format string) (store.Export, error)
+	Get(ctx context.Context, id string) (store.Export, error)
+}
+
+var resultURIForm = regexp.MustCompile(`^/svc/md/([a-z0-9]+)/obj/([A-Za-z0-9_.-]+)$`)
+
+type exportRequest struct {
+	ResultReq *struct {
+		Report string `json:"report"`
+		Format string `json:"format"`
+	} `json:"result_req"`
+}
+
+func exportURI(pid, id string) string { return "/svc/exporter/result/" + pid + "/" + id }
+
+// startExport serves POST /svc/exporter/executor: 201 with the URI to poll.
+func (s *Server) startExport(w http.ResponseWriter, r *http.Request, c *caller) error {
+	if s.exporter == nil {
+		return newError(http.StatusServiceUnavailable, classUnavailable, "exporter", "Report export is not available")
+	}
+	var req exportRequest
+	if err := s.decodeBody(w, r, &req); err != nil {
+		return err
+	}
+	in := req.ResultReq
+	if in == nil {
+		return badField("result_req", "is required")
+	}
+	m := resultURIForm.FindStringSubmatch(in.Report)
+	if m == nil {
+		return badField("result_req.report", "must be the report result URI an execution returned, /svc/md/<project>/obj/<id>")
+	}
+	if _, ok := export.Formats[strings.ToUpper(in.Format)]; !ok {
+		return badField("result_req.format", "must be one of PDF, CSV, PNG, XLS")
+	}
+	if err := s.canView(r, c, m[1]); err != nil {
+		return err
+	}
+	e, err := s.exporter.Start(r.Context(), m[1], m[2], in.Format)
+	if err != nil {
+		return err
+	}
+	uri := exportURI(e.ProjectID, e.ID)
+	w.Header().Set("Location", uri)
+	respond(w, r, http.StatusCreated, uriJSON(uri))
+	return nil
+}
+
+// canView answers 404 unless the caller may read inside project pid.
+func (s *Server) canView(r *http.Request, c *caller, pid string) error {
+	p, err := s.store.ProjectByID(r.Context(), pid)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && p.State == store.ProjectDeleted) {
+		return notFound("projects", "Project %s not found", pid)
+	}
+	if err != nil {
+		return err
+	}
+	kind := kindDomainAdmin
+	if !(c.IsDomainAdmin && c.Domain == s.domain) {
+		if kind, err = s.projectKind(r, pid, c.UserID); err != nil {
+			return err
+		}
+	}
+	if !policy[permProjectView][kind] {
+		return notFound("projects", "Project %s not found", pid)
+	}
+	return nil
+}
+
+// getExport serves GET /svc/exporter/result/<pid>/<id>: 202 while rendering,
+// then the file, 204 when the report has no data.
+func (s *Server) getExport(w http.ResponseWriter, r *http.Request, c *caller) error {
+	if s.exporter == nil {
+		return newError(http.StatusServiceUnavailable, classUnavailable, "exporter", "Report export is not available")
+	}
+	id := r.PathValue("id")
+	e, err := s.exporter.Get(r.Context(), id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && e.ProjectID != c.project.ID) {
+		return notFound("exporter", "Export %s not found or expired", id)
+	}
+	if err != nil {
+		return err
+	}
+	switch e.State {
+	case store.ExportRunning:
+		w.Header().Set("Refresh", "1")
+		respond(w, r, http.StatusAccepted, uriJSON(exportURI(e.ProjectID, e.ID)))
+		return nil
+	case store.ExportEmpty:
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	case store.ExportFailed:
+		if strings.Contains(e.Error, export.ErrNoResult.Error()) {
+			return notFound("exporter", "Report result %s not found", e.ResultID)
+		}
+		return newError(http.StatusInternalServerError, classInternal, "exporter", "The export failed: %s", e.Error)
+	}
+	f, err := os.Open(e.Path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	name := export.FileName(e)
+	w.Header().Set("Content-Type", render.ContentType(e.Format))
+	w.Header().Set("Content-Disposition", contentDisposition(name))
+	http.ServeContent(w, r, "", e.Finished, f)
+	return nil
+}
+
+// contentDisposition names a download: an ASCII fallback (spaces and other
+// characters become underscores) and the exact UTF-8 name.
+func contentDisposition(name string) string {
+	ascii := []byte(name)
+	for i, b := range ascii {
+		if b < 0x21 || b > 0x7e || b == '"' || b == '\\' || b == '%' || b == ';' {
+			ascii[i] = '_'
+		}
+	}
+	return `attachment; filename="` + string(ascii) + `"; filename*=UTF-8''` + strings.ReplaceAll(url.PathEscape(name), "+", "%2B")
+}
