@@ -26,15 +26,7 @@ type channelRequest struct {
 
 type channelBody struct {
 	Configuration *channelConfiguration `json:"configuration"`
-	Meta          *struct {
-		Title string `json:"title"`
-		// Server-set fields that clients echo back on PUT; ignored.
-		Author   string `json:"author"`
-		Category string `json:"category"`
-		Created  string `json:"created"`
-		Updated  string `json:"updated"`
-		URI      string `json:"uri"`
-	} `json:"meta"`
+	Meta          *metaIn               `json:"meta"`
 }
 
 type channelConfiguration struct {
@@ -53,6 +45,17 @@ type smsConfiguration struct {
 	Password *string `json:"password"`
 	From     string  `json:"from"`
 	To       string  `json:"to"`
+}
+
+// metaIn is the meta of a record as clients send it: the title, and the
+// server-set fields a client echoes back on PUT, which are ignored.
+type metaIn struct {
+	Title    string `json:"title"`
+	Author   string `json:"author"`
+	Category string `json:"category"`
+	Created  string `json:"created"`
+	Updated  string `json:"updated"`
+	URI      string `json:"uri"`
 }
 
 var e164 = regexp.MustCompile(`^\+[1-9][0-9]{1,14}$`)

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/engine"
 )
 
 // runJSON is one run as the run history shows it. Attachment files stay
@@ -43,18 +43,6 @@ type deliveryJSON struct {
 	SentAt     string `json:"sentAt,omitempty"`
 }
 
-// runDetail is the part of a run's stored detail the history shows.
-type runDetail struct {
-	Values      map[string]*float64 `json:"values"`
-	Condition   *bool               `json:"condition"`
-	Subject     string              `json:"subject"`
-	Text        string              `json:"text"`
-	Attachments []store.Attachment  `json:"attachments"`
-	Stage       string              `json:"stage"`
-	Reason      string              `json:"reason"`
-	TimingsMS   map[string]int64    `json:"timingsMs"`
-}
-
 // listRuns is the run history of a subscription (extension), newest first.
 func (s *Server) listRuns(w http.ResponseWriter, r *http.Request, c *caller) error {
 	sub, err := s.ownedSubscription(r, c)
@@ -74,7 +62,7 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request, c *caller) err
 	}
 	items := make([]map[string]runJSON, 0, len(runs))
 	for _, run := range runs {
-		var d runDetail
+		var d engine.RunDetail
 		_ = json.Unmarshal(run.Detail, &d) // a detail that does not parse shows as empty
 		rj := runJSON{
 			ScheduledAt: timestamp(run.ScheduledAt), State: run.State, Condition: d.Condition, Values: d.Values,
@@ -84,7 +72,7 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request, c *caller) err
 		if !run.Finished.IsZero() {
 			rj.Finished = timestamp(run.Finished)
 		}
-		for _, a := range d.Attachments {
+		for _, a := range d.Files {
 			rj.Attachments = append(rj.Attachments, attachmentJSON{Name: a.Name, ContentType: a.ContentType})
 		}
 		dels, err := s.store.RunDeliveries(r.Context(), run.ID)

@@ -63,15 +63,7 @@ type subscriptionBody struct {
 	} `json:"attachments"`
 	Enabled  *bool   `json:"enabled"`
 	FireMode *string `json:"fireMode"`
-	Meta     *struct {
-		Title string `json:"title"`
-		// Server-set fields that clients echo back on PUT; ignored.
-		Author   string `json:"author"`
-		Category string `json:"category"`
-		Created  string `json:"created"`
-		Updated  string `json:"updated"`
-		URI      string `json:"uri"`
-	} `json:"meta"`
+	Meta     *metaIn `json:"meta"`
 	// Health is reported by the service; a PUT may echo it back. Ignored.
 	Health any `json:"health"`
 }
@@ -268,6 +260,15 @@ func (s *Server) withHealth(r *http.Request, sub store.Subscription) (map[string
 	return out, nil
 }
 
+func (s *Server) respondSubscription(w http.ResponseWriter, r *http.Request, status int, sub store.Subscription) error {
+	out, err := s.withHealth(r, sub)
+	if err != nil {
+		return err
+	}
+	respond(w, r, status, out)
+	return nil
+}
+
 func subscriptionJSON(sub store.Subscription) map[string]any {
 	triggers := make([]map[string]any, len(sub.Def.Triggers))
 	for i, t := range sub.Def.Triggers {
@@ -331,13 +332,8 @@ func (s *Server) createSubscription(w http.ResponseWriter, r *http.Request, c *c
 		return err
 	}
 	s.notifier.SubscriptionChanged(sub.ID)
-	out, err := s.withHealth(r, sub)
-	if err != nil {
-		return err
-	}
 	w.Header().Set("Location", subscriptionURI(sub.ProjectID, uid, sub.ID))
-	respond(w, r, http.StatusCreated, out)
-	return nil
+	return s.respondSubscription(w, r, http.StatusCreated, sub)
 }
 
 // ownedSubscription loads subscription {sid} of user {uid} in the project, or answers 404.
@@ -354,12 +350,7 @@ func (s *Server) getSubscription(w http.ResponseWriter, r *http.Request, c *call
 	if err != nil {
 		return err
 	}
-	out, err := s.withHealth(r, sub)
-	if err != nil {
-		return err
-	}
-	respond(w, r, http.StatusOK, out)
-	return nil
+	return s.respondSubscription(w, r, http.StatusOK, sub)
 }
 
 func (s *Server) listSubscriptions(w http.ResponseWriter, r *http.Request, c *caller) error {
@@ -402,12 +393,7 @@ func (s *Server) putSubscription(w http.ResponseWriter, r *http.Request, c *call
 		return err
 	}
 	s.notifier.SubscriptionChanged(sub.ID)
-	out, err := s.withHealth(r, sub)
-	if err != nil {
-		return err
-	}
-	respond(w, r, http.StatusOK, out)
-	return nil
+	return s.respondSubscription(w, r, http.StatusOK, sub)
 }
 
 func (s *Server) deleteSubscription(w http.ResponseWriter, r *http.Request, c *caller) error {

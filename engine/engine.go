@@ -109,10 +109,16 @@ func New(st *store.Store, exec Executor, cfg Config, log *slog.Logger, notify fu
 func (e *Engine) Run(ctx context.Context) error {
 	subs, err := e.st.EnabledSubscriptions(ctx)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped while starting
+		}
 		return fmt.Errorf("load subscriptions: %w", err)
 	}
 	last, err := e.st.LastRunTimes(ctx)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
 		return err
 	}
 	now := e.now()

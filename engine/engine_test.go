@@ -146,9 +146,9 @@ func (b *testBundle) runs(t *testing.T, sub string) []store.Run {
 	return runs
 }
 
-func detailOf(t *testing.T, r store.Run) runDetail {
+func detailOf(t *testing.T, r store.Run) RunDetail {
 	t.Helper()
-	var d runDetail
+	var d RunDetail
 	must(t, json.Unmarshal(r.Detail, &d))
 	return d
 }

@@ -25,8 +25,8 @@ const (
 	stageHandover   = "handover"
 )
 
-// runDetail is what a run records of itself (the run's detail JSON).
-type runDetail struct {
+// RunDetail is what a run records of itself (the run's detail JSON).
+type RunDetail struct {
 	Values     map[string]*float64 `json:"values,omitempty"`
 	Condition  *bool               `json:"condition,omitempty"`
 	Subject    string              `json:"subject,omitempty"`
@@ -62,7 +62,7 @@ func (e *Engine) fire(ctx context.Context, f Fire) {
 	}
 	runCtx, cancel := context.WithTimeout(ctx, e.cfg.RunTimeout)
 	defer cancel()
-	detail := runDetail{TimingsMS: map[string]int64{}}
+	detail := RunDetail{TimingsMS: map[string]int64{}}
 	deliveries, state, err := e.execute(runCtx, run, &detail)
 	run.State, run.Finished = state, e.now()
 	if err != nil {
@@ -134,7 +134,7 @@ func (e *Engine) health(ctx context.Context, run store.Run) (store.SubscriptionS
 }
 
 // execute does the work of a claimed run and returns its deliveries and state.
-func (e *Engine) execute(ctx context.Context, run store.Run, d *runDetail) ([]store.Delivery, string, error) {
+func (e *Engine) execute(ctx context.Context, run store.Run, d *RunDetail) ([]store.Delivery, string, error) {
 	sub, err := e.st.SubscriptionByID(ctx, run.SubscriptionID)
 	if err != nil {
 		return nil, store.RunFailed, &stageError{stageMembership, err}

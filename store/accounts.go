@@ -76,7 +76,7 @@ func (s *Store) CreateUser(ctx context.Context, u User) error {
 const userColumns = `id, domain, login, password_hash, first_name, last_name, timezone, country,
 	phone_number, sso_provider, is_domain_admin, is_service, created, updated`
 
-func scanUser(row interface{ Scan(...any) error }) (User, error) {
+func scanUser(row scanner) (User, error) {
 	var u User
 	var created, updated int64
 	err := row.Scan(&u.ID, &u.Domain, &u.Login, &u.PasswordHash, &u.FirstName, &u.LastName, &u.Timezone,
@@ -114,21 +114,12 @@ func (s *Store) ListDomainUsers(ctx context.Context, domain, login string, offse
 	if err := s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM users WHERE `+where, args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count domain users: %w", err)
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT `+userColumns+` FROM users WHERE `+where+
+	users, err := queryAll(ctx, s.r, scanUser, `SELECT `+userColumns+` FROM users WHERE `+where+
 		` ORDER BY created, rowid LIMIT ? OFFSET ?`, append(args, limit, offset)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list domain users: %w", err)
 	}
-	defer rows.Close()
-	var users []User
-	for rows.Next() {
-		u, err := scanUser(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		users = append(users, u)
-	}
-	return users, total, rows.Err()
+	return users, total, nil
 }
 
 // DeleteUser removes the user, their sessions and their project memberships.

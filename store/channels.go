@@ -58,7 +58,7 @@ func (s *Store) CreateChannel(ctx context.Context, c Channel) error {
 
 const channelColumns = `id, owner, kind, title, config, secret, created, updated`
 
-func scanChannel(row interface{ Scan(...any) error }) (Channel, error) {
+func scanChannel(row scanner) (Channel, error) {
 	var c Channel
 	var cfg string
 	var created, updated int64
@@ -83,20 +83,11 @@ func (s *Store) ChannelByID(ctx context.Context, id string) (Channel, error) {
 
 // Channels lists the channels of a user, oldest first.
 func (s *Store) Channels(ctx context.Context, owner string) ([]Channel, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+channelColumns+` FROM channels WHERE owner = ? ORDER BY created, rowid`, owner)
+	out, err := queryAll(ctx, s.r, scanChannel, `SELECT `+channelColumns+` FROM channels WHERE owner = ? ORDER BY created, rowid`, owner)
 	if err != nil {
 		return nil, fmt.Errorf("list channels: %w", err)
 	}
-	defer rows.Close()
-	var out []Channel
-	for rows.Next() {
-		c, err := scanChannel(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // UpdateChannel replaces the channel's kind, title, config and secret.

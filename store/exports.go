@@ -53,7 +53,7 @@ func (s *Store) FinishExport(ctx context.Context, e Export) error {
 
 const exportColumns = `id, project_id, result_id, format, state, title, path, error, created, finished, expires`
 
-func scanExport(row interface{ Scan(...any) error }) (Export, error) {
+func scanExport(row scanner) (Export, error) {
 	var e Export
 	var created, expires int64
 	var finished sql.NullInt64
@@ -88,20 +88,11 @@ func (s *Store) ExpiredExports(ctx context.Context, now time.Time) ([]Export, er
 }
 
 func (s *Store) queryExports(ctx context.Context, where string, args ...any) ([]Export, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+exportColumns+` FROM exports WHERE `+where, args...)
+	out, err := queryAll(ctx, s.r, scanExport, `SELECT `+exportColumns+` FROM exports WHERE `+where, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list exports: %w", err)
 	}
-	defer rows.Close()
-	var out []Export
-	for rows.Next() {
-		e, err := scanExport(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // DeleteExport removes an export's record.

@@ -69,7 +69,7 @@ func (s *Store) CreateProject(ctx context.Context, p Project, adminRole string) 
 
 const projectColumns = `id, title, summary, template, guided_navigation, is_public, state, author, contributor, created, updated`
 
-func scanProject(row interface{ Scan(...any) error }) (Project, error) {
+func scanProject(row scanner) (Project, error) {
 	var p Project
 	var created, updated int64
 	err := row.Scan(&p.ID, &p.Title, &p.Summary, &p.Template, &p.GuidedNavigation, &p.IsPublic, &p.State,

@@ -85,24 +85,15 @@ func (s *Store) LastRunTimes(ctx context.Context) (map[string]time.Time, error) 
 
 // SubscriptionRuns lists a subscription's runs, newest first.
 func (s *Store) SubscriptionRuns(ctx context.Context, subscriptionID string, limit int) ([]Run, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT id, subscription_id, scheduled_at, state, detail, error, started, finished
+	out, err := queryAll(ctx, s.r, scanRun, `SELECT id, subscription_id, scheduled_at, state, detail, error, started, finished
 		FROM runs WHERE subscription_id = ? ORDER BY scheduled_at DESC LIMIT ?`, subscriptionID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
 	}
-	defer rows.Close()
-	var out []Run
-	for rows.Next() {
-		r, err := scanRun(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
-func scanRun(row interface{ Scan(...any) error }) (Run, error) {
+func scanRun(row scanner) (Run, error) {
 	var r Run
 	var at, started int64
 	var finished sql.NullInt64

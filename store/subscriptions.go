@@ -117,7 +117,7 @@ const subscriptionSelect = `SELECT s.id, s.project_id, s.owner, s.title, s.doc, 
 		WHERE c.subscription_id = s.id ORDER BY position))
 	FROM subscriptions s`
 
-func scanSubscription(row interface{ Scan(...any) error }) (Subscription, error) {
+func scanSubscription(row scanner) (Subscription, error) {
 	var sub Subscription
 	var doc string
 	var channels sql.NullString
@@ -138,20 +138,11 @@ func scanSubscription(row interface{ Scan(...any) error }) (Subscription, error)
 }
 
 func (s *Store) querySubscriptions(ctx context.Context, where string, args ...any) ([]Subscription, error) {
-	rows, err := s.r.QueryContext(ctx, subscriptionSelect+" WHERE "+where+" ORDER BY s.created, s.rowid", args...)
+	out, err := queryAll(ctx, s.r, scanSubscription, subscriptionSelect+" WHERE "+where+" ORDER BY s.created, s.rowid", args...)
 	if err != nil {
 		return nil, fmt.Errorf("list subscriptions: %w", err)
 	}
-	defer rows.Close()
-	var out []Subscription
-	for rows.Next() {
-		sub, err := scanSubscription(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, sub)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // SubscriptionByID returns the subscription with the given id.
