@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/heraldhq/herald/analytics"
 	"github.com/heraldhq/herald/secret"
 	"github.com/heraldhq/herald/store"
 )
@@ -44,6 +45,10 @@ type Options struct {
 	DefaultTimezone string
 	// Notifier is told of every subscription change. Default: nobody.
 	Notifier Notifier
+	// Analytics serves the model, data and metadata routes of /svc/md. Nil: none.
+	Analytics *analytics.Service
+	// MaxLoadBytes caps the CSV body of a data load. Default 16 GiB.
+	MaxLoadBytes int64
 	// Previewer evaluates subscriptions for the preview endpoint. Default: none (503).
 	Previewer Previewer
 	// Exporter renders report results into files. Default: none (503).
@@ -73,6 +78,8 @@ type Server struct {
 	minInterval time.Duration
 	defaultTZ   string
 	notifier    Notifier
+	analytics   *analytics.Service
+	maxLoad     int64
 	previewer   Previewer
 	exporter    Exporter
 }
@@ -95,6 +102,8 @@ func New(st *store.Store, opt Options) *Server {
 		minInterval: opt.MinInterval,
 		defaultTZ:   opt.DefaultTimezone,
 		notifier:    opt.Notifier,
+		analytics:   opt.Analytics,
+		maxLoad:     opt.MaxLoadBytes,
 		previewer:   opt.Previewer,
 		exporter:    opt.Exporter,
 	}
@@ -124,6 +133,9 @@ func New(st *store.Store, opt Options) *Server {
 	}
 	if s.maxBody == 0 {
 		s.maxBody = 1 << 20
+	}
+	if s.maxLoad == 0 {
+		s.maxLoad = 16 << 30
 	}
 	free, maxDelay := opt.LoginFailuresFree, opt.LoginDelayMax
 	if free == 0 {
@@ -200,6 +212,8 @@ func (s *Server) routes() {
 	s.route("DELETE "+subs+"/{sid}", permSubscriber, s.deleteSubscription)
 	s.route("POST "+subs+"/{sid}/preview", permSubscriber, s.previewSubscription)
 	s.route("GET "+subs+"/{sid}/runs", permSubscriber, s.listRuns)
+
+	s.mdRoutes()
 
 	s.route("POST /svc/exporter/executor", permAuthenticated, s.startExport)
 	s.route("GET /svc/exporter/result/{pid}/{id}", permProjectView, s.getExport)

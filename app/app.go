@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/heraldhq/herald/analytics"
 	"github.com/heraldhq/herald/api"
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/secret"
@@ -46,6 +47,7 @@ type App struct {
 	log    *slog.Logger
 	store  *store.Store
 	api    *api.Server
+	md     *analytics.Service
 	engine *engine.Engine
 	cred   credentials
 	ln     net.Listener
@@ -101,6 +103,11 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 		Grace: cfg.Engine.Grace, FailuresBeforeNotice: cfg.Engine.FailuresBeforeNotice, Retention: cfg.Engine.Retention,
 		FilesDir: filepath.Join(cfg.Data, "runs"), Clock: opt.Clock,
 	}, a.log.With("component", "engine"), nil)
+	a.md, err = analytics.New(ctx, analytics.Options{Store: st, Dir: filepath.Join(cfg.Data, "warehouse"), Now: opt.Clock.Now})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
 	a.api = api.New(st, api.Options{
 		Domain: cfg.Domain, Now: opt.Clock.Now, Logger: a.log,
 		TTLifetime: cfg.Auth.TTLifetime, SSTLifetime: cfg.Auth.SSTLifetime, PasswordCost: cfg.Auth.PasswordCost,
@@ -108,9 +115,11 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 		MaxBodyBytes: cfg.HTTP.MaxBodyBytes, SecureCookies: cfg.HTTP.TLSCert != "",
 		Secrets: box, MinInterval: cfg.Subs.MinInterval, DefaultTimezone: cfg.Subs.DefaultTimezone,
 		Notifier: a.engine, Previewer: a.engine,
+		Analytics: a.md, MaxLoadBytes: cfg.HTTP.MaxLoadBytes,
 	})
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
+		a.md.Close()
 		st.Close()
 		return nil, fmt.Errorf("listen: %w", err)
 	}
@@ -180,7 +189,7 @@ func (a *App) Run(ctx context.Context) error {
 		err = errors.Join(err, srv.Shutdown(shutCtx))
 		<-errc
 	}
-	return errors.Join(runErr, err, a.store.Close())
+	return errors.Join(runErr, err, a.md.Close(), a.store.Close())
 }
 
 // runEngine logs the engine in with its service account and runs it until ctx ends.

@@ -81,6 +81,8 @@ type LogConfig struct {
 type HTTPConfig struct {
 	// MaxBodyBytes caps request bodies. Default 1 MiB.
 	MaxBodyBytes int64 `yaml:"maxBodyBytes"`
+	// MaxLoadBytes caps the CSV body of a data load. Default 16 GiB.
+	MaxLoadBytes int64 `yaml:"maxLoadBytes"`
 	// TLSCert and TLSKey, when both set, serve HTTPS. Default empty (plain HTTP).
 	TLSCert string `yaml:"tlsCert"`
 	TLSKey  string `yaml:"tlsKey"`
@@ -115,6 +117,7 @@ func DefaultConfig() Config {
 		Log:        LogConfig{Level: "info", Format: "text"},
 		HTTP: HTTPConfig{
 			MaxBodyBytes:      1 << 20,
+			MaxLoadBytes:      16 << 30,
 			ReadHeaderTimeout: 10 * time.Second,
 			ShutdownTimeout:   15 * time.Second,
 		},
@@ -301,6 +304,9 @@ func (c *Config) Validate() error {
 	}
 	if c.HTTP.MaxBodyBytes < 1024 {
 		bad("http.maxBodyBytes", "must be at least 1024, got %d", c.HTTP.MaxBodyBytes)
+	}
+	if c.HTTP.MaxLoadBytes < 1024 {
+		bad("http.maxLoadBytes", "must be at least 1024, got %d", c.HTTP.MaxLoadBytes)
 	}
 	if (c.HTTP.TLSCert == "") != (c.HTTP.TLSKey == "") {
 		bad("http.tlsCert", "tlsCert and tlsKey must be given together")

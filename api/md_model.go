@@ -1,0 +1,76 @@
+package api
+
+import (
+	"encoding/json"
+	"mime"
+	"net/http"
+)
+
+type manageRequest struct {
+	Manage *struct {
+		MAQL string `json:"maql"`
+	} `json:"manage"`
+}
+
+// manageModel applies a MAQL script; the answer links the finished task.
+func (s *Server) manageModel(w http.ResponseWriter, r *http.Request, c *caller) error {
+	var req manageRequest
+	if err := s.decodeBody(w, r, &req); err != nil {
+		return err
+	}
+	if req.Manage == nil {
+		return badField("manage", "is required")
+	}
+	id, err := s.analytics.Manage(r.Context(), c.project.ID, c.UserID, req.Manage.MAQL)
+	if err != nil {
+		return mdError(err)
+	}
+	respond(w, r, http.StatusOK, map[string]any{"entries": []map[string]string{
+		{"link": taskStatusURI(c.project.ID, id), "category": "tasks-status"},
+	}})
+	return nil
+}
+
+func taskStatusURI(pid, id string) string { return "/svc/md/" + pid + "/tasks/" + id + "/status" }
+
+func (s *Server) taskStatus(w http.ResponseWriter, r *http.Request, c *caller) error {
+	t, err := s.analytics.Task(r.Context(), c.project.ID, r.PathValue("tid"))
+	if err != nil {
+		return mdError(err)
+	}
+	poll := taskStatusURI(c.project.ID, t.ID)
+	status := map[string]any{"status": t.Status, "poll": poll, "links": map[string]string{"poll": poll}}
+	var msgs []any
+	if err := json.Unmarshal(t.Messages, &msgs); err == nil && len(msgs) > 0 {
+		status["messages"] = msgs
+	} else {
+		status["messages"] = []any{}
+	}
+	code := http.StatusOK
+	if t.Status == "RUNNING" {
+		code = http.StatusAccepted
+		w.Header().Set("Refresh", "1")
+	}
+	respond(w, r, code, map[string]any{"wTaskStatus": status})
+	return nil
+}
+
+// csvTypes are the media types a data load accepts.
+var csvTypes = map[string]bool{"text/csv": true, "application/csv": true, "text/plain": true}
+
+// loadData loads a CSV body into a dataset: ?mode=full (default) or incremental.
+func (s *Server) loadData(w http.ResponseWriter, r *http.Request, c *caller) error {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || !csvTypes[mt] {
+		return newError(http.StatusUnsupportedMediaType, classUser, "api", "Content-Type must be %s", "text/csv")
+	}
+	body := http.MaxBytesReader(w, r.Body, s.maxLoad)
+	res, err := s.analytics.Load(r.Context(), c.project.ID, r.PathValue("dataset"), r.URL.Query().Get("mode"), body)
+	if err != nil {
+		return mdError(err)
+	}
+	respond(w, r, http.StatusOK, map[string]any{"dataLoad": map[string]any{
+		"dataset": res.Dataset, "mode": res.Mode, "rows": res.Rows, "dataVersion": res.DataVersion,
+	}})
+	return nil
+}
