@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -21,6 +20,7 @@ import (
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/secret"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/worker"
 )
 
 // Options are the parts of a process that are not configuration.
@@ -49,8 +49,22 @@ type App struct {
 	api    *api.Server
 	md     *analytics.Service
 	engine *engine.Engine
+	nats   *worker.NATS
+	worker *worker.Worker
 	cred   credentials
 	ln     net.Listener
+	// closers release what New opened, last first.
+	closers []func() error
+}
+
+// close releases what New opened, in reverse order.
+func (a *App) close() error {
+	var errs []error
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		errs = append(errs, a.closers[i]())
+	}
+	a.closers = nil
+	return errors.Join(errs...)
 }
 
 // New opens the data folder, applies migrations, bootstraps a new folder and
@@ -83,31 +97,50 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 		return nil, err
 	}
 	a.store = st
+	a.closers = append(a.closers, st.Close)
+	if err := a.open(ctx); err != nil {
+		return nil, errors.Join(err, a.close())
+	}
+	return a, nil
+}
+
+// open builds the parts of the process over the opened store.
+func (a *App) open(ctx context.Context) error {
+	cfg, opt, st := a.cfg, a.opt, a.store
 	if err := a.bootstrap(ctx); err != nil {
-		st.Close()
-		return nil, err
+		return err
 	}
 	box, err := openSecrets(cfg)
 	if err != nil {
-		st.Close()
-		return nil, err
+		return err
 	}
-	cred, err := a.serviceAccount(ctx)
+	if a.cred, err = a.serviceAccount(ctx); err != nil {
+		return err
+	}
+	if a.nats, err = startNATS(cfg); err != nil {
+		return err
+	}
+	a.closers = append(a.closers, func() error { a.nats.Close(); return nil })
+	sends, closeSenders, err := senders(cfg, a.log.With("component", "delivery"))
 	if err != nil {
-		st.Close()
-		return nil, err
+		return err
 	}
-	a.cred = cred
+	a.closers = append(a.closers, func() error { closeSenders(); return nil })
+	a.worker, err = worker.New(st, box, a.nats.JetStream(), sends, workerConfig(cfg.Delivery),
+		worker.Options{Logger: a.log.With("component", "worker"), Now: opt.Clock.Now})
+	if err != nil {
+		return err
+	}
 	a.engine = engine.New(st, nil, engine.Config{
 		Workers: cfg.Engine.Workers, RunTimeout: cfg.Engine.RunTimeout, MetricTimeout: cfg.Engine.MetricTimeout,
 		Grace: cfg.Engine.Grace, FailuresBeforeNotice: cfg.Engine.FailuresBeforeNotice, Retention: cfg.Engine.Retention,
 		FilesDir: filepath.Join(cfg.Data, "runs"), Clock: opt.Clock,
-	}, a.log.With("component", "engine"), nil)
+	}, a.log.With("component", "engine"), a.worker.Notify)
 	a.md, err = analytics.New(ctx, analytics.Options{Store: st, Dir: filepath.Join(cfg.Data, "warehouse"), Now: opt.Clock.Now})
 	if err != nil {
-		st.Close()
-		return nil, err
+		return err
 	}
+	a.closers = append(a.closers, a.md.Close)
 	a.api = api.New(st, api.Options{
 		Domain: cfg.Domain, Now: opt.Clock.Now, Logger: a.log,
 		TTLifetime: cfg.Auth.TTLifetime, SSTLifetime: cfg.Auth.SSTLifetime, PasswordCost: cfg.Auth.PasswordCost,
@@ -117,14 +150,10 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 		Notifier: a.engine, Previewer: a.engine,
 		Analytics: a.md, MaxLoadBytes: cfg.HTTP.MaxLoadBytes,
 	})
-	ln, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		a.md.Close()
-		st.Close()
-		return nil, fmt.Errorf("listen: %w", err)
+	if a.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
+		return fmt.Errorf("listen: %w", err)
 	}
-	a.ln = ln
-	return a, nil
+	return nil
 }
 
 // URL is the base address the API is served at.
@@ -142,8 +171,10 @@ func (a *App) Handler() http.Handler { return a.api }
 // Store is the process's store.
 func (a *App) Store() *store.Store { return a.store }
 
-// Run serves the API until ctx ends, then shuts down in order: it stops
-// accepting, lets requests in flight finish, and closes the store.
+// Run serves the API and runs the background parts until ctx ends, then
+// shuts down in order: the engine stops firing (runs in flight finish), the
+// worker settles the sends in flight, the server lets requests in flight
+// finish, and what New opened is closed.
 func (a *App) Run(ctx context.Context) error {
 	srv := &http.Server{
 		Handler:           a.api,
@@ -166,30 +197,72 @@ func (a *App) Run(ctx context.Context) error {
 	}()
 	go a.pruneLoop(ctx)
 
-	// The engine calls the API, so it stops before the server does.
-	engineCtx, stopEngine := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopEngine()
-	enginec := make(chan error, 1)
-	go func() { enginec <- a.runEngine(engineCtx) }()
-
+	// Background parts, stopped in the reverse order: the engine calls the
+	// API and hands over to the worker, so it stops first.
+	bg := startAll(ctx, []part{
+		{"worker", a.worker.Run},
+		{"engine", a.runEngine},
+	})
 	var runErr error
 	select {
 	case err := <-errc:
 		runErr = fmt.Errorf("serve: %w", err)
-	case err := <-enginec:
-		enginec <- err
-		runErr = err
+		errc <- nil
+	case <-bg.failed: // stop reports its error
 	case <-ctx.Done():
 	}
-	stopEngine()
-	err := <-enginec
+	err := bg.stop()
 	shutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.HTTP.ShutdownTimeout)
 	defer cancel()
-	if runErr == nil || !strings.HasPrefix(runErr.Error(), "serve:") {
-		err = errors.Join(err, srv.Shutdown(shutCtx))
-		<-errc
+	err = errors.Join(err, srv.Shutdown(shutCtx))
+	if serveErr := <-errc; serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
+		err = errors.Join(err, serveErr)
 	}
-	return errors.Join(runErr, err, a.md.Close(), a.store.Close())
+	return errors.Join(runErr, err, a.close())
+}
+
+// part is a background part of the process.
+type part struct {
+	name string
+	run  func(context.Context) error
+}
+
+// running is a set of started parts.
+type running struct {
+	failed chan struct{} // receives when a part ends with an error
+	stops  []func() error
+}
+
+// startAll starts each part with a context of its own, so stop can end them
+// one by one, last first.
+func startAll(ctx context.Context, parts []part) *running {
+	r := &running{failed: make(chan struct{}, len(parts))}
+	for _, p := range parts {
+		pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		done := make(chan error, 1)
+		go func() {
+			err := p.run(pctx)
+			if pctx.Err() != nil && errors.Is(err, context.Canceled) {
+				err = nil // stopped while starting: not a failure
+			}
+			if err != nil {
+				err = fmt.Errorf("%s: %w", p.name, err)
+				r.failed <- struct{}{}
+			}
+			done <- err
+		}()
+		r.stops = append(r.stops, func() error { cancel(); return <-done })
+	}
+	return r
+}
+
+// stop ends the parts, last started first, and returns their errors.
+func (r *running) stop() error {
+	var errs []error
+	for i := len(r.stops) - 1; i >= 0; i-- {
+		errs = append(errs, r.stops[i]())
+	}
+	return errors.Join(errs...)
 }
 
 // runEngine logs the engine in with its service account and runs it until ctx ends.
@@ -202,10 +275,7 @@ func (a *App) runEngine(ctx context.Context) error {
 		return err
 	}
 	a.engine.SetExecutor(engine.APIExecutor{Client: c})
-	if err := a.engine.Run(ctx); err != nil {
-		return fmt.Errorf("engine: %w", err)
-	}
-	return nil
+	return a.engine.Run(ctx)
 }
 
 // pruneLoop deletes expired tokens and sessions now and then.

@@ -3,6 +3,8 @@ package app_test
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -158,10 +160,16 @@ func TestChannelPasswordsNeverLeak(t *testing.T) {
 	}
 	// Every file in the data folder: database, WAL, key.
 	err := filepath.Walk(b.Config.Data, func(path string, fi os.FileInfo, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // a temporary file that went away while we walked
+		}
 		if err != nil || fi.IsDir() {
 			return err
 		}
 		data, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
 		if err != nil {
 			return err
 		}

@@ -35,6 +35,11 @@ type Config struct {
 	Secrets    SecretsConfig       `yaml:"secrets"`
 	Subs       SubscriptionsConfig `yaml:"subscriptions"`
 	Engine     EngineConfig        `yaml:"engine"`
+	NATS       NATSConfig          `yaml:"nats"`
+	SMTP       SMTPConfig          `yaml:"smtp"`
+	SMS        SMSConfig           `yaml:"sms"`
+	FeedChat   FeedChatConfig      `yaml:"feedChat"`
+	Delivery   DeliveryConfig      `yaml:"delivery"`
 }
 
 // EngineConfig configures the engine that fires subscriptions.
@@ -128,7 +133,12 @@ func DefaultConfig() Config {
 			LoginFailuresFree: 5,
 			LoginDelayMax:     15 * time.Minute,
 		},
-		Subs: SubscriptionsConfig{MinInterval: time.Minute, DefaultTimezone: "UTC"},
+		Subs:     SubscriptionsConfig{MinInterval: time.Minute, DefaultTimezone: "UTC"},
+		SMTP:     SMTPConfig{Port: 587, TLSPolicy: "mandatory", From: "herald@localhost"},
+		SMS:      SMSConfig{BaseURL: "https://api.twilio.com", MaxSegments: 3},
+		FeedChat: FeedChatConfig{LoginURL: "https://login.salesforce.com", APIVersion: "59.0"},
+		Delivery: DeliveryConfig{MaxAttempts: 10, BackoffBase: 5 * time.Second, BackoffCap: 30 * time.Minute,
+			SendTimeout: 30 * time.Second, EmailConcurrency: 8, SMSConcurrency: 4, FeedChatConcurrency: 4},
 		Engine: EngineConfig{Workers: 8, RunTimeout: 2 * time.Minute, MetricTimeout: time.Minute, Grace: 15 * time.Minute,
 			FailuresBeforeNotice: 3, Retention: 90 * 24 * time.Hour},
 	}
@@ -264,6 +274,12 @@ func setScalar(f reflect.Value, s string) error {
 			return fmt.Errorf("invalid integer %q", s)
 		}
 		f.SetInt(n)
+	case f.Kind() == reflect.Float64:
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return fmt.Errorf("invalid number %q", s)
+		}
+		f.SetFloat(v)
 	case f.Kind() == reflect.Bool:
 		b, err := strconv.ParseBool(s)
 		if err != nil {
@@ -345,6 +361,35 @@ func (c *Config) Validate() error {
 	}
 	if c.Engine.FailuresBeforeNotice < 1 {
 		bad("engine.failuresBeforeNotice", "must be at least 1")
+	}
+	switch c.SMTP.TLSPolicy {
+	case "mandatory", "opportunistic", "none":
+	default:
+		bad("smtp.tlsPolicy", "%q is not one of mandatory, opportunistic, none", c.SMTP.TLSPolicy)
+	}
+	if c.SMTP.Port < 1 || c.SMTP.Port > 65535 {
+		bad("smtp.port", "must be a port number, got %d", c.SMTP.Port)
+	}
+	if !strings.Contains(c.SMTP.From, "@") {
+		bad("smtp.from", "%q is not an e-mail address", c.SMTP.From)
+	}
+	if c.SMS.MaxSegments < 1 {
+		bad("sms.maxSegments", "must be at least 1")
+	}
+	if c.Delivery.MaxAttempts < 1 {
+		bad("delivery.maxAttempts", "must be at least 1")
+	}
+	if c.Delivery.BackoffBase <= 0 || c.Delivery.BackoffCap < c.Delivery.BackoffBase {
+		bad("delivery.backoffCap", "must be at least delivery.backoffBase, and the base above zero")
+	}
+	if c.Delivery.SendTimeout < time.Second {
+		bad("delivery.sendTimeout", "must be at least 1s")
+	}
+	for key, n := range map[string]int{"delivery.emailConcurrency": c.Delivery.EmailConcurrency,
+		"delivery.smsConcurrency": c.Delivery.SMSConcurrency, "delivery.feedChatConcurrency": c.Delivery.FeedChatConcurrency} {
+		if n < 1 {
+			bad(key, "must be at least 1")
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -17,8 +17,10 @@ type subWorld struct {
 	channel, subsBase string
 }
 
-func newSubWorld(t *testing.T) *subWorld {
-	b := apptest.Start(t)
+func newSubWorld(t *testing.T) *subWorld { return newSubWorldWith(t) }
+
+func newSubWorldWith(t *testing.T, opts ...apptest.Option) *subWorld {
+	b := apptest.Start(t, opts...)
 	w := &subWorld{b: b, admin: newBrowser(t, b.URL, "ua"), jane: newBrowser(t, b.URL, "ua")}
 	w.admin.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)
 	_, w.janeURI = b.NewUser(t, "jane@example.com")

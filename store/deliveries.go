@@ -161,8 +161,8 @@ func (s *Store) Outbox(ctx context.Context, limit int) ([]OutboxItem, error) {
 	return out, nil
 }
 
-// maxOutboxParams bounds the host parameters of one DELETE.
-const maxOutboxParams = 500
+// maxLedgerParams bounds the host parameters of one statement.
+const maxLedgerParams = 500
 
 // DeleteOutbox removes the outbox rows of the given deliveries; ids without a
 // row are ignored.
@@ -171,7 +171,7 @@ func (s *Store) DeleteOutbox(ctx context.Context, ids ...string) error {
 		return nil
 	}
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		for chunk := range idChunks(ids, maxOutboxParams) {
+		for chunk := range slices.Chunk(ids, maxLedgerParams) {
 			args := make([]any, len(chunk))
 			for i, id := range chunk {
 				args[i] = id
@@ -185,22 +185,10 @@ func (s *Store) DeleteOutbox(ctx context.Context, ids ...string) error {
 	})
 }
 
-func idChunks(ids []string, n int) func(func([]string) bool) {
-	return func(yield func([]string) bool) {
-		for len(ids) > 0 {
-			k := min(n, len(ids))
-			if !yield(ids[:k]) {
-				return
-			}
-			ids = ids[k:]
-		}
-	}
-}
-
 const deliveryColumns = `id, run_id, subscription_id, scheduled_at, channel_id, kind, payload, state, attempts,
 	last_error, provider_id, sent_at, created, updated`
 
-func scanDelivery(row interface{ Scan(...any) error }) (Delivery, error) {
+func scanDelivery(row scanner) (Delivery, error) {
 	var d Delivery
 	var scheduled, created, updated int64
 	var sent sql.NullInt64
@@ -250,7 +238,7 @@ type Outgoing struct {
 // needs them, in one query; ids without a delivery are left out of the map.
 func (s *Store) OutgoingDeliveries(ctx context.Context, ids ...string) (map[string]Outgoing, error) {
 	out := make(map[string]Outgoing, len(ids))
-	for chunk := range idChunks(ids, maxOutboxParams) {
+	for chunk := range slices.Chunk(ids, maxLedgerParams) {
 		args := make([]any, len(chunk))
 		for i, id := range chunk {
 			args[i] = id
@@ -298,20 +286,8 @@ func scanOutgoing(rows *sql.Rows) (Outgoing, error) {
 
 // RunDeliveries lists the deliveries of a run in the order they were handed over.
 func (s *Store) RunDeliveries(ctx context.Context, runID string) ([]Delivery, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+deliveryColumns+` FROM deliveries WHERE run_id = ? ORDER BY rowid`, runID)
+	out, err := queryAll(ctx, s.r, scanDelivery, `SELECT `+deliveryColumns+` FROM deliveries WHERE run_id = ? ORDER BY rowid`, runID)
 	if err != nil {
-		return nil, fmt.Errorf("list deliveries: %w", err)
-	}
-	defer rows.Close()
-	var out []Delivery
-	for rows.Next() {
-		d, err := scanDelivery(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, d)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list deliveries: %w", err)
 	}
 	return out, nil
@@ -319,24 +295,8 @@ func (s *Store) RunDeliveries(ctx context.Context, runID string) ([]Delivery, er
 
 // RunByID returns the run with the given id.
 func (s *Store) RunByID(ctx context.Context, id string) (Run, error) {
-	var r Run
-	var scheduled, started int64
-	var finished sql.NullInt64
-	var detail string
-	err := s.r.QueryRowContext(ctx, `SELECT id, subscription_id, scheduled_at, state, detail, error, started, finished
-		FROM runs WHERE id = ?`, id).Scan(&r.ID, &r.SubscriptionID, &scheduled, &r.State, &detail, &r.Error, &started, &finished)
-	if errors.Is(err, sql.ErrNoRows) {
-		return Run{}, ErrNotFound
-	}
-	if err != nil {
-		return Run{}, fmt.Errorf("run by id: %w", err)
-	}
-	r.Detail = json.RawMessage(detail)
-	r.ScheduledAt, r.Started = time.Unix(scheduled, 0).UTC(), time.Unix(started, 0).UTC()
-	if finished.Valid {
-		r.Finished = time.Unix(finished.Int64, 0).UTC()
-	}
-	return r, nil
+	return scanRun(s.r.QueryRowContext(ctx, `SELECT id, subscription_id, scheduled_at, state, detail, error, started, finished
+		FROM runs WHERE id = ?`, id))
 }
 
 // SentMark is the accepted send of one delivery.
@@ -388,8 +348,7 @@ func markSent(ctx context.Context, tx *sql.Tx, marks []SentMark, now time.Time) 
 	}
 	changed := make([]bool, len(marks))
 	var runs []string
-	for start := 0; start < len(marks); start += maxOutboxParams / 2 {
-		chunk := marks[start:min(start+maxOutboxParams/2, len(marks))]
+	for chunk := range slices.Chunk(marks, maxLedgerParams/2) {
 		args := make([]any, 0, 2+2*len(chunk))
 		args = append(args, now.Unix(), now.Unix())
 		for _, m := range chunk {
@@ -482,7 +441,9 @@ func deliveryExists(ctx context.Context, tx *sql.Tx, id string) error {
 
 // rollUp gives each of the runs without a pending delivery its final state:
 // delivered when every delivery was sent, failed when every one failed,
-// partially_failed otherwise, with the count of failures as its error.
+// partially_failed otherwise, with the count of failures as its error. Only
+// queued runs roll up: a failed run that carries a notice to its owner keeps
+// its state whatever becomes of the notice.
 func rollUp(ctx context.Context, tx *sql.Tx, runIDs []string, now time.Time) error {
 	if len(runIDs) == 0 {
 		return nil
@@ -502,7 +463,7 @@ func rollUp(ctx context.Context, tx *sql.Tx, runIDs []string, now time.Time) err
 				WHEN tally.failed = tally.total THEN printf('all %d deliveries failed', tally.total)
 				ELSE printf('%d of %d deliveries failed', tally.failed, tally.total) END,
 			finished = ?
-		FROM tally WHERE runs.id = tally.run_id AND tally.pending = 0`, args...)
+		FROM tally WHERE runs.id = tally.run_id AND tally.pending = 0 AND runs.state = 'queued'`, args...)
 	if err != nil {
 		return fmt.Errorf("roll up runs: %w", err)
 	}

@@ -33,8 +33,8 @@ func openLedgerStore(t *testing.T) (*Store, string) {
 	if err := s.CreateProject(ctx, p, "admin"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.w.ExecContext(ctx, `INSERT INTO subscriptions(id, project_id, owner, title, doc, created, updated)
-		VALUES ('s1', 'p1', 'u1', 'S', '{}', 0, 0)`); err != nil {
+	if err := s.CreateSubscription(ctx, Subscription{ID: "s1", ProjectID: "p1", Owner: "u1", Title: "S", Enabled: true,
+		Created: ledgerT0, Updated: ledgerT0}); err != nil {
 		t.Fatal(err)
 	}
 	return s, "s1"
@@ -296,5 +296,87 @@ func TestRunRollUp(t *testing.T) {
 				t.Errorf("finished = %v, want finished=%v at %v", got.Finished, tt.finished, done)
 			}
 		})
+	}
+}
+
+func TestOutgoingDeliveries(t *testing.T) {
+	ctx := context.Background()
+	s, sub := openLedgerStore(t)
+	ch := Channel{ID: "c1", Owner: "u1", Kind: KindSMS, Title: "pager", Config: ChannelConfig{To: "+15005550010", From: "+15005550006", Username: "AC1"},
+		Secret: []byte("sealed"), Created: ledgerT0, Updated: ledgerT0}
+	if err := s.CreateChannel(ctx, ch); err != nil {
+		t.Fatal(err)
+	}
+	run := enqueue(t, s, sub, ledgerT0, "c1", "gone")
+	if _, err := s.RecordAttempt(ctx, run.ID+"-c1", "429 too many requests", ledgerT0); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.OutgoingDeliveries(ctx, run.ID+"-c1", run.ID+"-gone", "no-such-delivery")
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload := Payload{Subject: "Revenue", Text: "up 3%", Attachments: []Attachment{{Name: "r.csv", ContentType: "text/csv", Path: "/exports/r.csv"}}}
+	tests := []struct {
+		name string
+		id   string
+		want Outgoing
+	}{
+		{name: "channel present", id: run.ID + "-c1", want: Outgoing{ID: run.ID + "-c1", ChannelID: "c1", Kind: KindEmail,
+			State: DeliveryPending, Attempts: 1, LastError: "429 too many requests", Payload: payload,
+			ChannelKind: KindSMS, ChannelConfig: ch.Config, ChannelSecret: []byte("sealed")}},
+		{name: "channel deleted", id: run.ID + "-gone", want: Outgoing{ID: run.ID + "-gone", ChannelID: "gone", Kind: KindEmail,
+			State: DeliveryPending, Payload: payload, ChannelGone: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if o := got[tt.id]; !reflect.DeepEqual(o, tt.want) {
+				t.Errorf("got  %+v\nwant %+v", o, tt.want)
+			}
+		})
+	}
+	if _, ok := got["no-such-delivery"]; ok || len(got) != 2 {
+		t.Errorf("got %d entries, want the 2 that exist", len(got))
+	}
+}
+
+func TestMarkSentBatch(t *testing.T) {
+	ctx := context.Background()
+	s, sub := openLedgerStore(t)
+	r1 := enqueue(t, s, sub, ledgerT0, "c1", "c2")
+	r2 := enqueue(t, s, sub, ledgerT0.Add(time.Hour), "c1", "c2")
+	if _, err := s.MarkFailed(ctx, r2.ID+"-c2", "550", ledgerT0); err != nil {
+		t.Fatal(err)
+	}
+	done := ledgerT0.Add(2 * time.Hour)
+	marks := []SentMark{
+		{ID: r1.ID + "-c1", ProviderID: "p1"},
+		{ID: r2.ID + "-c2", ProviderID: "p2"}, // already failed
+		{ID: "no-such-delivery", ProviderID: "p3"},
+		{ID: r1.ID + "-c2", ProviderID: "p4"},
+		{ID: r2.ID + "-c1", ProviderID: "p5"},
+	}
+	changed, err := s.MarkSentBatch(ctx, marks, done)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []bool{true, false, false, true, true}; !reflect.DeepEqual(changed, want) {
+		t.Errorf("changed = %v, want %v", changed, want)
+	}
+	for _, m := range []SentMark{marks[0], marks[3], marks[4]} {
+		d, err := s.Delivery(ctx, m.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.State != DeliverySent || d.ProviderID != m.ProviderID || !d.SentAt.Equal(done) || d.Attempts != 1 {
+			t.Errorf("%s: %+v", m.ID, d)
+		}
+	}
+	if d, _ := s.Delivery(ctx, r2.ID+"-c2"); d.State != DeliveryFailed || d.ProviderID != "" {
+		t.Errorf("failed delivery changed: %+v", d)
+	}
+	for id, want := range map[string]string{r1.ID: RunDelivered, r2.ID: RunPartiallyFailed} {
+		if r, err := s.RunByID(ctx, id); err != nil || r.State != want || !r.Finished.Equal(done) {
+			t.Errorf("run %s: %+v %v, want %s finished at %v", id, r, err, want, done)
+		}
 	}
 }

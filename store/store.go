@@ -50,6 +50,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	params.Set("_busy_timeout", "5000")
 	params.Set("_synchronous", "NORMAL")
 	params.Set("_txlock", "immediate")
+	params.Set("_stmt_cache_size", "64")
 	w, err := sql.Open("sqlite3", "file:"+abs+"?"+params.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)

@@ -1,0 +1,91 @@
+package app
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestExampleConfigDocumentsTheDefaults loads configs/herald.yaml over an
+// empty configuration: it must set every key, to its default.
+func TestExampleConfigDocumentsTheDefaults(t *testing.T) {
+	var cfg Config
+	if err := LoadConfigFile(&cfg, filepath.Join("..", "configs", "herald.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	if want := DefaultConfig(); !reflect.DeepEqual(cfg, want) {
+		t.Errorf("configs/herald.yaml differs from the defaults:\nfile     %+v\ndefaults %+v", cfg, want)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("the example does not validate: %v", err)
+	}
+}
+
+func TestConfigFileErrorsNameTheKey(t *testing.T) {
+	cases := []struct{ name, yaml, want string }{
+		{"unknown key", "auth:\n  ttLifetim: 5m\n", `line 2: unknown key "auth.ttLifetim"`},
+		{"wrong type", "auth:\n  ttLifetime: soon\n", "line 2: auth.ttLifetime:"},
+		{"not a mapping", "auth: 5\n", "line 1: auth must be a mapping"},
+		{"unknown section", "smtpp:\n  host: x\n", `unknown key "smtpp"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "c.yaml")
+			if err := os.WriteFile(path, []byte(tc.yaml), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			cfg := DefaultConfig()
+			err := LoadConfigFile(&cfg, path)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestValidateNamesTheKey(t *testing.T) {
+	cases := []struct {
+		name   string
+		change func(*Config)
+		key    string
+	}{
+		{"listen", func(c *Config) { c.Listen = "nowhere" }, "listen"},
+		{"tt lifetime", func(c *Config) { c.Auth.TTLifetime = 0 }, "auth.ttLifetime"},
+		{"sst shorter than tt", func(c *Config) { c.Auth.SSTLifetime = time.Minute }, "auth.sstLifetime"},
+		{"tls half", func(c *Config) { c.HTTP.TLSCert = "x.pem" }, "http.tlsCert"},
+		{"secret key", func(c *Config) { c.Secrets.Key = "short" }, "secrets.key"},
+		{"timezone", func(c *Config) { c.Subs.DefaultTimezone = "Mars/Base" }, "subscriptions.defaultTimezone"},
+		{"tls policy", func(c *Config) { c.SMTP.TLSPolicy = "maybe" }, "smtp.tlsPolicy"},
+		{"backoff", func(c *Config) { c.Delivery.BackoffCap = time.Millisecond }, "delivery.backoffCap"},
+		{"engine workers", func(c *Config) { c.Engine.Workers = 0 }, "engine.workers"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			tc.change(&cfg)
+			err := cfg.Validate()
+			if err == nil || !strings.HasPrefix(err.Error(), tc.key+":") {
+				t.Fatalf("err = %v, want one naming %s", err, tc.key)
+			}
+		})
+	}
+}
+
+func TestEnvironmentOverrides(t *testing.T) {
+	cfg := DefaultConfig()
+	env := map[string]string{"HERALD_AUTH_TTLIFETIME": "5m", "HERALD_SMTP_HOST": "mail.example.com", "HERALD_DELIVERY_EMAILRATE": "2.5"}
+	if err := ApplyEnv(&cfg, func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Auth.TTLifetime != 5*time.Minute || cfg.SMTP.Host != "mail.example.com" || cfg.Delivery.EmailRate != 2.5 {
+		t.Errorf("after env: tt %s, smtp %q, rate %v", cfg.Auth.TTLifetime, cfg.SMTP.Host, cfg.Delivery.EmailRate)
+	}
+	env = map[string]string{"HERALD_AUTH_PASSWORDCOST": "high"}
+	if err := ApplyEnv(&cfg, func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err == nil ||
+		!strings.Contains(err.Error(), "auth.passwordCost") {
+		t.Errorf("bad integer: %v", err)
+	}
+}

@@ -1,0 +1,247 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/wneessen/go-mail"
+
+	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/channels/email"
+	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/worker"
+)
+
+const (
+	from        = "Herald <herald@example.com>"
+	fromDomain  = "example.com"
+	subject     = "Daily revenue"
+	text        = "Revenue rose 3% to 2,100 yesterday; EMEA led with 1,200.\n"
+	perRun      = 10 // deliveries per run (channels of the subscription)
+	waitTimeout = 5 * time.Minute
+)
+
+// result is one side of one round.
+type result struct {
+	n       int
+	elapsed time.Duration
+	cpu     time.Duration // process CPU time used meanwhile
+}
+
+func (r result) perSecond() float64 { return float64(r.n) / r.elapsed.Seconds() }
+
+func (r result) cpuPerMail() time.Duration { return r.cpu / time.Duration(r.n) }
+
+// bare sends n messages straight from go-mail over conc connections, each
+// goroutine composing its messages and sending them on its own connection.
+func bare(ctx context.Context, n, conc int) (result, error) {
+	s, err := newSink(n)
+	if err != nil {
+		return result{}, err
+	}
+	defer s.close()
+	client, err := mail.NewClient("127.0.0.1", mail.WithPort(s.port()), mail.WithTLSPolicy(mail.NoTLS), mail.WithTimeout(30*time.Second))
+	if err != nil {
+		return result{}, err
+	}
+	var next atomic.Int64
+	errs := make([]error, conc)
+	start, cpu := time.Now(), cpuTime()
+	var wg sync.WaitGroup
+	for g := range conc {
+		wg.Go(func() {
+			c, err := client.DialToSMTPClientWithContext(ctx)
+			if err != nil {
+				errs[g] = err
+				return
+			}
+			defer client.CloseWithSMTPClient(c)
+			for i := next.Add(1); i <= int64(n); i = next.Add(1) {
+				m := mail.NewMsg()
+				if err := errors.Join(m.From(from), m.To(fmt.Sprintf("team%d@example.com", i%perRun))); err != nil {
+					errs[g] = err
+					return
+				}
+				m.Subject(subject)
+				m.SetMessageIDWithValue(fmt.Sprintf("bare-%d@%s", i, fromDomain))
+				m.SetDate()
+				m.SetUserAgent("Herald")
+				m.SetBodyString(mail.TypeTextPlain, text)
+				if err := client.SendWithSMTPClient(c, m); err != nil {
+					errs[g] = err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed, cpu := time.Since(start), cpuTime()-cpu
+	if err := errors.Join(errs...); err != nil {
+		return result{}, fmt.Errorf("bare loop: %w", err)
+	}
+	if total, distinct := s.counts(); total != n || distinct != n {
+		return result{}, fmt.Errorf("bare loop: %d messages, %d distinct, want %d", total, distinct, n)
+	}
+	return result{n: n, elapsed: elapsed, cpu: cpu}, nil
+}
+
+// pipeline hands n deliveries over to the outbox, then starts the worker on
+// an embedded JetStream and times them until the SMTP server accepted them
+// all; ledgerDone is when, counted from the same start, the last run was
+// rolled up.
+func pipeline(ctx context.Context, dir string, n, conc int) (accepted result, ledgerDone time.Duration, err error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return result{}, 0, err
+	}
+	s, err := newSink(n)
+	if err != nil {
+		return result{}, 0, err
+	}
+	defer s.close()
+	st, runs, err := handOver(ctx, filepath.Join(dir, "herald.db"), n)
+	if err != nil {
+		return result{}, 0, err
+	}
+	defer st.Close()
+	nc, err := worker.StartEmbedded(filepath.Join(dir, "nats"), worker.EmbeddedConfig{})
+	if err != nil {
+		return result{}, 0, err
+	}
+	defer nc.Close()
+	sender, err := email.New(email.Config{Host: "127.0.0.1", Port: s.port(), TLSPolicy: "none", From: from,
+		Timeout: 30 * time.Second, MaxIdle: conc}, nil)
+	if err != nil {
+		return result{}, 0, err
+	}
+	defer sender.Close()
+	cfg := worker.Config{Kinds: map[channels.Kind]worker.KindConfig{channels.KindEmail: {Concurrency: conc}}}
+	w, err := worker.New(st, nil, nc.JetStream(), []channels.Sender{sender}, cfg, worker.Options{})
+	if err != nil {
+		return result{}, 0, err
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile)
+		if err != nil {
+			return result{}, 0, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return result{}, 0, err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	start, cpu := time.Now(), cpuTime()
+	done := make(chan error, 1)
+	go func() { done <- w.Run(runCtx) }()
+	select {
+	case <-s.done:
+	case err := <-done:
+		return result{}, 0, fmt.Errorf("worker stopped: %w", err)
+	case <-time.After(waitTimeout):
+		total, _ := s.counts()
+		return result{}, 0, fmt.Errorf("pipeline: %d of %d accepted in %v", total, n, waitTimeout)
+	}
+	accepted = result{n: n, elapsed: time.Since(start), cpu: cpuTime() - cpu}
+	if err := awaitLedger(ctx, st, runs); err != nil {
+		return result{}, 0, err
+	}
+	ledgerDone = time.Since(start)
+	stop()
+	if err := <-done; err != nil {
+		return result{}, 0, err
+	}
+	if total, distinct := s.counts(); total != n || distinct != n {
+		return result{}, 0, fmt.Errorf("pipeline: %d messages, %d distinct, want %d", total, distinct, n)
+	}
+	return accepted, ledgerDone, nil
+}
+
+// handOver opens a store with one subscription of perRun e-mail channels
+// and enqueues n/perRun runs of it, which leaves n rows in the outbox.
+func handOver(ctx context.Context, path string, n int) (*store.Store, []string, error) {
+	st, err := store.Open(ctx, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	fail := func(err error) (*store.Store, []string, error) {
+		st.Close()
+		return nil, nil, fmt.Errorf("hand over: %w", err)
+	}
+	if err := st.EnsureDomain(ctx, "default", t0); err != nil {
+		return fail(err)
+	}
+	u := store.User{ID: "u1", Domain: "default", Login: "bench@example.com", PasswordHash: "x", Created: t0, Updated: t0}
+	if err := st.CreateUser(ctx, u); err != nil {
+		return fail(err)
+	}
+	p := store.Project{ID: "p1", Title: "Bench", State: store.ProjectEnabled, Author: "u1", Contributor: "u1", Created: t0, Updated: t0}
+	if err := st.CreateProject(ctx, p, "admin"); err != nil {
+		return fail(err)
+	}
+	sub := store.Subscription{ID: "s1", ProjectID: "p1", Owner: "u1", Title: "Bench", Enabled: true, Created: t0, Updated: t0}
+	if err := st.CreateSubscription(ctx, sub); err != nil {
+		return fail(err)
+	}
+	var chs []string
+	for i := range perRun {
+		id := fmt.Sprintf("ch%d", i)
+		c := store.Channel{ID: id, Owner: "u1", Kind: store.KindEmail, Title: id,
+			Config: store.ChannelConfig{To: fmt.Sprintf("team%d@example.com", i)}, Created: t0, Updated: t0}
+		if err := st.CreateChannel(ctx, c); err != nil {
+			return fail(err)
+		}
+		chs = append(chs, id)
+	}
+	var runs []string
+	for r := range (n + perRun - 1) / perRun {
+		at := t0.Add(time.Duration(r) * time.Minute)
+		run := store.Run{ID: fmt.Sprintf("run%05d", r), SubscriptionID: "s1", ScheduledAt: at, Started: at}
+		var ds []store.Delivery
+		for _, ch := range chs[:min(perRun, n-r*perRun)] {
+			ds = append(ds, store.Delivery{ID: run.ID + "-" + ch, ChannelID: ch, Kind: store.KindEmail,
+				Payload: store.Payload{Subject: subject, Text: text}})
+		}
+		if err := st.EnqueueRun(ctx, run, ds); err != nil {
+			return fail(err)
+		}
+		runs = append(runs, run.ID)
+	}
+	return st, runs, nil
+}
+
+// awaitLedger waits until every run is rolled up as delivered.
+func awaitLedger(ctx context.Context, st *store.Store, runs []string) error {
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(waitTimeout)
+	for _, id := range runs {
+		for {
+			r, err := st.RunByID(ctx, id)
+			if err != nil {
+				return err
+			}
+			if r.State == store.RunDelivered {
+				break
+			}
+			if r.State != store.RunQueued {
+				return fmt.Errorf("run %s: %s (%s)", id, r.State, r.Error)
+			}
+			select {
+			case <-tick.C:
+			case <-deadline:
+				return fmt.Errorf("run %s still %s after %v", id, r.State, waitTimeout)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"syscall"
+	"time"
+)
+
+// cpuProfile, when set, is where the pipeline side's CPU profile goes.
+var cpuProfile string
+
+func main() {
+	n := flag.Int("n", 10000, "e-mails to deliver on each side")
+	conc := flag.Int("c", 8, "SMTP connections (and concurrent sends) on each side")
+	rounds := flag.Int("rounds", 5, "rounds of both sides, alternating which goes first")
+	flag.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the pipeline side to this file")
+	flag.Parse()
+	if err := run(context.Background(), os.Stdout, *n, *conc, *rounds); err != nil {
+		fmt.Fprintln(os.Stderr, "delivery bench:", err)
+		os.Exit(1)
+	}
+}
+
+// round is what one round measured.
+type round struct {
+	bare, pipeline result
+	ledger         time.Duration // from start until every run was rolled up
+}
+
+// compare runs both sides rounds times, each pipeline round in a fresh data
+// folder under dir, alternating which side goes first.
+func compare(ctx context.Context, dir string, n, conc, rounds int) ([]round, error) {
+	out := make([]round, rounds)
+	for i := range out {
+		r := &out[i]
+		runBare := func() (err error) { r.bare, err = bare(ctx, n, conc); return err }
+		runPipeline := func() (err error) {
+			r.pipeline, r.ledger, err = pipeline(ctx, filepath.Join(dir, fmt.Sprint(i)), n, conc)
+			return err
+		}
+		first, second := runBare, runPipeline
+		if i%2 == 1 {
+			first, second = runPipeline, runBare
+		}
+		if err := first(); err != nil {
+			return nil, err
+		}
+		if err := second(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// summary is the median and best of the rounds.
+type summary struct {
+	bare, pipeline, ledger float64 // median deliveries per second
+	bestBare, bestPipeline float64
+	bareCPU, pipelineCPU   time.Duration // median process CPU time per e-mail
+}
+
+func (s summary) ratio() float64     { return s.pipeline / s.bare }
+func (s summary) bestRatio() float64 { return s.bestPipeline / s.bestBare }
+
+func summarize(rs []round) summary {
+	med := func(f func(round) float64) float64 {
+		v := make([]float64, len(rs))
+		for i, r := range rs {
+			v[i] = f(r)
+		}
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	best := func(f func(round) float64) float64 {
+		var b float64
+		for _, r := range rs {
+			b = max(b, f(r))
+		}
+		return b
+	}
+	bareRate := func(r round) float64 { return r.bare.perSecond() }
+	pipeRate := func(r round) float64 { return r.pipeline.perSecond() }
+	return summary{
+		bare:         med(bareRate),
+		pipeline:     med(pipeRate),
+		ledger:       med(func(r round) float64 { return float64(r.pipeline.n) / r.ledger.Seconds() }),
+		bestBare:     best(bareRate),
+		bestPipeline: best(pipeRate),
+		bareCPU:      time.Duration(med(func(r round) float64 { return float64(r.bare.cpuPerMail()) })),
+		pipelineCPU:  time.Duration(med(func(r round) float64 { return float64(r.pipeline.cpuPerMail()) })),
+	}
+}
+
+func run(ctx context.Context, out io.Writer, n, conc, rounds int) error {
+	dir, err := os.MkdirTemp("", "herald-delivery-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	rs, err := compare(ctx, dir, n, conc, max(rounds, 1))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "%d e-mails per side, %d connections, GOMAXPROCS %d, %d rounds\n", n, conc, runtime.GOMAXPROCS(0), len(rs))
+	for i, r := range rs {
+		fmt.Fprintf(out, "round %d: bare %6.0f/s  pipeline %6.0f/s  (%.0f%%)\n", i+1,
+			r.bare.perSecond(), r.pipeline.perSecond(), 100*r.pipeline.perSecond()/r.bare.perSecond())
+	}
+	s := summarize(rs)
+	fmt.Fprintf(out, "bare go-mail loop (median):           %6.0f/s  %v CPU per e-mail\n", s.bare, s.bareCPU.Round(time.Microsecond))
+	fmt.Fprintf(out, "pipeline, accepted by SMTP (median):  %6.0f/s  %v CPU per e-mail\n", s.pipeline, s.pipelineCPU.Round(time.Microsecond))
+	fmt.Fprintf(out, "pipeline, ledger complete (median):   %6.0f/s\n", s.ledger)
+	fmt.Fprintf(out, "pipeline / bare: median %.1f%%, best of each %.1f%% (target ≥ 60%%)\n", 100*s.ratio(), 100*s.bestRatio())
+	return nil
+}
+
+// cpuTime is the CPU time the process has used so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

@@ -1,0 +1,158 @@
+package worker
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/heraldhq/herald/channels"
+)
+
+// Config tunes delivery. The zero value of every field means its default.
+type Config struct {
+	// Stream is the JetStream stream that carries deliveries. Default
+	// "HERALD_DELIVERIES".
+	Stream string
+
+	// DedupeWindow is how long JetStream remembers a delivery id it was
+	// given, so that a delivery published again within the window (after a
+	// crash between the publish and the outbox delete) is dropped. Default 10m.
+	DedupeWindow time.Duration
+
+	// MaxAge is how long a delivery may wait in the stream for a sender of
+	// its kind before JetStream drops it. Default 168h (7 days).
+	MaxAge time.Duration
+
+	// Replicas is the stream's replica count in a NATS cluster. Default 1.
+	Replicas int
+
+	// SendTimeout bounds one send to a provider, and with it how long a
+	// stopping worker waits for the sends in flight. Default 30s.
+	SendTimeout time.Duration
+
+	// AckWait is how long JetStream waits for the outcome of a delivery it
+	// handed out before it hands it out again. A message waits for its send
+	// behind at most three rounds of the kind's sends (in the pull buffer,
+	// the queue and its batch), so AckWait should exceed 4×SendTimeout; it
+	// must exceed SendTimeout. Default 4×SendTimeout + 30s.
+	AckWait time.Duration
+
+	// MaxAttempts is how many sends of one delivery are tried before it is
+	// marked failed. Default 10. JetStream's MaxDeliver is set a few above it,
+	// so redeliveries after crashes do not use up the budget.
+	MaxAttempts int
+
+	// BackoffBase is the retry delay after the first failed attempt; it
+	// doubles with every further attempt up to BackoffCap, and the delay used
+	// is drawn uniformly from zero to that value (full jitter). Default 5s.
+	BackoffBase time.Duration
+
+	// BackoffCap is the largest retry delay. Default 30m.
+	BackoffCap time.Duration
+
+	// SweepInterval is how often the outbox is swept for deliveries that no
+	// Notify announced (handed over by another process, or left by a crash).
+	// Default 5s.
+	SweepInterval time.Duration
+
+	// RelayBatch is how many outbox rows are published before their
+	// acknowledgements are awaited and the rows deleted. Default 256.
+	RelayBatch int
+
+	// Kinds tunes each channel kind; kinds left out get KindConfig's defaults.
+	Kinds map[channels.Kind]KindConfig
+}
+
+// KindConfig tunes the delivery of one channel kind.
+type KindConfig struct {
+	// Concurrency is how many sends of the kind run at once in this
+	// process. Default 8 for e-mail, 4 for the others.
+	Concurrency int
+
+	// Rate limits sends of the kind per second (a token bucket). Default 0:
+	// no limit.
+	Rate float64
+
+	// Burst is how many sends may go at once when the bucket is full.
+	// Default: Rate rounded up, at least 1.
+	Burst int
+
+	// MaxPending is how many deliveries of the kind JetStream lets be in
+	// flight or waiting for a retry at once; beyond it the consumer waits.
+	// Default 1000.
+	MaxPending int
+}
+
+// Defaults.
+const (
+	DefaultStream        = "HERALD_DELIVERIES"
+	DefaultDedupeWindow  = 10 * time.Minute
+	DefaultMaxAge        = 7 * 24 * time.Hour
+	DefaultSendTimeout   = 30 * time.Second
+	DefaultMaxAttempts   = 10
+	DefaultBackoffBase   = 5 * time.Second
+	DefaultBackoffCap    = 30 * time.Minute
+	DefaultSweepInterval = 5 * time.Second
+	DefaultRelayBatch    = 256
+	DefaultMaxPending    = 1000
+
+	// maxDeliverSlack is how many deliveries of a message JetStream allows
+	// beyond MaxAttempts: redeliveries that were no attempt (a crash, a stop,
+	// a lost ack) must not exhaust it first.
+	maxDeliverSlack = 5
+)
+
+// withDefaults returns c with every zero field set to its default.
+func (c Config) withDefaults() (Config, error) {
+	c.Stream = cmp.Or(c.Stream, DefaultStream)
+	c.DedupeWindow = cmp.Or(c.DedupeWindow, DefaultDedupeWindow)
+	c.MaxAge = cmp.Or(c.MaxAge, DefaultMaxAge)
+	c.Replicas = cmp.Or(c.Replicas, 1)
+	c.SendTimeout = cmp.Or(c.SendTimeout, DefaultSendTimeout)
+	c.AckWait = cmp.Or(c.AckWait, 4*c.SendTimeout+30*time.Second)
+	c.MaxAttempts = cmp.Or(c.MaxAttempts, DefaultMaxAttempts)
+	c.BackoffBase = cmp.Or(c.BackoffBase, DefaultBackoffBase)
+	c.BackoffCap = cmp.Or(c.BackoffCap, DefaultBackoffCap)
+	c.SweepInterval = cmp.Or(c.SweepInterval, DefaultSweepInterval)
+	c.RelayBatch = cmp.Or(c.RelayBatch, DefaultRelayBatch)
+	kinds := make(map[channels.Kind]KindConfig, 3)
+	for _, k := range []channels.Kind{channels.KindEmail, channels.KindSMS, channels.KindFeedChat} {
+		kinds[k] = c.Kinds[k].withDefaults(k)
+	}
+	for k := range c.Kinds {
+		if !k.Valid() {
+			return c, fmt.Errorf("worker config: unknown channel kind %q", k)
+		}
+	}
+	c.Kinds = kinds
+	switch {
+	case c.AckWait <= c.SendTimeout:
+		return c, fmt.Errorf("worker config: ack wait %v must exceed the send timeout %v", c.AckWait, c.SendTimeout)
+	case c.DedupeWindow > c.MaxAge:
+		return c, fmt.Errorf("worker config: dedupe window %v exceeds the stream's max age %v", c.DedupeWindow, c.MaxAge)
+	case c.BackoffCap < c.BackoffBase:
+		return c, fmt.Errorf("worker config: backoff cap %v is below its base %v", c.BackoffCap, c.BackoffBase)
+	case c.DedupeWindow < 0 || c.SendTimeout < 0 || c.MaxAttempts < 0 || c.BackoffBase < 0 ||
+		c.SweepInterval < 0 || c.RelayBatch < 0 || c.Replicas < 0:
+		return c, errors.New("worker config: negative value")
+	}
+	for kind, k := range c.Kinds {
+		if k.Concurrency < 0 || k.Rate < 0 || k.Burst < 0 || k.MaxPending < 0 {
+			return c, fmt.Errorf("worker config: negative value for %s", kind)
+		}
+	}
+	return c, nil
+}
+
+func (k KindConfig) withDefaults(kind channels.Kind) KindConfig {
+	concurrency := 4
+	if kind == channels.KindEmail {
+		concurrency = 8
+	}
+	k.Concurrency = cmp.Or(k.Concurrency, concurrency)
+	k.Burst = cmp.Or(k.Burst, max(1, int(math.Ceil(k.Rate))))
+	k.MaxPending = cmp.Or(k.MaxPending, DefaultMaxPending)
+	return k
+}

@@ -1,0 +1,195 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/heraldhq/herald/store"
+)
+
+// ledgerTimeout bounds the ledger reads and writes around one send.
+const ledgerTimeout = 15 * time.Second
+
+// outcome is what became of one message a consumer handled.
+type outcome int
+
+const (
+	outcomeSent     outcome = iota // sent now, ledger written, acked
+	outcomeSkipped                 // the ledger said sent or failed already: acked, not sent
+	outcomeRetry                   // the send failed for a reason that can pass: redelivered after a backoff
+	outcomeFailed                  // failed for good: ledger written, terminated
+	outcomeDropped                 // the delivery no longer exists: terminated
+	outcomeReturned                // handed back unsent (stopping, or the ledger could not be read or written)
+	outcomeBusy                    // a copy of the message is being handled here already: left to it
+)
+
+func (o outcome) String() string {
+	names := [...]string{"sent", "skipped", "retry", "failed", "dropped", "returned", "busy"}
+	if o < 0 || int(o) >= len(names) {
+		return fmt.Sprintf("outcome(%d)", int(o))
+	}
+	return names[o]
+}
+
+// task is a message on its way to a send.
+type task struct {
+	msg   jetstream.Msg
+	id    string    // the delivery id, the message's body
+	at    time.Time // when it was taken from the pull buffer
+	entry store.Outgoing
+	found bool // entry was read; false when the delivery does not exist
+}
+
+// consume delivers the kind's messages until ctx ends; then it hands back
+// the messages it holds unsent and waits for those in flight. One goroutine
+// pulls, and the dispatcher reads the ledger entries of the messages that
+// queued up meanwhile in one query and starts a send for each as a send
+// slot frees. A message holds its slot until its send returns: the ledger
+// write and the acknowledgement that follow overlap the next sends, and the
+// ledger writes of many go in one transaction.
+//
+// Before its send a message waits in the pull buffer, the queue and its
+// batch: three rounds of sends at most, which Config.AckWait allows for.
+func (w *Worker) consume(ctx context.Context, k *kind, c jetstream.Consumer) error {
+	it, err := c.Messages(jetstream.PullMaxMessages(k.cfg.Concurrency))
+	if err != nil {
+		return fmt.Errorf("consume %s: %w", k.kind, err)
+	}
+	queue := make(chan *task, k.cfg.Concurrency)
+	var pullErr error
+	var puller sync.WaitGroup
+	puller.Go(func() { pullErr = w.pull(ctx, k, it, queue) })
+	w.dispatch(ctx, k, queue)
+	puller.Wait()
+	return pullErr
+}
+
+// pull moves messages from the iterator to queue, which it closes when it
+// returns: when ctx ends (handing back what the iterator still holds) or the
+// iterator closes.
+func (w *Worker) pull(ctx context.Context, k *kind, it jetstream.MessagesContext, queue chan<- *task) error {
+	defer close(queue)
+	for {
+		msg, err := it.Next(jetstream.NextContext(ctx))
+		switch {
+		case err == nil:
+		case ctx.Err() != nil:
+			handBack(it)
+			return nil
+		case errors.Is(err, jetstream.ErrMsgIteratorClosed):
+			return fmt.Errorf("consume %s: %w", k.kind, err)
+		default:
+			w.log.Warn("consume", "kind", k.kind, "err", err)
+			continue
+		}
+		select {
+		case queue <- &task{msg: msg, id: string(msg.Data()), at: time.Now()}:
+		case <-ctx.Done():
+			_ = msg.Nak()
+			handBack(it)
+			return nil
+		}
+	}
+}
+
+// handBack stops pulling and gives the messages already pulled but not
+// handled back to JetStream, so that they go out again at once rather than
+// after the ack wait.
+func handBack(it jetstream.MessagesContext) {
+	it.Drain()
+	for {
+		msg, err := it.Next(jetstream.NextMaxWait(time.Second))
+		if err != nil {
+			break
+		}
+		_ = msg.Nak()
+	}
+	it.Stop()
+}
+
+// dispatch takes the queued messages batch by batch, reads their ledger
+// entries and starts their sends, at most the kind's concurrency at once.
+// It returns when queue is closed and every send it started has finished.
+func (w *Worker) dispatch(ctx context.Context, k *kind, queue <-chan *task) {
+	slots := make(chan struct{}, k.cfg.Concurrency)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	batch := make([]*task, 0, k.cfg.Concurrency)
+	for first := range queue {
+		batch = append(batch[:0], first)
+	gather:
+		for len(batch) < cap(batch) {
+			select {
+			case t, ok := <-queue:
+				if !ok {
+					break gather
+				}
+				batch = append(batch, t)
+			default:
+				break gather
+			}
+		}
+		err := w.readLedger(ctx, batch)
+		for i, t := range batch {
+			if err == nil {
+				select {
+				case slots <- struct{}{}:
+				case <-ctx.Done():
+					err = ctx.Err()
+				}
+			}
+			if err != nil {
+				w.handBackUnread(ctx, batch[i:], err)
+				break
+			}
+			wg.Go(func() {
+				release := sync.OnceFunc(func() { <-slots })
+				defer release()
+				w.handle(ctx, k, t, release)
+			})
+		}
+	}
+}
+
+// readLedger reads the ledger entries of a batch in one query.
+func (w *Worker) readLedger(ctx context.Context, batch []*task) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	ids := make([]string, len(batch))
+	for i, t := range batch {
+		ids[i] = t.id
+	}
+	ctx, cancel := context.WithTimeout(ctx, ledgerTimeout)
+	defer cancel()
+	entries, err := w.st.OutgoingDeliveries(ctx, ids...)
+	if err != nil {
+		return err
+	}
+	for _, t := range batch {
+		t.entry, t.found = entries[t.id]
+	}
+	return nil
+}
+
+// handBackUnread returns messages that will not be sent now: at once when
+// stopping, after a short delay when the ledger could not be read.
+func (w *Worker) handBackUnread(ctx context.Context, ts []*task, err error) {
+	stopping := ctx.Err() != nil
+	if !stopping {
+		w.log.Error("read ledger", "err", err)
+	}
+	for _, t := range ts {
+		if stopping {
+			w.settle(t.msg.Nak(), t.id, outcomeReturned)
+		} else {
+			w.settle(t.msg.NakWithDelay(w.cfg.BackoffBase), t.id, outcomeReturned)
+		}
+		w.report(t.id, outcomeReturned)
+	}
+}

@@ -1,0 +1,198 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/store"
+)
+
+// handle delivers one message unless a copy of it is being handled here.
+// release gives up the send slot; it may be called more than once.
+func (w *Worker) handle(stop context.Context, k *kind, t *task, release func()) {
+	o := outcomeBusy
+	if _, busy := w.running.LoadOrStore(t.id, struct{}{}); !busy {
+		o = w.deliver(stop, k, t, release)
+		w.running.Delete(t.id)
+	}
+	w.report(t.id, o)
+}
+
+// report tells the test hook what became of a message.
+func (w *Worker) report(id string, o outcome) {
+	if w.onSettle != nil {
+		w.onSettle(id, o)
+	}
+}
+
+// deliver checks the ledger entry, sends and records the outcome. Once the
+// send starts, stop no longer cuts it: the send is bounded by the send
+// timeout and the ledger write that follows is always made.
+func (w *Worker) deliver(stop context.Context, k *kind, t *task, release func()) outcome {
+	msg, id, d := t.msg, t.id, t.entry
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(stop), ledgerTimeout)
+	defer cancel()
+	switch {
+	case !t.found:
+		w.log.Warn("delivery not found; its run was deleted", "delivery", id)
+		return w.settle(msg.Term(), id, outcomeDropped)
+	case d.State != store.DeliveryPending:
+		return w.settle(msg.Ack(), id, outcomeSkipped)
+	case d.Attempts >= w.cfg.MaxAttempts:
+		return w.fail(ctx, msg, id, fmt.Sprintf("gave up after %d attempts: %s", d.Attempts, d.LastError))
+	}
+	m, err := w.message(d)
+	if err != nil {
+		return w.fail(ctx, msg, id, err.Error())
+	}
+	if time.Since(t.at) > w.cfg.AckWait/4 {
+		_ = msg.InProgress() // it waited long for its slot
+	}
+	if err := k.wait(stop, msg, w.cfg.AckWait); err != nil || stop.Err() != nil {
+		// Not sent yet: hand it back rather than hold the stop up.
+		return w.settle(msg.Nak(), id, outcomeReturned)
+	}
+	sendCtx, cancelSend := context.WithTimeout(context.WithoutCancel(stop), w.cfg.SendTimeout)
+	providerID, sendErr := k.sender.Send(sendCtx, m)
+	cancelSend()
+	release()
+	ctx, cancel = context.WithTimeout(context.WithoutCancel(stop), ledgerTimeout)
+	defer cancel()
+	if sendErr != nil {
+		return w.failedAttempt(ctx, msg, id, sendErr)
+	}
+	return w.sent(ctx, msg, id, providerID)
+}
+
+// sent records an accepted send and acknowledges the message.
+func (w *Worker) sent(ctx context.Context, msg jetstream.Msg, id, providerID string) outcome {
+	changed, err := w.ledger.record(ctx, id, providerID)
+	if err != nil {
+		// The message comes back and is sent again; its stable id lets the
+		// receiver recognise the copy.
+		w.log.Error("record sent delivery", "delivery", id, "provider_id", providerID, "err", err)
+		return w.settle(msg.NakWithDelay(w.cfg.BackoffBase), id, outcomeReturned)
+	}
+	if !changed {
+		w.log.Warn("delivery settled elsewhere while it was sent here", "delivery", id, "provider_id", providerID)
+	}
+	w.log.Debug("delivery sent", "delivery", id, "provider_id", providerID)
+	return w.settle(msg.Ack(), id, outcomeSent)
+}
+
+// failedAttempt records a failed send and retries it later, or gives up when
+// the error is permanent or the attempts are used up.
+func (w *Worker) failedAttempt(ctx context.Context, msg jetstream.Msg, id string, sendErr error) outcome {
+	attempts, err := w.st.RecordAttempt(ctx, id, sendErr.Error(), w.now())
+	switch {
+	case errors.Is(err, store.ErrFinal):
+		return w.settle(msg.Ack(), id, outcomeSkipped)
+	case errors.Is(err, store.ErrNotFound):
+		return w.settle(msg.Term(), id, outcomeDropped)
+	case err != nil:
+		w.log.Error("record delivery attempt", "delivery", id, "send_err", sendErr, "err", err)
+		return w.settle(msg.NakWithDelay(w.cfg.BackoffBase), id, outcomeReturned)
+	case channels.IsPermanent(sendErr):
+		return w.fail(ctx, msg, id, sendErr.Error())
+	case attempts >= w.cfg.MaxAttempts || lastDelivery(msg, w.cfg.MaxAttempts+maxDeliverSlack):
+		return w.fail(ctx, msg, id, fmt.Sprintf("gave up after %d attempts: %v", attempts, sendErr))
+	}
+	delay := backoff(attempts, w.cfg.BackoffBase, w.cfg.BackoffCap, w.rnd)
+	w.log.Info("delivery failed; will retry", "delivery", id, "attempt", attempts, "retry_in", delay, "err", sendErr)
+	return w.settle(msg.NakWithDelay(delay), id, outcomeRetry)
+}
+
+// fail marks the delivery failed and terminates the message.
+func (w *Worker) fail(ctx context.Context, msg jetstream.Msg, id, reason string) outcome {
+	if _, err := w.st.MarkFailed(ctx, id, reason, w.now()); err != nil {
+		w.log.Error("record failed delivery", "delivery", id, "reason", reason, "err", err)
+		return w.settle(msg.NakWithDelay(w.cfg.BackoffBase), id, outcomeReturned)
+	}
+	w.log.Warn("delivery failed", "delivery", id, "reason", reason)
+	return w.settle(msg.Term(), id, outcomeFailed)
+}
+
+// settle logs an acknowledgement that could not be sent and returns o. A
+// lost acknowledgement costs a redelivery, which the ledger absorbs.
+func (w *Worker) settle(ackErr error, id string, o outcome) outcome {
+	if ackErr != nil {
+		w.log.Debug("acknowledge delivery", "delivery", id, "err", ackErr)
+	}
+	return o
+}
+
+// lastDelivery reports whether JetStream will not deliver msg again.
+func lastDelivery(msg jetstream.Msg, maxDeliver int) bool {
+	md, err := msg.Metadata()
+	return err == nil && md.NumDelivered >= uint64(maxDeliver)
+}
+
+// message builds the message of a delivery from its payload and channel.
+// Its errors are permanent: no retry can cure them.
+func (w *Worker) message(d store.Outgoing) (channels.Message, error) {
+	switch {
+	case d.ChannelGone:
+		return channels.Message{}, fmt.Errorf("channel %s was deleted", d.ChannelID)
+	case d.ChannelKind != d.Kind:
+		return channels.Message{}, fmt.Errorf("channel %s changed kind from %s to %s", d.ChannelID, d.Kind, d.ChannelKind)
+	}
+	var password string
+	if len(d.ChannelSecret) > 0 {
+		if w.box == nil {
+			return channels.Message{}, fmt.Errorf("channel %s: no key to open its secret", d.ChannelID)
+		}
+		p, err := w.box.Open(d.ChannelSecret, []byte(d.ChannelID))
+		if err != nil {
+			return channels.Message{}, fmt.Errorf("channel %s: %w", d.ChannelID, err)
+		}
+		password = string(p)
+	}
+	cfg := d.ChannelConfig
+	m := channels.Message{
+		DeliveryID: d.ID,
+		Channel: channels.Channel{ID: d.ChannelID, Kind: channels.Kind(d.ChannelKind), To: cfg.To, From: cfg.From,
+			Username: cfg.Username, Password: password},
+		Subject: d.Payload.Subject,
+		Text:    d.Payload.Text,
+		HTML:    d.Payload.HTML,
+	}
+	for _, a := range d.Payload.Attachments {
+		m.Attachments = append(m.Attachments, channels.Attachment{Name: a.Name, ContentType: a.ContentType, Path: a.Path})
+	}
+	return m, nil
+}
+
+// wait takes a token from the kind's rate limit, telling JetStream the
+// message is in progress while it waits. It returns stop's error, giving
+// the token back, when stop ends first.
+func (k *kind) wait(stop context.Context, msg jetstream.Msg, ackWait time.Duration) error {
+	if k.limiter == nil {
+		return nil
+	}
+	r := k.limiter.Reserve()
+	delay := r.Delay()
+	if delay == 0 {
+		return nil
+	}
+	_ = msg.InProgress()
+	timer := time.NewTimer(delay)
+	defer timer.Stop()
+	keepAlive := time.NewTicker(ackWait / 3)
+	defer keepAlive.Stop()
+	for {
+		select {
+		case <-timer.C:
+			return nil
+		case <-keepAlive.C:
+			_ = msg.InProgress()
+		case <-stop.Done():
+			r.Cancel()
+			return stop.Err()
+		}
+	}
+}

@@ -1,0 +1,374 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/channels/channeltest"
+	"github.com/heraldhq/herald/channels/email"
+	"github.com/heraldhq/herald/secret"
+	"github.com/heraldhq/herald/store"
+)
+
+// testTimeout bounds every wait of a test for something to happen.
+const testTimeout = 15 * time.Second
+
+var t0 = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+
+// env is a data folder with a store, a secret key, one user and one of the
+// user's subscriptions.
+type env struct {
+	t      *testing.T
+	dbPath string
+	st     *store.Store
+	box    *secret.Box
+	owner  string
+	sub    string
+	runs   atomic.Int64 // runs enqueued; names the next instant
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	ctx := context.Background()
+	e := &env{t: t, dbPath: filepath.Join(t.TempDir(), "herald.db"), owner: "u1", sub: "s1"}
+	st, err := store.Open(ctx, e.dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	e.st = st
+	key := make([]byte, 32)
+	for i := range key {
+		key[i] = byte(i)
+	}
+	if e.box, err = secret.New(key); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.EnsureDomain(ctx, "default", t0); err != nil {
+		t.Fatal(err)
+	}
+	u := store.User{ID: e.owner, Domain: "default", Login: "owner@example.com", PasswordHash: "x", Created: t0, Updated: t0}
+	if err := st.CreateUser(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	p := store.Project{ID: "p1", Title: "P", State: store.ProjectEnabled, Author: e.owner, Contributor: e.owner, Created: t0, Updated: t0}
+	if err := st.CreateProject(ctx, p, "admin"); err != nil {
+		t.Fatal(err)
+	}
+	sub := store.Subscription{ID: e.sub, ProjectID: "p1", Owner: e.owner, Title: "Daily revenue", Enabled: true, Created: t0, Updated: t0}
+	if err := st.CreateSubscription(ctx, sub); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// channel stores a channel like c, its password sealed, and returns its id.
+func (e *env) channel(c channels.Channel) string {
+	e.t.Helper()
+	id := store.NewID(16)
+	sc := store.Channel{ID: id, Owner: e.owner, Kind: string(c.Kind), Title: string(c.Kind),
+		Config: store.ChannelConfig{To: c.To, From: c.From, Username: c.Username}, Created: t0, Updated: t0}
+	if c.Password != "" {
+		sc.Secret = e.box.Seal([]byte(c.Password), []byte(id))
+	}
+	if err := e.st.CreateChannel(context.Background(), sc); err != nil {
+		e.t.Fatal(err)
+	}
+	return id
+}
+
+// enqueue hands over a run of the next instant with one delivery of p to
+// each channel and returns the run and its delivery ids, in channel order.
+func (e *env) enqueue(p store.Payload, channelIDs ...string) (store.Run, []string) {
+	e.t.Helper()
+	ctx := context.Background()
+	at := t0.Add(time.Duration(e.runs.Add(1)) * time.Minute)
+	run := store.Run{ID: store.NewID(16), SubscriptionID: e.sub, ScheduledAt: at, Started: at}
+	ds := make([]store.Delivery, 0, len(channelIDs))
+	ids := make([]string, 0, len(channelIDs))
+	for _, ch := range channelIDs {
+		c, err := e.st.ChannelByID(ctx, ch)
+		kind := ""
+		if err == nil {
+			kind = c.Kind
+		} else if errors.Is(err, store.ErrNotFound) {
+			kind = store.KindEmail
+		} else {
+			e.t.Fatal(err)
+		}
+		id := store.NewID(20)
+		ds = append(ds, store.Delivery{ID: id, ChannelID: ch, Kind: kind, Payload: p})
+		ids = append(ids, id)
+	}
+	if err := e.st.EnqueueRun(ctx, run, ds); err != nil {
+		e.t.Fatal(err)
+	}
+	return run, ids
+}
+
+func (e *env) delivery(id string) store.Delivery {
+	e.t.Helper()
+	d, err := e.st.Delivery(context.Background(), id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return d
+}
+
+func (e *env) run(id string) store.Run {
+	e.t.Helper()
+	r, err := e.st.RunByID(context.Background(), id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return r
+}
+
+// startNATS starts an embedded server with its storage in dir; it is closed
+// when the test ends unless the test closed it first.
+func startNATS(t *testing.T, dir string) *NATS {
+	t.Helper()
+	n, err := StartEmbedded(dir, EmbeddedConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	t.Cleanup(func() { once.Do(n.Close) })
+	return n
+}
+
+// crash ends the connection and the embedded server the way a dying
+// process would: nothing is flushed, drained or acknowledged.
+func crash(n *NATS) {
+	n.nc.Close()
+	n.srv.Shutdown()
+	n.srv.WaitForShutdown()
+}
+
+// testConfig retries fast: backoffs of a few milliseconds.
+func testConfig() Config {
+	return Config{
+		SendTimeout: 10 * time.Second,
+		AckWait:     20 * time.Second,
+		MaxAttempts: 5,
+		BackoffBase: time.Millisecond,
+		BackoffCap:  5 * time.Millisecond,
+	}
+}
+
+// settled is one message a worker handled.
+type settled struct {
+	id string
+	o  outcome
+}
+
+// running is a worker started by start.
+type running struct {
+	w      *Worker
+	events chan settled
+	seen   map[settled]int // events read by await and not yet awaited
+	sweep  chan time.Time
+	idle   chan struct{}
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// start runs a worker until stop is called or the test ends.
+func (e *env) start(n *NATS, senders []channels.Sender, cfg Config) *running {
+	e.t.Helper()
+	r := &running{events: make(chan settled, 8192), seen: make(map[settled]int), sweep: make(chan time.Time), idle: make(chan struct{}, 1), done: make(chan error, 1)}
+	w, err := New(e.st, e.box, n.JetStream(), senders, cfg, Options{Logger: testLogger(e.t), Sweep: r.sweep})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	w.onSettle = func(id string, o outcome) { r.events <- settled{id, o} }
+	w.onRelayIdle = func() {
+		select {
+		case r.idle <- struct{}{}:
+		default:
+		}
+	}
+	r.w = w
+	ctx, cancel := context.WithCancel(context.Background())
+	r.cancel = cancel
+	go func() { r.done <- w.Run(ctx) }()
+	e.t.Cleanup(func() { r.stop(e.t) })
+	return r
+}
+
+// stop ends the worker and waits for Run to return; later calls do nothing.
+func (r *running) stop(t *testing.T) {
+	t.Helper()
+	r.cancel()
+	if r.done == nil {
+		return
+	}
+	select {
+	case err := <-r.done:
+		if err != nil {
+			t.Errorf("worker: %v", err)
+		}
+	case <-time.After(testTimeout):
+		t.Fatal("worker did not stop")
+	}
+	r.done = nil
+}
+
+// stopCrashed waits for Run to return after its connection died under it;
+// its error says so and is not checked.
+func (r *running) stopCrashed(t *testing.T) {
+	t.Helper()
+	r.cancel()
+	select {
+	case err := <-r.done:
+		t.Logf("worker after the crash: %v", err)
+	case <-time.After(testTimeout):
+		t.Fatal("worker did not stop")
+	}
+	r.done = nil
+}
+
+// await returns once the message of delivery id was handled with outcome
+// want (now or before), failing the test on timeout. Each event counts once.
+func (r *running) await(t *testing.T, id string, want outcome) {
+	t.Helper()
+	if r.seen[settled{id, want}] > 0 {
+		r.seen[settled{id, want}]--
+		return
+	}
+	timeout := time.NewTimer(testTimeout)
+	defer timeout.Stop()
+	for {
+		select {
+		case ev := <-r.events:
+			if ev.id == id && ev.o == want {
+				return
+			}
+			r.seen[ev]++
+		case <-timeout.C:
+			t.Fatalf("delivery %s: no outcome %v in time", id, want)
+		}
+	}
+}
+
+// emailSender is a go-mail sender for the SMTP server at host:port.
+func emailSender(t *testing.T, host string, port int) *email.Sender {
+	t.Helper()
+	s, err := email.New(email.Config{Host: host, Port: port, TLSPolicy: "none", From: "Herald <herald@example.com>",
+		Timeout: 5 * time.Second, MaxIdle: 8}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// countingSender counts the sends it passes on.
+type countingSender struct {
+	channels.Sender
+	calls atomic.Int64
+}
+
+func (c *countingSender) Send(ctx context.Context, m channels.Message) (string, error) {
+	c.calls.Add(1)
+	return c.Sender.Send(ctx, m)
+}
+
+// gatedSender holds every send until release is closed, after telling
+// entered which delivery it holds.
+type gatedSender struct {
+	channels.Sender
+	entered chan string
+	release chan struct{}
+}
+
+func (g *gatedSender) Send(ctx context.Context, m channels.Message) (string, error) {
+	g.entered <- m.DeliveryID
+	<-g.release
+	return g.Sender.Send(ctx, m)
+}
+
+func testLogger(t *testing.T) *slog.Logger {
+	if testing.Verbose() {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// attachment writes a file into a temporary folder and returns it as an
+// attachment of a payload.
+func attachment(t *testing.T, name, contentType string, data []byte) store.Attachment {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return store.Attachment{Name: name, ContentType: contentType, Path: path}
+}
+
+// messageIDs counts the Message-IDs an SMTP server received.
+func messageIDs(msgs []channeltest.Email) map[string]int {
+	n := make(map[string]int, len(msgs))
+	for _, m := range msgs {
+		n[m.MessageID]++
+	}
+	return n
+}
+
+// pausingSender passes the first after sends on and holds every later one
+// until release is closed, telling entered when the first is held.
+type pausingSender struct {
+	channels.Sender
+	after   int64
+	sends   atomic.Int64
+	held    atomic.Int64
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (p *pausingSender) Send(ctx context.Context, m channels.Message) (string, error) {
+	if p.sends.Add(1) > p.after {
+		p.held.Add(1)
+		select {
+		case p.entered <- struct{}{}:
+		default:
+		}
+		<-p.release
+	}
+	return p.Sender.Send(ctx, m)
+}
+
+// awaitStreamEmpty waits until the delivery stream holds no message: every
+// one was acknowledged or terminated.
+func awaitStreamEmpty(t *testing.T, n *NATS) {
+	t.Helper()
+	ctx := awaitCtx(t)
+	stream, err := n.JetStream().Stream(ctx, DefaultStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		info, err := stream.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.State.Msgs == 0 {
+			return
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			t.Fatalf("stream still holds %d messages", info.State.Msgs)
+		}
+	}
+}

@@ -1,0 +1,154 @@
+package worker
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// NATS is a connection to a NATS server with JetStream and, when the server
+// is embedded, the server itself.
+type NATS struct {
+	srv *server.Server // nil when the server is external
+	nc  *nats.Conn
+	js  jetstream.JetStream
+}
+
+// EmbeddedConfig configures the in-process NATS server.
+type EmbeddedConfig struct {
+	// Listen is the host:port where other processes (sender nodes, the nats
+	// CLI) can reach the server; port 0 picks a free one (see ClientURL).
+	// Default empty: no listener, in-process clients only.
+	Listen string
+	// ReadyTimeout bounds how long start-up may take. Default 10s.
+	ReadyTimeout time.Duration
+}
+
+// StartEmbedded starts a NATS server with JetStream in this process, keeping
+// its file storage under dir, and connects to it in process.
+func StartEmbedded(dir string, cfg EmbeddedConfig) (*NATS, error) {
+	opts := &server.Options{
+		ServerName: "herald",
+		JetStream:  true,
+		StoreDir:   dir,
+		DontListen: true,
+		NoSigs:     true,
+		NoLog:      true,
+	}
+	if cfg.Listen != "" {
+		host, port, err := net.SplitHostPort(cfg.Listen)
+		if err != nil {
+			return nil, fmt.Errorf("nats listen address: %w", err)
+		}
+		p, err := strconv.Atoi(port)
+		if err != nil {
+			return nil, fmt.Errorf("nats listen port %q: %w", port, err)
+		}
+		if p == 0 {
+			p = server.RANDOM_PORT
+		}
+		opts.Host, opts.Port, opts.DontListen = host, p, false
+	}
+	if cfg.ReadyTimeout <= 0 {
+		cfg.ReadyTimeout = 10 * time.Second
+	}
+	srv, err := server.NewServer(opts)
+	if err != nil {
+		return nil, fmt.Errorf("nats server: %w", err)
+	}
+	srv.Start()
+	if !srv.ReadyForConnections(cfg.ReadyTimeout) {
+		srv.Shutdown()
+		srv.WaitForShutdown()
+		return nil, errors.New("nats server: not ready in time")
+	}
+	nc, err := nats.Connect("", nats.Name("herald"), nats.InProcessServer(srv))
+	if err != nil {
+		srv.Shutdown()
+		srv.WaitForShutdown()
+		return nil, fmt.Errorf("nats connect: %w", err)
+	}
+	return newNATS(srv, nc)
+}
+
+// ExternalConfig configures the connection to an external NATS cluster.
+type ExternalConfig struct {
+	// URL lists the servers, comma-separated, e.g. "nats://nats-1:4222,nats://nats-2:4222".
+	URL string
+	// CredsFile is a user credentials file (JWT and NKey seed). Default none.
+	CredsFile string
+	// CAFile holds the certificates that sign the servers' TLS certificates.
+	// Default: the system roots.
+	CAFile string
+	// CertFile and KeyFile are this client's TLS certificate and key, for
+	// servers that verify clients. Default none.
+	CertFile string
+	KeyFile  string
+}
+
+// Connect connects to an external NATS server. The connection reconnects
+// without limit when servers go away.
+func Connect(cfg ExternalConfig) (*NATS, error) {
+	if cfg.URL == "" {
+		return nil, errors.New("nats: no URL")
+	}
+	opts := []nats.Option{nats.Name("herald"), nats.MaxReconnects(-1)}
+	if cfg.CredsFile != "" {
+		opts = append(opts, nats.UserCredentials(cfg.CredsFile))
+	}
+	if cfg.CAFile != "" {
+		opts = append(opts, nats.RootCAs(cfg.CAFile))
+	}
+	if cfg.CertFile != "" || cfg.KeyFile != "" {
+		opts = append(opts, nats.ClientCert(cfg.CertFile, cfg.KeyFile))
+	}
+	nc, err := nats.Connect(cfg.URL, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("nats connect: %w", err)
+	}
+	return newNATS(nil, nc)
+}
+
+func newNATS(srv *server.Server, nc *nats.Conn) (*NATS, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		if srv != nil {
+			srv.Shutdown()
+			srv.WaitForShutdown()
+		}
+		return nil, fmt.Errorf("jetstream: %w", err)
+	}
+	return &NATS{srv: srv, nc: nc, js: js}, nil
+}
+
+// JetStream is the JetStream context of the connection.
+func (n *NATS) JetStream() jetstream.JetStream { return n.js }
+
+// ClientURL is where other processes reach the embedded server, or "" when
+// it does not listen or is external.
+func (n *NATS) ClientURL() string {
+	if n.srv == nil || n.srv.Addr() == nil {
+		return ""
+	}
+	return n.srv.ClientURL()
+}
+
+// Close flushes what the connection has buffered, closes it without waiting
+// for subscriptions to drain and, when the server is embedded, shuts the
+// server down and waits until it has. Messages handed out and not yet
+// acknowledged are delivered again later.
+func (n *NATS) Close() {
+	_ = n.nc.FlushTimeout(time.Second)
+	n.nc.Close()
+	if n.srv != nil {
+		n.srv.Shutdown()
+		n.srv.WaitForShutdown()
+	}
+}

@@ -1,0 +1,97 @@
+package worker
+
+import (
+	"io"
+	"net"
+	"strconv"
+	"sync"
+	"testing"
+)
+
+// tcpProxy forwards connections from a fixed loopback port to target. down
+// closes the port and every connection, as a relay going away does; up opens
+// the same port again.
+type tcpProxy struct {
+	target string
+	addr   string
+
+	mu    sync.Mutex
+	ln    net.Listener // nil while down
+	conns map[net.Conn]struct{}
+	wg    sync.WaitGroup
+}
+
+func newTCPProxy(t *testing.T, target string) *tcpProxy {
+	t.Helper()
+	p := &tcpProxy{target: target, addr: "127.0.0.1:0", conns: make(map[net.Conn]struct{})}
+	p.up(t)
+	t.Cleanup(p.down)
+	return p
+}
+
+func (p *tcpProxy) port() int {
+	_, port, _ := net.SplitHostPort(p.addr)
+	n, _ := strconv.Atoi(port)
+	return n
+}
+
+func (p *tcpProxy) up(t *testing.T) {
+	t.Helper()
+	ln, err := net.Listen("tcp", p.addr)
+	if err != nil {
+		t.Fatalf("proxy listen: %v", err)
+	}
+	p.mu.Lock()
+	p.ln, p.addr = ln, ln.Addr().String()
+	p.mu.Unlock()
+	p.wg.Go(func() { p.accept(ln) })
+}
+
+func (p *tcpProxy) down() {
+	p.mu.Lock()
+	if p.ln != nil {
+		_ = p.ln.Close()
+		p.ln = nil
+	}
+	for c := range p.conns {
+		_ = c.Close()
+	}
+	p.mu.Unlock()
+	p.wg.Wait()
+}
+
+func (p *tcpProxy) accept(ln net.Listener) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		up, err := net.Dial("tcp", p.target)
+		if err != nil {
+			_ = c.Close()
+			continue
+		}
+		p.mu.Lock()
+		if p.ln != ln { // went down meanwhile
+			p.mu.Unlock()
+			_ = c.Close()
+			_ = up.Close()
+			return
+		}
+		p.conns[c], p.conns[up] = struct{}{}, struct{}{}
+		p.mu.Unlock()
+		p.wg.Go(func() { p.pipe(c, up) })
+		p.wg.Go(func() { p.pipe(up, c) })
+	}
+}
+
+// pipe copies src to dst and closes both when src ends.
+func (p *tcpProxy) pipe(dst, src net.Conn) {
+	_, _ = io.Copy(dst, src)
+	p.mu.Lock()
+	delete(p.conns, dst)
+	delete(p.conns, src)
+	p.mu.Unlock()
+	_ = dst.Close()
+	_ = src.Close()
+}
