@@ -63,9 +63,9 @@ func (a *App) serviceAccount(ctx context.Context) (credentials, error) {
 	return cred, nil
 }
 
-// serviceClient returns a client of this process's own API, logged in as the
+// serviceClient returns a client of this process's own API that acts as the
 // engine's service account.
-func (a *App) serviceClient(ctx context.Context, cred credentials) (*client.Client, error) {
+func (a *App) serviceClient(cred credentials) (*client.Client, error) {
 	hc := &http.Client{Timeout: 5 * time.Minute}
 	if a.cfg.HTTP.TLSCert != "" {
 		pem, err := os.ReadFile(a.cfg.HTTP.TLSCert)
@@ -76,9 +76,8 @@ func (a *App) serviceClient(ctx context.Context, cred credentials) (*client.Clie
 		pool.AppendCertsFromPEM(pem)
 		hc.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}
 	}
-	c := client.New(a.URL(), client.WithHTTPClient(hc), client.WithUserAgent("herald-engine"))
-	if _, err := c.Login(ctx, cred.Login, cred.Password); err != nil {
-		return nil, fmt.Errorf("service account login: %w", err)
-	}
-	return c, nil
+	// The client logs in on the first request that asks for it, and again
+	// whenever its login ends.
+	return client.New(a.URL(), client.WithHTTPClient(hc), client.WithUserAgent("herald-engine"),
+		client.WithLogin(cred.Login, cred.Password)), nil
 }

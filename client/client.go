@@ -33,6 +33,12 @@ func WithHTTPClient(hc *http.Client) Option {
 	return func(c *Client) { c.hc = hc }
 }
 
+// WithLogin gives the client credentials to log in with when the service
+// asks for a login, so no explicit Login call is needed first.
+func WithLogin(login, password string) Option {
+	return func(c *Client) { c.login, c.password = login, password }
+}
+
 // WithUserAgent sets the User-Agent sent on every request. The service
 // requires the same one for the login and for token requests.
 func WithUserAgent(ua string) Option { return func(c *Client) { c.ua = ua } }

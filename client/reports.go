@@ -155,7 +155,7 @@ func (c *Client) Export(ctx context.Context, resultURI, format string) (File, er
 // attempts (starting short, never longer than the Refresh header asks), and
 // hands the final answer to done. A TT challenge is answered as Do does.
 func (c *Client) poll(ctx context.Context, uri string, done func(*http.Response, []byte) error) error {
-	wait := 20 * time.Millisecond
+	wait := 2 * time.Millisecond
 	for {
 		resp, body, err := c.get(ctx, uri)
 		if err != nil {

@@ -77,14 +77,19 @@ func (c *Config) defaults() {
 
 // Engine fires subscriptions: a scheduler and a pool of runners.
 type Engine struct {
-	st     *store.Store
-	exec   Executor
-	cfg    Config
-	log    *slog.Logger
-	notify func() // tells the delivery relay that the outbox has rows
-	sched  *Scheduler
-	memo   *metricMemo
-	fires  chan Fire
+	st       *store.Store
+	exec     Executor
+	cfg      Config
+	log      *slog.Logger
+	notify   func() // tells the delivery relay that the outbox has rows
+	sched    *Scheduler
+	memo     *metricMemo
+	programs programCache
+	// Lookups a burst of runs shares, kept for a second.
+	subs     *recent[string, store.Subscription]
+	owners   *recent[[2]string, string]
+	channels *recent[string, store.Channel]
+	fires    chan Fire
 
 	mu      sync.Mutex
 	started bool
@@ -98,7 +103,9 @@ func New(st *store.Store, exec Executor, cfg Config, log *slog.Logger, notify fu
 		notify = func() {}
 	}
 	e := &Engine{st: st, exec: exec, cfg: cfg, log: log, notify: notify,
-		memo: newMetricMemo(time.Hour, cfg.MetricTimeout), fires: make(chan Fire, 1<<16)}
+		memo: newMetricMemo(time.Hour, cfg.MetricTimeout), fires: make(chan Fire, 1<<16),
+		subs: newRecent[string, store.Subscription](time.Second), owners: newRecent[[2]string, string](time.Second),
+		channels: newRecent[string, store.Channel](time.Second)}
 	e.sched = NewScheduler(func(f Fire) { e.fires <- f }, cfg.Clock)
 	return e
 }
@@ -135,18 +142,6 @@ func (e *Engine) Run(ctx context.Context) error {
 	e.log.Info("engine started", "subscriptions", len(subs), "triggers", e.sched.Len())
 
 	var wg sync.WaitGroup
-	for range e.cfg.Workers {
-		wg.Go(func() {
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case f := <-e.fires:
-					e.fire(ctx, f)
-				}
-			}
-		})
-	}
 	wg.Go(func() { e.pruneLoop(ctx) })
 	wg.Go(func() {
 		for _, f := range missed {
@@ -157,9 +152,88 @@ func (e *Engine) Run(ctx context.Context) error {
 			}
 		}
 	})
+	pipeline := e.runPipeline(ctx)
 	err = e.sched.Run(ctx)
+	pipeline()
 	wg.Wait()
 	return err
+}
+
+// runPipeline starts the stages a fire goes through and returns a function
+// that waits for them to stop once ctx ends. A claimer claims the due
+// instants in batches, the workers process claimed runs, and a finisher
+// records their outcomes in batches: one transaction for many runs, so a
+// burst of fires costs few writes. When ctx ends, claimed runs not yet started
+// stay claimed and running, and the next start takes them over.
+func (e *Engine) runPipeline(ctx context.Context) (wait func()) {
+	claimed := make(chan store.Run, 4096)
+	finished := make(chan store.Finish, 4096)
+	var claimer, workers, finisher sync.WaitGroup
+	var orphans sync.WaitGroup
+	orphans.Go(func() { e.adoptOrphans(ctx, claimed) })
+	claimer.Go(func() {
+		batch := make([]Fire, 0, 512)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case f := <-e.fires:
+				batch = append(batch[:0], f)
+			}
+		more:
+			for len(batch) < cap(batch) {
+				select {
+				case f := <-e.fires:
+					batch = append(batch, f)
+				default:
+					break more
+				}
+			}
+			runs := e.claim(ctx, batch)
+			go e.prefetch(ctx, runs)
+			for _, run := range runs {
+				claimed <- run
+			}
+		}
+	})
+	for range e.cfg.Workers {
+		workers.Go(func() {
+			for run := range claimed {
+				if ctx.Err() != nil {
+					continue // stopping: left claimed for the next start
+				}
+				// A run under way finishes even when the service stops.
+				finished <- e.process(context.WithoutCancel(ctx), run)
+			}
+		})
+	}
+	finisher.Go(func() {
+		batch := make([]store.Finish, 0, 256)
+		for f := range finished {
+			batch = append(batch[:0], f)
+		more:
+			for len(batch) < cap(batch) {
+				select {
+				case f, ok := <-finished:
+					if !ok {
+						break more
+					}
+					batch = append(batch, f)
+				default:
+					break more
+				}
+			}
+			e.finish(ctx, batch)
+		}
+	})
+	return func() {
+		claimer.Wait()
+		orphans.Wait()
+		close(claimed)
+		workers.Wait()
+		close(finished)
+		finisher.Wait()
+	}
 }
 
 func (e *Engine) now() time.Time { return e.cfg.Clock.Now() }
@@ -188,6 +262,7 @@ func (e *Engine) SubscriptionChanged(id string) {
 		return // Run loads every subscription when it starts
 	}
 	ctx := context.Background()
+	e.subs.forget(id)
 	sub, err := e.st.SubscriptionByID(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		e.sched.Remove(id)
@@ -244,6 +319,84 @@ func maxTime(a, b time.Time) time.Time {
 		return a
 	}
 	return b
+}
+
+// subscription returns the subscription, read at most a second ago.
+func (e *Engine) subscription(ctx context.Context, id string) (store.Subscription, error) {
+	return e.subs.get(ctx, id, func(ctx context.Context) (store.Subscription, error) { return e.st.SubscriptionByID(ctx, id) })
+}
+
+// prefetch starts the metric executions the claimed runs will need, each
+// distinct metric once and many at a time, so the runs find their values
+// ready instead of waiting on them one worker at a time.
+func (e *Engine) prefetch(ctx context.Context, runs []store.Run) {
+	seen := make(map[memoKey]bool)
+	sem := make(chan struct{}, 16)
+	for _, run := range runs {
+		sub, err := e.subscription(ctx, run.SubscriptionID)
+		if err != nil {
+			continue
+		}
+		p, err := e.programs.get(sub.Def)
+		if err != nil {
+			continue
+		}
+		for _, uri := range p.metrics {
+			key := memoKey{uri, run.ScheduledAt.UnixNano()}
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem }()
+				_, _ = e.memo.do(ctx, uri, run.ScheduledAt, func(ctx context.Context) (Value, error) {
+					return e.executor().ExecuteMetric(ctx, uri)
+				})
+			}()
+		}
+	}
+}
+
+// adoptOrphans takes over runs that a process claimed and never finished
+// (it crashed), at start and then every RunTimeout. A run still running
+// longer than RunTimeout has no live owner: every owner fails its runs at
+// that age. Taking one over is a compare-and-swap on the run, so two engines
+// never both adopt it. An orphan still within the grace window is processed;
+// an older one is recorded as failed.
+func (e *Engine) adoptOrphans(ctx context.Context, claimed chan<- store.Run) {
+	for {
+		runs, err := e.st.RunningRuns(ctx)
+		if err != nil && ctx.Err() == nil {
+			e.log.Error("find unfinished runs", "err", err)
+		}
+		now := e.now()
+		for _, run := range runs {
+			if now.Sub(run.Started) <= e.cfg.RunTimeout+time.Minute {
+				continue // maybe still under way in another process
+			}
+			ok, err := e.st.TakeOverRun(ctx, run, now)
+			if err != nil || !ok {
+				continue
+			}
+			if now.Sub(run.ScheduledAt) > e.cfg.Grace {
+				run.State, run.Error, run.Finished = store.RunFailed, "the service stopped before the run finished", now
+				e.finish(ctx, []store.Finish{{Run: run}})
+				continue
+			}
+			run.Started = now
+			select {
+			case claimed <- run:
+			case <-ctx.Done():
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-e.cfg.Clock.After(e.cfg.RunTimeout):
+		}
+	}
 }
 
 // pruneLoop deletes runs older than the retention period, and their files, daily.

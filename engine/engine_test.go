@@ -382,3 +382,46 @@ func TestRepeatedFailuresMarkUnhealthyAndNotify(t *testing.T) {
 		}
 	})
 }
+
+// TestCrashedRunsAreAdopted leaves a claimed run unfinished, as a process
+// that died mid-run would, and starts an engine: once the run is older than
+// the run timeout it is taken over and processed within the grace window, or
+// recorded as failed past it. Its deliveries are handed over once.
+func TestCrashedRunsAreAdopted(t *testing.T) {
+	cases := []struct {
+		name  string
+		later time.Duration
+		want  string
+	}{
+		{"within grace", 4 * time.Minute, store.RunQueued},
+		{"past grace", 20 * time.Minute, store.RunFailed},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				b := newBundle(t)
+				b.exec.set(m1, 50)
+				b.subscribe(t, "s1", "0 0 * * * *", "f:executeMetric('"+m1+"') > 10", "x")
+				at := time.Now()
+				must(t, b.st.ClaimRun(context.Background(), store.Run{ID: "orphan", SubscriptionID: "s1", ScheduledAt: at,
+					State: store.RunRunning, Started: at}))
+				time.Sleep(tc.later) // the process is gone
+				e := b.engine(t)
+				ctx, cancel := context.WithCancel(context.Background())
+				done := make(chan error)
+				go func() { done <- e.Run(ctx) }()
+				synctest.Wait()
+				cancel()
+				must(t, <-done)
+				runs := b.runs(t, "s1")
+				if len(runs) != 1 || runs[0].ID != "orphan" || runs[0].State != tc.want {
+					t.Fatalf("runs = %+v", runs)
+				}
+				dels, _ := b.st.RunDeliveries(context.Background(), "orphan")
+				if want := map[string]int{store.RunQueued: 2, store.RunFailed: 0}[tc.want]; len(dels) != want {
+					t.Errorf("%d deliveries, want %d", len(dels), want)
+				}
+			})
+		})
+	}
+}

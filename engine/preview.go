@@ -33,7 +33,7 @@ func (e *Engine) Preview(ctx context.Context, sub store.Subscription) (Preview, 
 	if err != nil {
 		return p, err
 	}
-	p.WouldSend = ev.condition && !(sub.Def.FireMode == store.FireOnChange && st.LastCondition != nil && *st.LastCondition)
+	p.WouldSend = decide(sub, ev.condition, &st)
 	if p.Subject, p.Text, err = render(sub, ev); err != nil {
 		return p, err
 	}

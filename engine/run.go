@@ -12,7 +12,6 @@ import (
 
 	"github.com/heraldhq/herald/analytics/numfmt"
 	"github.com/heraldhq/herald/engine/cron"
-	"github.com/heraldhq/herald/engine/jexl"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -49,22 +48,47 @@ func (e *stageError) Unwrap() error { return e.err }
 
 // fire runs one due instant of one subscription: claim, evaluate, render,
 // export, hand over. A claim that exists already means another scheduler
-// (or this one before a restart) has the instant, and nothing happens.
+// (or this one before a restart) has the instant, and nothing happens. The
+// engine's pipeline does the same for many instants at once.
 func (e *Engine) fire(ctx context.Context, f Fire) {
-	run := store.Run{ID: store.NewID(24), SubscriptionID: f.SubscriptionID, ScheduledAt: f.At,
-		State: store.RunRunning, Started: e.now()}
-	switch err := e.st.ClaimRun(ctx, run); {
-	case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrNotFound):
-		return
-	case err != nil:
-		e.log.Error("claim run", "subscription", f.SubscriptionID, "at", f.At, "err", err)
-		return
+	for _, run := range e.claim(ctx, []Fire{f}) {
+		e.finish(ctx, []store.Finish{e.process(ctx, run)})
 	}
+}
+
+// claim claims the instants in one transaction and returns the runs it got.
+func (e *Engine) claim(ctx context.Context, fires []Fire) []store.Run {
+	runs := make([]store.Run, len(fires))
+	now := e.now()
+	for i, f := range fires {
+		runs[i] = store.Run{ID: store.NewID(24), SubscriptionID: f.SubscriptionID, ScheduledAt: f.At,
+			State: store.RunRunning, Started: now}
+	}
+	claimed, err := e.st.ClaimRuns(ctx, runs)
+	if err != nil {
+		e.log.Error("claim runs", "runs", len(runs), "err", err)
+		return nil
+	}
+	got := runs[:0]
+	for i, ok := range claimed {
+		if ok {
+			got = append(got, runs[i])
+		}
+	}
+	return got
+}
+
+// process does the work of a claimed run and returns its outcome to record.
+func (e *Engine) process(ctx context.Context, run store.Run) store.Finish {
 	runCtx, cancel := context.WithTimeout(ctx, e.cfg.RunTimeout)
 	defer cancel()
 	detail := RunDetail{TimingsMS: map[string]int64{}}
-	deliveries, state, err := e.execute(runCtx, run, &detail)
-	run.State, run.Finished = state, e.now()
+	state, err := e.st.State(ctx, run.SubscriptionID)
+	if err != nil {
+		e.log.Error("subscription state", "subscription", run.SubscriptionID, "err", err)
+	}
+	deliveries, outcome, err := e.execute(runCtx, run, &detail, &state)
+	run.State, run.Finished = outcome, e.now()
 	if err != nil {
 		var se *stageError
 		if errors.As(err, &se) {
@@ -76,48 +100,48 @@ func (e *Engine) fire(ctx context.Context, f Fire) {
 		run.Error = err.Error()
 	}
 	run.Detail, _ = json.Marshal(detail)
-	// The outcome is written even when the service is stopping: the claim is taken.
-	ctx = context.WithoutCancel(ctx)
-	health, notice, err := e.health(ctx, run)
+	notice, err := e.health(context.WithoutCancel(ctx), run, &state)
 	if err != nil {
-		e.log.Error("subscription health", "subscription", f.SubscriptionID, "err", err)
+		e.log.Error("subscription health", "subscription", run.SubscriptionID, "err", err)
 	}
-	if err := e.st.FinishRun(ctx, run, append(deliveries, notice...)); err != nil {
-		e.log.Error("finish run", "subscription", f.SubscriptionID, "at", f.At, "err", err)
+	return store.Finish{Run: run, Deliveries: append(deliveries, notice...), State: &state}
+}
+
+// finish records outcomes in one transaction, even when the service is
+// stopping (the instants are claimed), and wakes the delivery relay.
+func (e *Engine) finish(ctx context.Context, fins []store.Finish) {
+	if err := e.st.FinishRuns(context.WithoutCancel(ctx), fins, e.now()); err != nil {
+		e.log.Error("finish runs", "runs", len(fins), "err", err)
 		return
 	}
-	if err := e.st.SetState(ctx, run.SubscriptionID, health, e.now()); err != nil && !errors.Is(err, store.ErrNotFound) {
-		e.log.Error("subscription health", "subscription", f.SubscriptionID, "err", err)
-	}
-	if len(deliveries)+len(notice) > 0 {
-		e.notify()
+	for _, f := range fins {
+		if len(f.Deliveries) > 0 {
+			e.notify()
+			return
+		}
 	}
 }
 
-// health counts failed runs in a row. The run that reaches
+// health counts failed runs in a row into st. The run that reaches
 // FailuresBeforeNotice marks the subscription unhealthy and carries a notice
 // to each of the owner's e-mail channels; a run that does not fail resets it.
-func (e *Engine) health(ctx context.Context, run store.Run) (store.SubscriptionState, []store.Delivery, error) {
-	st, err := e.st.State(ctx, run.SubscriptionID)
-	if err != nil {
-		return st, nil, err
-	}
+func (e *Engine) health(ctx context.Context, run store.Run, st *store.SubscriptionState) ([]store.Delivery, error) {
 	if run.State != store.RunFailed {
 		st.Failures, st.Unhealthy = 0, false
-		return st, nil, nil
+		return nil, nil
 	}
 	st.Failures++
 	if st.Failures < e.cfg.FailuresBeforeNotice || st.Unhealthy {
-		return st, nil, nil
+		return nil, nil
 	}
 	st.Unhealthy = true
 	sub, err := e.st.SubscriptionByID(ctx, run.SubscriptionID)
 	if err != nil {
-		return st, nil, err
+		return nil, err
 	}
 	chans, err := e.st.Channels(ctx, sub.Owner)
 	if err != nil {
-		return st, nil, err
+		return nil, err
 	}
 	p := store.Payload{
 		Subject: fmt.Sprintf("Herald: subscription %q is failing", sub.Title),
@@ -130,12 +154,12 @@ func (e *Engine) health(ctx context.Context, run store.Run) (store.SubscriptionS
 			notice = append(notice, store.Delivery{ID: store.NewID(24), ChannelID: ch.ID, Kind: ch.Kind, Payload: p})
 		}
 	}
-	return st, notice, nil
+	return notice, nil
 }
 
 // execute does the work of a claimed run and returns its deliveries and state.
-func (e *Engine) execute(ctx context.Context, run store.Run, d *RunDetail) ([]store.Delivery, string, error) {
-	sub, err := e.st.SubscriptionByID(ctx, run.SubscriptionID)
+func (e *Engine) execute(ctx context.Context, run store.Run, d *RunDetail, st *store.SubscriptionState) ([]store.Delivery, string, error) {
+	sub, err := e.subscription(ctx, run.SubscriptionID)
 	if err != nil {
 		return nil, store.RunFailed, &stageError{stageMembership, err}
 	}
@@ -154,11 +178,7 @@ func (e *Engine) execute(ctx context.Context, run store.Run, d *RunDetail) ([]st
 		return nil, store.RunFailed, &stageError{stageEvaluate, err}
 	}
 	d.Condition = &ev.condition
-	send, err := e.decide(ctx, sub, ev.condition)
-	if err != nil {
-		return nil, store.RunFailed, &stageError{stageEvaluate, err}
-	}
-	if !send {
+	if !decide(sub, ev.condition, st) {
 		return nil, store.RunNotTriggered, nil
 	}
 
@@ -200,6 +220,12 @@ func (e *Engine) execute(ctx context.Context, run store.Run, d *RunDetail) ([]st
 // ownerCannot returns why the subscription's owner may no longer have it fire
 // (not an enabled member, project deleted), or "".
 func (e *Engine) ownerCannot(ctx context.Context, sub store.Subscription) (string, error) {
+	return e.owners.get(ctx, [2]string{sub.ProjectID, sub.Owner}, func(ctx context.Context) (string, error) {
+		return e.checkOwner(ctx, sub)
+	})
+}
+
+func (e *Engine) checkOwner(ctx context.Context, sub store.Subscription) (string, error) {
 	p, err := e.st.ProjectByID(ctx, sub.ProjectID)
 	if err != nil {
 		return "", err
@@ -216,6 +242,7 @@ func (e *Engine) ownerCannot(ctx context.Context, sub store.Subscription) (strin
 
 // evaluation is what a run computed: the metric values and the condition.
 type evaluation struct {
+	programs  *programs
 	values    map[string]float64
 	nulls     map[string]bool
 	formats   map[string]string
@@ -240,22 +267,12 @@ func (ev evaluation) detailValues() map[string]*float64 {
 // instant, however many subscriptions ask) and its condition.
 func (e *Engine) evaluate(ctx context.Context, sub store.Subscription, at time.Time) (evaluation, error) {
 	ev := evaluation{values: map[string]float64{}, nulls: map[string]bool{}, formats: map[string]string{}}
-	cond, err := jexl.CompileCondition(sub.Def.Condition)
+	p, err := e.programs.get(sub.Def)
 	if err != nil {
-		return ev, fmt.Errorf("condition: %w", err)
+		return ev, err
 	}
-	metrics := cond.Metrics()
-	for _, src := range []string{sub.Def.Message, sub.Def.Subject} {
-		tpl, err := jexl.ParseTemplate(src)
-		if err != nil {
-			return ev, fmt.Errorf("template: %w", err)
-		}
-		metrics = append(metrics, tpl.Metrics()...)
-	}
-	for _, uri := range metrics {
-		if _, done := ev.formats[uri]; done {
-			continue
-		}
+	ev.programs = p
+	for _, uri := range p.metrics {
 		v, err := e.memo.do(ctx, uri, at, func(ctx context.Context) (Value, error) { return e.executor().ExecuteMetric(ctx, uri) })
 		if err != nil {
 			return ev, fmt.Errorf("execute %s: %w", uri, err)
@@ -267,31 +284,28 @@ func (e *Engine) evaluate(ctx context.Context, sub store.Subscription, at time.T
 			ev.values[uri] = v.Number
 		}
 	}
-	for _, uri := range cond.Metrics() {
+	for _, uri := range p.cond.Metrics() {
 		if ev.nulls[uri] {
 			return ev, nil // a condition over a metric without a value does not hold
 		}
 	}
-	ev.condition, err = cond.EvalBool(ev.values)
+	ev.condition, err = p.cond.EvalBool(ev.values)
 	if err != nil {
 		return ev, fmt.Errorf("condition: %w", err)
 	}
 	return ev, nil
 }
 
-// decide applies the fire mode: always sends when the condition holds;
-// onChange only when it turned from false (or never evaluated) to true.
-func (e *Engine) decide(ctx context.Context, sub store.Subscription, cond bool) (bool, error) {
-	st, err := e.st.State(ctx, sub.ID)
-	if err != nil {
-		return false, err
-	}
+// decide applies the fire mode and records the condition in st: always
+// sends when the condition holds; onChange only when it turned from false
+// (or never evaluated) to true.
+func decide(sub store.Subscription, cond bool, st *store.SubscriptionState) bool {
 	send := cond
 	if sub.Def.FireMode == store.FireOnChange && st.LastCondition != nil && *st.LastCondition {
 		send = false
 	}
 	st.LastCondition = &cond
-	return send, e.st.SetState(ctx, sub.ID, st, e.now())
+	return send
 }
 
 // render fills the subject and message templates with the values the
@@ -307,20 +321,12 @@ func render(sub store.Subscription, ev evaluation) (subject, text string, err er
 	for uri := range ev.nulls {
 		values[uri] = math.NaN()
 	}
-	tpl, err := jexl.ParseTemplate(sub.Def.Message)
-	if err != nil {
-		return "", "", err
-	}
-	if text, err = tpl.Render(values, format); err != nil {
+	if text, err = ev.programs.message.Render(values, format); err != nil {
 		return "", "", fmt.Errorf("message: %w", err)
 	}
 	subject = sub.Title
-	if sub.Def.Subject != "" {
-		stpl, err := jexl.ParseTemplate(sub.Def.Subject)
-		if err != nil {
-			return "", "", err
-		}
-		if subject, err = stpl.Render(values, format); err != nil {
+	if ev.programs.subject != nil {
+		if subject, err = ev.programs.subject.Render(values, format); err != nil {
 			return "", "", fmt.Errorf("subject: %w", err)
 		}
 	}
@@ -331,7 +337,7 @@ func render(sub store.Subscription, ev evaluation) (subject, text string, err er
 func (e *Engine) deliveries(ctx context.Context, sub store.Subscription, p store.Payload) ([]store.Delivery, error) {
 	var out []store.Delivery
 	for _, cid := range sub.Channels {
-		ch, err := e.st.ChannelByID(ctx, cid)
+		ch, err := e.channels.get(ctx, cid, func(ctx context.Context) (store.Channel, error) { return e.st.ChannelByID(ctx, cid) })
 		if errors.Is(err, store.ErrNotFound) {
 			continue
 		}

@@ -19,49 +19,118 @@ const (
 // ClaimRun inserts run (normally in state RunRunning) as the claim of its
 // (subscription, instant): a second claim of the same pair gives ErrConflict.
 func (s *Store) ClaimRun(ctx context.Context, run Run) error {
-	detail := string(run.Detail)
-	if len(run.Detail) == 0 {
-		detail = "{}"
-	}
-	_, err := s.w.ExecContext(ctx, `INSERT INTO runs(id, subscription_id, scheduled_at, state, detail, error, started, finished)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, run.ID, run.SubscriptionID, run.ScheduledAt.Unix(), run.State, detail,
-		run.Error, run.Started.Unix(), unixOrNull(run.Finished))
-	if isUnique(err) {
+	claimed, err := s.ClaimRuns(ctx, []Run{run})
+	switch {
+	case err != nil:
+		return err
+	case !claimed[0]:
 		return ErrConflict
-	}
-	if isForeignKey(err) {
-		return ErrNotFound
-	}
-	if err != nil {
-		return fmt.Errorf("claim run: %w", err)
 	}
 	return nil
 }
 
-// FinishRun records a claimed run's outcome and hands its deliveries over in
-// one transaction: the run's state, detail, error and finish time, one
-// delivery row per element of deliveries and one outbox row each.
-func (s *Store) FinishRun(ctx context.Context, run Run, deliveries []Delivery) error {
-	detail := string(run.Detail)
-	if len(run.Detail) == 0 {
-		detail = "{}"
-	}
-	return s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE runs SET state = ?, detail = ?, error = ?, finished = ? WHERE id = ?`,
-			run.State, detail, run.Error, unixOrNull(run.Finished), run.ID)
+// ClaimRuns inserts each run as the claim of its (subscription, instant) in
+// one transaction and reports which were claimed: false where the pair was
+// claimed already or the subscription no longer exists.
+func (s *Store) ClaimRuns(ctx context.Context, runs []Run) ([]bool, error) {
+	claimed := make([]bool, len(runs))
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO runs(id, subscription_id, scheduled_at, state, detail, error, started, finished)
+			SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM subscriptions WHERE id = ?)
+			ON CONFLICT (subscription_id, scheduled_at) DO NOTHING`)
 		if err != nil {
-			return fmt.Errorf("finish run: %w", err)
+			return fmt.Errorf("claim runs: %w", err)
 		}
-		if err := affected(res); err != nil {
-			return err
-		}
-		for _, d := range deliveries {
-			if err := insertDelivery(ctx, tx, run, d); err != nil {
+		defer stmt.Close()
+		for i, run := range runs {
+			res, err := stmt.ExecContext(ctx, run.ID, run.SubscriptionID, run.ScheduledAt.Unix(), run.State, detailOf(run),
+				run.Error, run.Started.Unix(), unixOrNull(run.Finished), run.SubscriptionID)
+			if err != nil {
+				return fmt.Errorf("claim run: %w", err)
+			}
+			n, err := res.RowsAffected()
+			if err != nil {
 				return err
+			}
+			claimed[i] = n == 1
+		}
+		return nil
+	})
+	return claimed, err
+}
+
+func detailOf(run Run) string {
+	if len(run.Detail) == 0 {
+		return "{}"
+	}
+	return string(run.Detail)
+}
+
+// Finish is the outcome of a claimed run: the run's final fields, the
+// deliveries it hands over, and the subscription's state after it.
+type Finish struct {
+	Run        Run
+	Deliveries []Delivery
+	State      *SubscriptionState // nil: leave the state as it is
+}
+
+// FinishRun records a claimed run's outcome and hands its deliveries over in
+// one transaction.
+func (s *Store) FinishRun(ctx context.Context, run Run, deliveries []Delivery) error {
+	return s.FinishRuns(ctx, []Finish{{Run: run, Deliveries: deliveries}}, run.Finished)
+}
+
+// FinishRuns records the outcomes of claimed runs in one transaction: each
+// run's state, detail, error and finish time, one delivery row per delivery
+// with its outbox row, and the subscription's state.
+func (s *Store) FinishRuns(ctx context.Context, fins []Finish, now time.Time) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		for _, f := range fins {
+			run := f.Run
+			res, err := tx.ExecContext(ctx, `UPDATE runs SET state = ?, detail = ?, error = ?, finished = ? WHERE id = ?`,
+				run.State, detailOf(run), run.Error, unixOrNull(run.Finished), run.ID)
+			if err != nil {
+				return fmt.Errorf("finish run: %w", err)
+			}
+			if n, err := res.RowsAffected(); err != nil || n == 0 {
+				continue // the subscription, and with it the run, was deleted meanwhile
+			}
+			for _, d := range f.Deliveries {
+				if err := insertDelivery(ctx, tx, run, d); err != nil {
+					return err
+				}
+			}
+			if f.State != nil {
+				if err := setState(ctx, tx, run.SubscriptionID, *f.State, now); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
 	})
+}
+
+// TakeOverRun makes a running run this process's own by moving its start
+// to now, only if nobody did so since run was read.
+func (s *Store) TakeOverRun(ctx context.Context, run Run, now time.Time) (bool, error) {
+	res, err := s.w.ExecContext(ctx, `UPDATE runs SET started = ? WHERE id = ? AND state = 'running' AND started = ?`,
+		now.Unix(), run.ID, run.Started.Unix())
+	if err != nil {
+		return false, fmt.Errorf("take over run: %w", err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// RunningRuns lists the runs still in state running: claimed by a process
+// that stopped before finishing them.
+func (s *Store) RunningRuns(ctx context.Context) ([]Run, error) {
+	out, err := queryAll(ctx, s.r, scanRun, `SELECT id, subscription_id, scheduled_at, state, detail, error, started, finished
+		FROM runs WHERE state = 'running' ORDER BY scheduled_at`)
+	if err != nil {
+		return nil, fmt.Errorf("running runs: %w", err)
+	}
+	return out, nil
 }
 
 // LastRunTimes returns, per subscription, the latest instant it has a run for.
@@ -149,11 +218,15 @@ func (s *Store) State(ctx context.Context, subscriptionID string) (SubscriptionS
 
 // SetState stores the subscription's state.
 func (s *Store) SetState(ctx context.Context, subscriptionID string, st SubscriptionState, now time.Time) error {
+	return s.tx(ctx, func(tx *sql.Tx) error { return setState(ctx, tx, subscriptionID, st, now) })
+}
+
+func setState(ctx context.Context, tx *sql.Tx, subscriptionID string, st SubscriptionState, now time.Time) error {
 	var last any
 	if st.LastCondition != nil {
 		last = boolInt(*st.LastCondition)
 	}
-	_, err := s.w.ExecContext(ctx, `INSERT INTO subscription_state(subscription_id, last_condition, failures, unhealthy, updated)
+	_, err := tx.ExecContext(ctx, `INSERT INTO subscription_state(subscription_id, last_condition, failures, unhealthy, updated)
 		VALUES (?, ?, ?, ?, ?) ON CONFLICT (subscription_id) DO UPDATE SET last_condition = excluded.last_condition,
 		failures = excluded.failures, unhealthy = excluded.unhealthy, updated = excluded.updated`,
 		subscriptionID, last, st.Failures, boolInt(st.Unhealthy), now.Unix())
