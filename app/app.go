@@ -267,11 +267,8 @@ func (r *running) stop() error {
 
 // runEngine logs the engine in with its service account and runs it until ctx ends.
 func (a *App) runEngine(ctx context.Context) error {
-	c, err := a.serviceClient(ctx, a.cred)
+	c, err := a.serviceClient(a.cred)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil // stopped before the engine started
-		}
 		return err
 	}
 	a.engine.SetExecutor(engine.APIExecutor{Client: c})
