@@ -1,7 +1,6 @@
 package api
 
 import (
-	"encoding/json"
 	"mime"
 	"net/http"
 )
@@ -38,20 +37,7 @@ func (s *Server) taskStatus(w http.ResponseWriter, r *http.Request, c *caller) e
 	if err != nil {
 		return mdError(err)
 	}
-	poll := taskStatusURI(c.project.ID, t.ID)
-	status := map[string]any{"status": t.Status, "poll": poll, "links": map[string]string{"poll": poll}}
-	var msgs []any
-	if err := json.Unmarshal(t.Messages, &msgs); err == nil && len(msgs) > 0 {
-		status["messages"] = msgs
-	} else {
-		status["messages"] = []any{}
-	}
-	code := http.StatusOK
-	if t.Status == "RUNNING" {
-		code = http.StatusAccepted
-		w.Header().Set("Refresh", "1")
-	}
-	respond(w, r, code, map[string]any{"wTaskStatus": status})
+	writeTaskStatus(w, r, t, taskStatusURI(c.project.ID, t.ID))
 	return nil
 }
 

@@ -53,6 +53,10 @@ type Options struct {
 	Previewer Previewer
 	// Exporter renders report results into files. Default: none (503).
 	Exporter Exporter
+	// Executor executes reports (xtab2/executor3, dataResult). Nil: no such routes.
+	Executor ReportExecutor
+	// Maintenance validates, exports and imports projects. Nil: no such routes.
+	Maintenance Maintenance
 }
 
 // Server is the HTTP API.
@@ -82,6 +86,8 @@ type Server struct {
 	maxLoad     int64
 	previewer   Previewer
 	exporter    Exporter
+	executor    ReportExecutor
+	maintenance Maintenance
 }
 
 // New returns a Server over st.
@@ -106,6 +112,8 @@ func New(st *store.Store, opt Options) *Server {
 		maxLoad:     opt.MaxLoadBytes,
 		previewer:   opt.Previewer,
 		exporter:    opt.Exporter,
+		executor:    opt.Executor,
+		maintenance: opt.Maintenance,
 	}
 	if s.minInterval == 0 {
 		s.minInterval = time.Minute
@@ -214,6 +222,8 @@ func (s *Server) routes() {
 	s.route("GET "+subs+"/{sid}/runs", permSubscriber, s.listRuns)
 
 	s.mdRoutes()
+	s.xtabRoutes()
+	s.maintenanceRoutes()
 
 	s.route("POST /svc/exporter/executor", permAuthenticated, s.startExport)
 	s.route("GET /svc/exporter/result/{pid}/{id}", permProjectView, s.getExport)

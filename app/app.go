@@ -16,6 +16,10 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/heraldhq/herald/analytics"
+	"github.com/heraldhq/herald/analytics/export"
+	"github.com/heraldhq/herald/analytics/maintenance"
+	"github.com/heraldhq/herald/analytics/task"
+	"github.com/heraldhq/herald/analytics/xtab"
 	"github.com/heraldhq/herald/api"
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/secret"
@@ -48,11 +52,17 @@ type App struct {
 	store  *store.Store
 	api    *api.Server
 	md     *analytics.Service
+	exec   *xtab.Executor
+	export *export.Service
+	tasks  *task.Pool
+	maint  *maintenance.Service
 	engine *engine.Engine
 	nats   *worker.NATS
 	worker *worker.Worker
 	cred   credentials
 	ln     net.Listener
+	// fresh is set when the data folder had no database: the first start.
+	fresh bool
 	// closers release what New opened, last first.
 	closers []func() error
 }
@@ -92,6 +102,8 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	if err := os.MkdirAll(cfg.Data, 0o700); err != nil {
 		return nil, fmt.Errorf("create data folder: %w", err)
 	}
+	_, statErr := os.Stat(filepath.Join(cfg.Data, "herald.db"))
+	a.fresh = errors.Is(statErr, os.ErrNotExist)
 	st, err := store.Open(ctx, filepath.Join(cfg.Data, "herald.db"))
 	if err != nil {
 		return nil, err
@@ -141,6 +153,13 @@ func (a *App) open(ctx context.Context) error {
 		return err
 	}
 	a.closers = append(a.closers, a.md.Close)
+	a.exec = xtab.New(st, a.md, xtab.Config{Dir: filepath.Join(cfg.Data, "results"), PerProject: cfg.Execution.PerProject,
+		Timeout: cfg.Execution.Timeout, Retention: cfg.Execution.Retention, Now: opt.Clock.Now}, a.log.With("component", "xtab"))
+	a.export = export.New(st, a.exec, export.Config{Dir: filepath.Join(cfg.Data, "exports"), Workers: cfg.Export.Workers,
+		Retention: cfg.Export.Retention, Now: opt.Clock.Now}, a.log.With("component", "exporter"))
+	if err := a.openMaintenance(ctx); err != nil {
+		return err
+	}
 	a.api = api.New(st, api.Options{
 		Domain: cfg.Domain, Now: opt.Clock.Now, Logger: a.log,
 		TTLifetime: cfg.Auth.TTLifetime, SSTLifetime: cfg.Auth.SSTLifetime, PasswordCost: cfg.Auth.PasswordCost,
@@ -149,7 +168,14 @@ func (a *App) open(ctx context.Context) error {
 		Secrets: box, MinInterval: cfg.Subs.MinInterval, DefaultTimezone: cfg.Subs.DefaultTimezone,
 		Notifier: a.engine, Previewer: a.engine,
 		Analytics: a.md, MaxLoadBytes: cfg.HTTP.MaxLoadBytes,
+		Executor: a.exec, Exporter: a.export,
+		Maintenance: a.maint,
 	})
+	if opt.Demo && a.fresh {
+		if err := a.setupDemo(ctx); err != nil {
+			return fmt.Errorf("demo: %w", err)
+		}
+	}
 	if a.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
@@ -200,7 +226,11 @@ func (a *App) Run(ctx context.Context) error {
 	// Background parts, stopped in the reverse order: the engine calls the
 	// API and hands over to the worker, so it stops first.
 	bg := startAll(ctx, []part{
+		{"executor", a.exec.Run},
+		{"exporter", a.export.Run},
 		{"worker", a.worker.Run},
+		{"tasks", a.tasks.Run},
+		{"maintenance", a.maint.Run},
 		{"engine", a.runEngine},
 	})
 	var runErr error

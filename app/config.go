@@ -40,6 +40,37 @@ type Config struct {
 	SMS        SMSConfig           `yaml:"sms"`
 	FeedChat   FeedChatConfig      `yaml:"feedChat"`
 	Delivery   DeliveryConfig      `yaml:"delivery"`
+	Execution  ExecutionConfig     `yaml:"execution"`
+	Export     ExportConfig        `yaml:"export"`
+	Maint      MaintenanceConfig   `yaml:"maintenance"`
+}
+
+// MaintenanceConfig configures validation and the export and import of projects.
+type MaintenanceConfig struct {
+	// Workers is how many maintenance tasks (validations, exports, imports) run at once. Default 2.
+	Workers int `yaml:"workers"`
+	// Queue is how many tasks may wait for a worker; beyond it requests get 503. Default 64.
+	Queue int `yaml:"queue"`
+	// ArchiveRetention is how long an export's archive, and the token naming it, stays valid. Default 48h.
+	ArchiveRetention time.Duration `yaml:"archiveRetention"`
+}
+
+// ExecutionConfig configures report execution.
+type ExecutionConfig struct {
+	// PerProject is how many reports of one project are computed at once. Default 2.
+	PerProject int `yaml:"perProject"`
+	// Timeout bounds the computation of one report, waiting for a place included. Default 5m.
+	Timeout time.Duration `yaml:"timeout"`
+	// Retention is how long a result is kept after it was last asked for. Default 24h.
+	Retention time.Duration `yaml:"retention"`
+}
+
+// ExportConfig configures the export of report results into files.
+type ExportConfig struct {
+	// Workers is how many exports render at once. Default 2.
+	Workers int `yaml:"workers"`
+	// Retention is how long an exported file can be downloaded. Default 24h.
+	Retention time.Duration `yaml:"retention"`
 }
 
 // EngineConfig configures the engine that fires subscriptions.
@@ -141,6 +172,9 @@ func DefaultConfig() Config {
 			SendTimeout: 30 * time.Second, EmailConcurrency: 8, SMSConcurrency: 4, FeedChatConcurrency: 4},
 		Engine: EngineConfig{Workers: 8, RunTimeout: 2 * time.Minute, MetricTimeout: time.Minute, Grace: 15 * time.Minute,
 			FailuresBeforeNotice: 3, Retention: 90 * 24 * time.Hour},
+		Execution: ExecutionConfig{PerProject: 2, Timeout: 5 * time.Minute, Retention: 24 * time.Hour},
+		Export:    ExportConfig{Workers: 2, Retention: 24 * time.Hour},
+		Maint:     MaintenanceConfig{Workers: 2, Queue: 64, ArchiveRetention: 48 * time.Hour},
 	}
 }
 
@@ -390,6 +424,24 @@ func (c *Config) Validate() error {
 		if n < 1 {
 			bad(key, "must be at least 1")
 		}
+	}
+	if c.Execution.PerProject < 1 {
+		bad("execution.perProject", "must be at least 1")
+	}
+	if c.Export.Workers < 1 {
+		bad("export.workers", "must be at least 1")
+	}
+	for key, d := range map[string]time.Duration{"execution.timeout": c.Execution.Timeout,
+		"execution.retention": c.Execution.Retention, "export.retention": c.Export.Retention} {
+		if d < time.Second {
+			bad(key, "must be at least 1s, got %s", d)
+		}
+	}
+	if c.Maint.Workers < 1 || c.Maint.Queue < 1 {
+		bad("maintenance.workers", "maintenance.workers and maintenance.queue must be at least 1")
+	}
+	if c.Maint.ArchiveRetention < time.Minute {
+		bad("maintenance.archiveRetention", "must be at least 1m, got %s", c.Maint.ArchiveRetention)
 	}
 	return errors.Join(errs...)
 }

@@ -53,38 +53,50 @@ type ModelChange struct {
 
 // SaveModel stores a new model of a project in one transaction: the model, its objects
 // (kept, changed, created or deleted by identifier; an identifier whose category changes
-// gets a new object), their uses, the bumped versions and the task. Just before
-// committing it calls commit, and rolls everything back when commit fails, so a second
-// store can commit in step. It returns the new model version.
+// gets a new object), their uses, the bumped versions and the task, when it has an id.
+// Just before committing it calls commit, and rolls everything back when commit fails, so
+// a second store can commit in step. It returns the new model version.
 func (s *Store) SaveModel(ctx context.Context, c ModelChange, commit func() error) (int64, error) {
 	var version int64
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		ids, err := saveModelObjects(ctx, tx, c)
-		if err != nil {
-			return err
-		}
-		for _, u := range c.Uses {
-			from, to := ids[u[0]], ids[u[1]]
-			if from == 0 || to == 0 {
-				return fmt.Errorf("save model: use %s -> %s names an object not in the model", u[0], u[1])
-			}
-			if err := putUses(ctx, tx, from, []int64{to}); err != nil {
-				return err
-			}
-		}
-		err = tx.QueryRowContext(ctx, `INSERT INTO project_models(project_id, model, model_version, data_version, updated)
-			VALUES (?, ?, 1, 1, ?) ON CONFLICT (project_id) DO UPDATE SET model = excluded.model,
-			model_version = model_version + 1, data_version = data_version + 1, updated = excluded.updated
-			RETURNING model_version`, c.ProjectID, string(c.Doc), c.At.Unix()).Scan(&version)
-		if err != nil {
-			return fmt.Errorf("save model: %w", err)
-		}
-		if err := insertTask(ctx, tx, c.Task); err != nil {
+		var err error
+		if version, err = saveModel(ctx, tx, c); err != nil {
 			return err
 		}
 		return commit()
 	})
 	return version, err
+}
+
+// saveModel is SaveModel inside a transaction.
+func saveModel(ctx context.Context, tx *sql.Tx, c ModelChange) (int64, error) {
+	ids, err := saveModelObjects(ctx, tx, c)
+	if err != nil {
+		return 0, err
+	}
+	for _, u := range c.Uses {
+		from, to := ids[u[0]], ids[u[1]]
+		if from == 0 || to == 0 {
+			return 0, fmt.Errorf("save model: use %s -> %s names an object not in the model", u[0], u[1])
+		}
+		if err := putUses(ctx, tx, from, []int64{to}); err != nil {
+			return 0, err
+		}
+	}
+	var version int64
+	err = tx.QueryRowContext(ctx, `INSERT INTO project_models(project_id, model, model_version, data_version, updated)
+		VALUES (?, ?, 1, 1, ?) ON CONFLICT (project_id) DO UPDATE SET model = excluded.model,
+		model_version = model_version + 1, data_version = data_version + 1, updated = excluded.updated
+		RETURNING model_version`, c.ProjectID, string(c.Doc), c.At.Unix()).Scan(&version)
+	if err != nil {
+		return 0, fmt.Errorf("save model: %w", err)
+	}
+	if c.Task.ID != "" {
+		if err := insertTask(ctx, tx, c.Task); err != nil {
+			return 0, err
+		}
+	}
+	return version, nil
 }
 
 // saveModelObjects brings the project's model objects in line with c.Objects and returns
@@ -178,62 +190,6 @@ func (s *Store) BumpDataVersion(ctx context.Context, projectID string, at time.T
 		return commit()
 	})
 	return version, err
-}
-
-// Task statuses.
-const (
-	TaskRunning = "RUNNING"
-	TaskOK      = "OK"
-	TaskError   = "ERROR"
-)
-
-// Task is a polled task of a project.
-type Task struct {
-	ID        string
-	ProjectID string
-	Kind      string
-	Status    string
-	Messages  []byte // JSON array
-	Created   time.Time
-	Finished  time.Time // zero while running
-}
-
-func insertTask(ctx context.Context, tx *sql.Tx, t Task) error {
-	msgs := string(t.Messages)
-	if msgs == "" {
-		msgs = "[]"
-	}
-	var finished sql.NullInt64
-	if !t.Finished.IsZero() {
-		finished = sql.NullInt64{Int64: t.Finished.Unix(), Valid: true}
-	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO md_tasks(id, project_id, kind, status, messages, created, finished)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, t.ID, t.ProjectID, t.Kind, t.Status, msgs, t.Created.Unix(), finished)
-	if err != nil {
-		return fmt.Errorf("record task: %w", err)
-	}
-	return nil
-}
-
-// TaskByID returns a task of the project.
-func (s *Store) TaskByID(ctx context.Context, projectID, id string) (Task, error) {
-	t := Task{ID: id, ProjectID: projectID}
-	var msgs string
-	var created int64
-	var finished sql.NullInt64
-	err := s.r.QueryRowContext(ctx, `SELECT kind, status, messages, created, finished FROM md_tasks WHERE id = ? AND project_id = ?`,
-		id, projectID).Scan(&t.Kind, &t.Status, &msgs, &created, &finished)
-	if errors.Is(err, sql.ErrNoRows) {
-		return Task{}, ErrNotFound
-	}
-	if err != nil {
-		return Task{}, fmt.Errorf("task: %w", err)
-	}
-	t.Messages, t.Created = []byte(msgs), time.Unix(created, 0).UTC()
-	if finished.Valid {
-		t.Finished = time.Unix(finished.Int64, 0).UTC()
-	}
-	return t, nil
 }
 
 // ModelVersions returns the project's model and data versions, 0 for a project whose

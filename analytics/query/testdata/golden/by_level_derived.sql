@@ -1,0 +1,4 @@
+WITH q0 AS (SELECT t0."stores_id" AS k0, CAST(sum(t0."f_amount") AS DOUBLE) AS v0 FROM "p_p1".main."f_sales" t0 GROUP BY 1),
+q1 AS (SELECT t1."regions_id" AS k1, CAST(sum(t0."f_amount") AS DOUBLE) AS v0 FROM "p_p1".main."f_sales" t0 LEFT JOIN "p_p1".main."f_stores" t1 ON t1."id" = t0."stores_id" GROUP BY 1)
+SELECT * FROM (SELECT e0.id AS a0, CAST(l0.v AS VARCHAR) AS l0, q0.v0 AS m0, q1.v0 AS m1 FROM q0 LEFT JOIN (SELECT DISTINCT t0."id" AS y, t0."regions_id" AS x FROM "p_p1".main."f_stores" t0) mp1 ON mp1.y = q0.k0 LEFT JOIN q1 ON q1.k1 = mp1.x JOIN "p_p1".herald."f_stores.id" e0 ON e0.key = q0.k0 LEFT JOIN (SELECT "id" AS k, "nm_name" AS v FROM "p_p1".main."f_stores") l0 ON l0.k = q0.k0 WHERE q0.k0 IS NOT NULL) r WHERE m0 IS NOT NULL OR m1 IS NOT NULL
+-- args: []interface {}(nil)

@@ -1,0 +1,3 @@
+WITH q0 AS (SELECT CAST(avg(t0."f_amount") AS DOUBLE) AS v0, CAST(min(t0."f_amount") AS DOUBLE) AS v1, CAST(max(t0."f_qty") AS DOUBLE) AS v2, CAST(median(t0."f_qty") AS DOUBLE) AS v3, CAST(sum(t0."f_amount") FILTER (WHERE (t0."channel" = $1)) AS DOUBLE) AS v4, CAST(sum((t0."f_amount" * t0."f_qty")) AS DOUBLE) AS v5, CAST(sum(t0."f_qty") AS DOUBLE) AS v6 FROM "p_p1".main."f_sales" t0)
+SELECT * FROM (SELECT q0.v0 AS m0, (q0.v1 + q0.v2) AS m1, q0.v3 AS m2, COALESCE(q0.v4, $2) AS m3, (q0.v5 / NULLIF($3, 0)) AS m4, ((-q0.v6) * $4) AS m5 FROM q0) r WHERE m0 IS NOT NULL OR m1 IS NOT NULL OR m2 IS NOT NULL OR m3 IS NOT NULL OR m4 IS NOT NULL OR m5 IS NOT NULL
+-- args: []interface {}{"none", -1, 2, 0}

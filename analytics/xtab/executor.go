@@ -1,0 +1,384 @@
+package xtab
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/heraldhq/herald/analytics"
+	"github.com/heraldhq/herald/analytics/export"
+	"github.com/heraldhq/herald/store"
+)
+
+// ErrNoResult is returned for a result the project does not have (or no longer has).
+var ErrNoResult = export.ErrNoResult
+
+// ErrStopped is returned when a result is needed after the executor stopped.
+var ErrStopped = errors.New("report execution has stopped")
+
+// FailedError is a result whose computation failed.
+type FailedError struct {
+	ID  string
+	Msg string
+}
+
+func (e *FailedError) Error() string { return "report execution failed: " + e.Msg }
+
+// Config configures an Executor. Zero values take the documented defaults.
+type Config struct {
+	// Dir holds the result files. Required.
+	Dir string
+	// PerProject is how many results of one project are computed at once. Default 2.
+	PerProject int
+	// Timeout bounds the computation of one result, waiting included. Default 5m.
+	Timeout time.Duration
+	// Retention is how long a result is kept after it was last asked for. Default 24h.
+	Retention time.Duration
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+}
+
+// Executor executes reports and keeps their results.
+type Executor struct {
+	st  *store.Store
+	md  *analytics.Service
+	cfg Config
+	log *slog.Logger
+
+	base context.Context // computations run under it; Run's end cancels it
+	stop context.CancelFunc
+	wg   sync.WaitGroup
+
+	// find serializes looking for a result and creating it, so that equal executions
+	// share one computation.
+	find sync.Mutex
+
+	mu     sync.Mutex
+	closed bool
+	jobs   map[string]chan struct{} // results computing in this process, closed when done
+	sems   map[string]chan struct{} // per project
+}
+
+// New returns an executor; Run prunes old results and, when it ends, stops computing.
+func New(st *store.Store, md *analytics.Service, cfg Config, log *slog.Logger) *Executor {
+	if cfg.PerProject <= 0 {
+		cfg.PerProject = 2
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 5 * time.Minute
+	}
+	if cfg.Retention <= 0 {
+		cfg.Retention = 24 * time.Hour
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	base, stop := context.WithCancel(context.Background())
+	return &Executor{st: st, md: md, cfg: cfg, log: log, base: base, stop: stop,
+		jobs: map[string]chan struct{}{}, sems: map[string]chan struct{}{}}
+}
+
+// Result is an execution's answer: the result that holds (or will hold) the data.
+type Result struct {
+	ID        string
+	ProjectID string
+	Author    string // user id
+	Created   time.Time
+	// Definition is the URI of the definition executed; empty for an inline one.
+	Definition string
+	View       View
+}
+
+// URI is the result's URI, which the exporter takes.
+func (r Result) URI() string { return "/svc/md/" + r.ProjectID + "/obj/" + r.ID }
+
+// DataResultURI is where the result's data is read.
+func (r Result) DataResultURI() string { return "/svc/md/" + r.ProjectID + "/dataResult/" + r.ID }
+
+// Execute compiles what src names and starts computing it, or finds the result of an
+// equal execution at the project's current data version. Errors in the request are
+// *analytics.InputError (naming the field) and *analytics.NotFoundError.
+func (e *Executor) Execute(ctx context.Context, pid, author string, src Source) (Result, error) {
+	version, err := e.md.DataVersion(ctx, pid)
+	if err != nil {
+		return Result{}, err
+	}
+	d, err := e.resolve(ctx, pid, src)
+	if err != nil {
+		return Result{}, err
+	}
+	p, err := e.plan(ctx, pid, d)
+	if err != nil {
+		return Result{}, err
+	}
+	data, digest, err := p.encode()
+	if err != nil {
+		return Result{}, err
+	}
+	e.find.Lock()
+	defer e.find.Unlock()
+	now := e.cfg.Now()
+	r, err := e.st.CachedResult(ctx, pid, digest, version, now)
+	switch {
+	case err == nil:
+		if err := e.st.ExtendResult(ctx, r.ID, now.Add(e.cfg.Retention)); err != nil {
+			return Result{}, err
+		}
+		if r.State == store.ResultRunning {
+			e.start(r, p)
+		}
+	case errors.Is(err, store.ErrNotFound):
+		r = store.Result{ID: store.NewID(24), ProjectID: pid, Digest: digest, DataVersion: version, State: store.ResultRunning,
+			Title: p.View.ReportName, Author: author, Plan: data, Created: now, Expires: now.Add(e.cfg.Retention)}
+		if err := e.st.CreateResult(ctx, r); err != nil {
+			return Result{}, err
+		}
+		e.start(r, p)
+	default:
+		return Result{}, err
+	}
+	return Result{ID: r.ID, ProjectID: pid, Author: r.Author, Created: r.Created, Definition: p.Definition, View: p.View}, nil
+}
+
+// start computes a result off the request path unless it is already computing here, and
+// returns the channel closed when it is done; nil once the executor stopped.
+func (e *Executor) start(r store.Result, p *plan) chan struct{} {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil
+	}
+	if done, ok := e.jobs[r.ID]; ok {
+		return done
+	}
+	done := make(chan struct{})
+	e.jobs[r.ID] = done
+	e.wg.Go(func() {
+		e.compute(r, p)
+		e.mu.Lock()
+		delete(e.jobs, r.ID)
+		e.mu.Unlock()
+		close(done)
+	})
+	return done
+}
+
+// compute runs a result's query within the timeout and the project's bound, and records
+// the outcome. When the executor stops first, the result stays running: the next process
+// computes it when it is asked for.
+func (e *Executor) compute(r store.Result, p *plan) {
+	ctx, cancel := context.WithTimeout(e.base, e.cfg.Timeout)
+	defer cancel()
+	if cur, err := e.st.ResultByID(e.base, r.ID); err == nil && cur.State != store.ResultRunning {
+		return // finished by a computation that ended as this one started
+	}
+	release, err := e.acquire(ctx, r.ProjectID)
+	if err == nil {
+		err = e.run(ctx, &r, p)
+		release()
+	}
+	if e.base.Err() != nil {
+		return
+	}
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		r.State, r.Error = store.ResultFailed, fmt.Sprintf("the report took longer than %s to compute", e.cfg.Timeout)
+	case err != nil:
+		r.State, r.Error = store.ResultFailed, err.Error()
+	}
+	if err != nil {
+		e.log.Warn("report execution failed", "project", r.ProjectID, "result", r.ID, "err", err)
+	}
+	r.Finished = e.cfg.Now()
+	if err := e.st.FinishResult(context.WithoutCancel(ctx), r); err != nil {
+		e.log.Error("record report result", "result", r.ID, "err", err)
+	}
+}
+
+// run computes a result into its file.
+func (e *Executor) run(ctx context.Context, r *store.Result, p *plan) error {
+	var f *flat
+	err := e.md.Query(ctx, r.ProjectID, p.SQL, p.args(), func(rows *sql.Rows) error {
+		var err error
+		f, err = scanFlat(p, rows)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if len(f.attrs) == 0 {
+		r.State = store.ResultEmpty
+		return nil
+	}
+	t, err := pivot(p, f)
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(e.cfg.Dir, r.ProjectID, r.ID+".xtab")
+	if err := t.write(path); err != nil {
+		return err
+	}
+	r.State, r.Path, r.Rows, r.Columns = store.ResultDone, path, len(t.rows.headers), len(t.cols.headers)
+	return nil
+}
+
+// acquire takes one of the project's places to compute in.
+func (e *Executor) acquire(ctx context.Context, pid string) (func(), error) {
+	e.mu.Lock()
+	sem := e.sems[pid]
+	if sem == nil {
+		sem = make(chan struct{}, e.cfg.PerProject)
+		e.sems[pid] = sem
+	}
+	e.mu.Unlock()
+	select {
+	case sem <- struct{}{}:
+		return func() { <-sem }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// result returns a result of the project, making sure one that is still running is
+// being computed.
+func (e *Executor) result(ctx context.Context, pid, id string) (store.Result, chan struct{}, error) {
+	r, err := e.st.ResultByID(ctx, id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && r.ProjectID != pid) {
+		return store.Result{}, nil, ErrNoResult
+	}
+	if err != nil || r.State != store.ResultRunning {
+		return r, nil, err
+	}
+	p, err := decodePlan(r.Plan)
+	if err != nil {
+		return r, nil, err
+	}
+	done := e.start(r, p)
+	if done == nil {
+		return r, nil, ErrStopped
+	}
+	return r, done, nil
+}
+
+// wait returns a result once it is no longer running.
+func (e *Executor) wait(ctx context.Context, pid, id string) (store.Result, error) {
+	for range 3 {
+		r, done, err := e.result(ctx, pid, id)
+		if err != nil || done == nil {
+			return r, err
+		}
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return r, ctx.Err()
+		}
+	}
+	return store.Result{}, fmt.Errorf("result %s: its computations end without recording it", id)
+}
+
+// hold is how long DataResult waits for a result still computing before it answers
+// that it is: most results are ready by then, and the client need not poll again.
+const hold = time.Second
+
+// DataResult returns a page of a result: its state, and the page once it is done. A
+// result still computing is waited for a moment. A result that failed is a *FailedError.
+func (e *Executor) DataResult(ctx context.Context, pid, id string, pg Page) (string, *XTab, error) {
+	r, done, err := e.result(ctx, pid, id)
+	if err != nil {
+		return "", nil, err
+	}
+	if done != nil {
+		t := time.NewTimer(hold)
+		select {
+		case <-done:
+			t.Stop()
+			if r, _, err = e.result(ctx, pid, id); err != nil {
+				return "", nil, err
+			}
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+		}
+	}
+	switch r.State {
+	case store.ResultFailed:
+		return r.State, nil, &FailedError{ID: r.ID, Msg: r.Error}
+	case store.ResultDone:
+		p, err := decodePlan(r.Plan)
+		if err != nil {
+			return "", nil, err
+		}
+		x, err := readPage(r.Path, p, pg)
+		if lost(err) {
+			return store.ResultRunning, nil, e.recompute(ctx, r, p)
+		}
+		return r.State, x, err
+	}
+	return r.State, nil, nil
+}
+
+// lost reports whether a result's file is gone or unreadable, as a crash can leave it.
+func lost(err error) bool { return errors.Is(err, os.ErrNotExist) || errors.Is(err, errCorrupt) }
+
+// recompute computes again a result whose file was lost.
+func (e *Executor) recompute(ctx context.Context, r store.Result, p *plan) error {
+	e.log.Warn("report result file lost; computing it again", "result", r.ID, "path", r.Path)
+	r.State, r.Path, r.Error, r.Rows, r.Columns, r.Finished = store.ResultRunning, "", "", 0, 0, time.Time{}
+	if err := e.st.FinishResult(ctx, r); err != nil {
+		return err
+	}
+	if e.start(r, p) == nil {
+		return ErrStopped
+	}
+	return nil
+}
+
+// Run removes expired results every few minutes until ctx ends, then stops computing
+// and waits for the computations in flight to end.
+func (e *Executor) Run(ctx context.Context) error {
+	t := time.NewTicker(5 * time.Minute)
+	defer t.Stop()
+	for {
+		e.prune(ctx)
+		select {
+		case <-ctx.Done():
+			e.mu.Lock()
+			e.closed = true
+			e.mu.Unlock()
+			e.stop()
+			e.wg.Wait()
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+func (e *Executor) prune(ctx context.Context) {
+	expired, err := e.st.ExpiredResults(ctx, e.cfg.Now())
+	if err != nil {
+		if ctx.Err() == nil {
+			e.log.Warn("list expired results", "err", err)
+		}
+		return
+	}
+	for _, r := range expired {
+		e.mu.Lock()
+		_, running := e.jobs[r.ID]
+		e.mu.Unlock()
+		if running {
+			continue
+		}
+		if r.Path != "" {
+			_ = removeFile(r.Path)
+		}
+		if err := e.st.DeleteResult(ctx, r.ID); err != nil {
+			e.log.Warn("prune result", "result", r.ID, "err", err)
+		}
+	}
+}

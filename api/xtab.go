@@ -1,0 +1,149 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"regexp"
+
+	"github.com/heraldhq/herald/analytics"
+	"github.com/heraldhq/herald/analytics/xtab"
+	"github.com/heraldhq/herald/store"
+)
+
+// ReportExecutor executes reports and serves their data results.
+type ReportExecutor interface {
+	Execute(ctx context.Context, pid, author string, src xtab.Source) (xtab.Result, error)
+	DataResult(ctx context.Context, pid, id string, pg xtab.Page) (string, *xtab.XTab, error)
+}
+
+// xtabRoutes registers report execution, when the server has an executor.
+func (s *Server) xtabRoutes() {
+	if s.executor == nil {
+		return
+	}
+	s.route("POST /svc/xtab2/executor3", permAuthenticated, s.executeReport)
+	s.route("GET /svc/md/{pid}/dataResult/{id}", permProjectView, s.dataResult)
+}
+
+type executeRequest struct {
+	ReportReq *struct {
+		ReportDefinition  *string `json:"reportDefinition"`
+		Report            *string `json:"report"`
+		DefinitionContent *struct {
+			Content         *analytics.ReportDefinitionContent `json:"content"`
+			ProjectMetadata string                             `json:"projectMetadata"`
+		} `json:"definitionContent"`
+	} `json:"report_req"`
+}
+
+var projectMetadataForm = regexp.MustCompile(`^/svc/md/([a-z0-9]+)/?$`)
+
+// source reads what an execution asks for and the project it is in.
+func (req *executeRequest) source() (string, xtab.Source, error) {
+	in := req.ReportReq
+	if in == nil {
+		return "", xtab.Source{}, badField("report_req", "is required")
+	}
+	if countSet(in.ReportDefinition != nil, in.Report != nil, in.DefinitionContent != nil) != 1 {
+		return "", xtab.Source{}, badField("report_req", "must hold exactly one of reportDefinition, report, definitionContent")
+	}
+	switch {
+	case in.ReportDefinition != nil:
+		m := objURI.FindStringSubmatch(*in.ReportDefinition)
+		if m == nil {
+			return "", xtab.Source{}, badField(xtab.FieldDefinition, "must be a report definition URI, /svc/md/<project>/obj/<id>")
+		}
+		return m[1], xtab.Source{Definition: *in.ReportDefinition}, nil
+	case in.Report != nil:
+		m := objURI.FindStringSubmatch(*in.Report)
+		if m == nil {
+			return "", xtab.Source{}, badField(xtab.FieldReport, "must be a report URI, /svc/md/<project>/obj/<id>")
+		}
+		return m[1], xtab.Source{Report: *in.Report}, nil
+	}
+	dc := in.DefinitionContent
+	m := projectMetadataForm.FindStringSubmatch(dc.ProjectMetadata)
+	if m == nil {
+		return "", xtab.Source{}, badField("report_req.definitionContent.projectMetadata", "must be the project's metadata URI, /svc/md/<project>")
+	}
+	if dc.Content == nil {
+		return "", xtab.Source{}, badField(xtab.FieldContent, "is required")
+	}
+	return m[1], xtab.Source{Content: dc.Content}, nil
+}
+
+type reportResultJSON struct {
+	ReportResult2 reportResultBody `json:"reportResult2"`
+}
+
+type reportResultBody struct {
+	Content reportResultContent `json:"content"`
+	Meta    objectMetaJSON      `json:"meta"`
+}
+
+type reportResultContent struct {
+	DataResult       string    `json:"dataResult"`
+	ReportDefinition string    `json:"reportDefinition,omitempty"`
+	ReportView       xtab.View `json:"reportView"`
+}
+
+// executeReport serves POST /svc/xtab2/executor3: 201 with the result, whose data is
+// computed off the request path.
+func (s *Server) executeReport(w http.ResponseWriter, r *http.Request, c *caller) error {
+	var req executeRequest
+	if err := s.decodeBody(w, r, &req); err != nil {
+		return err
+	}
+	pid, src, err := req.source()
+	if err != nil {
+		return err
+	}
+	if err := s.canView(r, c, pid); err != nil {
+		return err
+	}
+	res, err := s.executor.Execute(r.Context(), pid, c.UserID, src)
+	if err != nil {
+		return mdError(err)
+	}
+	created, author := timestamp(res.Created), profileURI(res.Author)
+	respond(w, r, http.StatusCreated, reportResultJSON{ReportResult2: reportResultBody{
+		Content: reportResultContent{DataResult: res.DataResultURI(), ReportDefinition: res.Definition, ReportView: res.View},
+		Meta: objectMetaJSON{Author: author, URI: res.URI(), Tags: "", Created: created, Identifier: "reportResult2." + res.ID,
+			Deprecated: "0", Summary: "", Title: res.View.ReportName, Category: "reportResult2", Updated: created, Contributor: author},
+	}})
+	return nil
+}
+
+// dataResult serves GET /svc/md/<pid>/dataResult/<id>: 202 while computing, 204 when
+// the result is empty, else a page of xtab_data.
+func (s *Server) dataResult(w http.ResponseWriter, r *http.Request, c *caller) error {
+	pg, err := xtab.ParsePage(r.URL.RawQuery)
+	var pe *xtab.PageError
+	if errors.As(err, &pe) {
+		return badField(pe.Param, pe.Msg)
+	}
+	id := r.PathValue("id")
+	state, x, err := s.executor.DataResult(r.Context(), c.project.ID, id, pg)
+	var failed *xtab.FailedError
+	switch {
+	case errors.Is(err, xtab.ErrNoResult):
+		return notFound("xtab", "Data result %s not found", id)
+	case errors.As(err, &failed):
+		return newError(http.StatusInternalServerError, classInternal, "xtab", "Report execution failed: %s", failed.Msg)
+	case errors.Is(err, xtab.ErrStopped):
+		return newError(http.StatusServiceUnavailable, classUnavailable, "xtab", "The service is stopping; ask again")
+	case err != nil:
+		return err
+	}
+	switch {
+	case x != nil:
+		respond(w, r, http.StatusOK, map[string]*xtab.XTab{"xtab_data": x})
+	case state == store.ResultEmpty:
+		w.WriteHeader(http.StatusNoContent)
+	default:
+		w.Header().Set("Refresh", "1")
+		respond(w, r, http.StatusAccepted, uriJSON(r.URL.RequestURI()))
+	}
+	return nil
+}

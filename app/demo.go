@@ -1,0 +1,72 @@
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/analytics/demo"
+	"github.com/heraldhq/herald/store"
+)
+
+// Demo subscription: every minute, while there is revenue, mail the admin the revenue
+// and the revenue report as a PDF.
+const (
+	demoCron      = "0 * * * * *"
+	demoCondition = "f:executeMetric('%s') > 0"
+	demoMessage   = "Revenue so far: ${f:executeMetric('%s')}"
+)
+
+// setupDemo creates the demo project, owned by the domain admin, with its data, metrics
+// and reports, and an e-mail channel and subscription for the admin. It prints where the
+// project is.
+func (a *App) setupDemo(ctx context.Context) error {
+	admin, err := a.store.UserByLogin(ctx, a.cfg.AdminLogin)
+	if err != nil {
+		return err
+	}
+	now := a.opt.Clock.Now()
+	p := store.Project{ID: store.NewID(32), Title: "Herald demo", Summary: "Sales of products in regions, 2024 and 2025",
+		GuidedNavigation: 1, State: store.ProjectEnabled, Author: admin.ID, Contributor: admin.ID, Created: now, Updated: now}
+	if err := a.store.CreateProject(ctx, p, "adminRole"); err != nil {
+		return err
+	}
+	files, err := fs.Sub(herald.Demo, "testdata/demo")
+	if err != nil {
+		return err
+	}
+	proj, err := demo.Setup(ctx, a.md, files, p.ID, admin.ID)
+	if err != nil {
+		return err
+	}
+	ch := store.Channel{ID: hexID(), Owner: admin.ID, Kind: store.KindEmail, Title: "Admin mailbox",
+		Config: store.ChannelConfig{To: a.cfg.AdminLogin}, Created: now, Updated: now}
+	if err := a.store.CreateChannel(ctx, ch); err != nil {
+		return err
+	}
+	revenue, report := proj.Metrics["metric.revenue"], proj.Reports["report.revenue_by_region"]
+	sub := store.Subscription{ID: hexID(), ProjectID: p.ID, Owner: admin.ID, Title: "Revenue every minute", Enabled: true,
+		Channels: []string{ch.ID}, Created: now, Updated: now, Def: store.SubscriptionDef{
+			Triggers:    []store.Trigger{{Cron: demoCron, Timezone: a.cfg.Subs.DefaultTimezone}},
+			Condition:   fmt.Sprintf(demoCondition, revenue),
+			Message:     fmt.Sprintf(demoMessage, revenue),
+			Attachments: []store.ReportAttachment{{Report: report, Formats: []string{"PDF"}}},
+			FireMode:    store.FireAlways,
+		}}
+	if err := a.store.CreateSubscription(ctx, sub); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.opt.Stdout, "Created the demo project /svc/projects/%s: reports at /svc/md/%s/query/reports; "+
+		"it mails %s every minute\n", p.ID, p.ID, a.cfg.AdminLogin)
+	return nil
+}
+
+// hexID returns 24 random hex characters, the form of channel and subscription ids.
+func hexID() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	return hex.EncodeToString(b)
+}
