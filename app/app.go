@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -202,10 +203,12 @@ func (a *App) Store() *store.Store { return a.store }
 // worker settles the sends in flight, the server lets requests in flight
 // finish, and what New opened is closed.
 func (a *App) Run(ctx context.Context) error {
+	fresh := &freshConns{m: make(map[net.Conn]bool)}
 	srv := &http.Server{
 		Handler:           a.api,
 		ReadHeaderTimeout: a.cfg.HTTP.ReadHeaderTimeout,
 		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
+		ConnState:         fresh.track,
 	}
 	fmt.Fprintf(a.opt.Stdout, "Herald is listening on %s (data in %s)\n", a.URL(), a.cfg.Data)
 	fmt.Fprintf(a.opt.Stdout, "Log in: curl -c cookies -H 'Content-Type: application/json' "+
@@ -244,11 +247,39 @@ func (a *App) Run(ctx context.Context) error {
 	err := bg.stop()
 	shutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.HTTP.ShutdownTimeout)
 	defer cancel()
+	// Shutdown waits 5 s for connections that never sent a request; they
+	// carry nothing, so close them now.
+	srv.SetKeepAlivesEnabled(false)
+	fresh.closeAll()
 	err = errors.Join(err, srv.Shutdown(shutCtx))
 	if serveErr := <-errc; serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
 		err = errors.Join(err, serveErr)
 	}
 	return errors.Join(runErr, err, a.close())
+}
+
+// freshConns tracks the server's connections that have not sent a request yet.
+type freshConns struct {
+	mu sync.Mutex
+	m  map[net.Conn]bool
+}
+
+func (f *freshConns) track(c net.Conn, state http.ConnState) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if state == http.StateNew {
+		f.m[c] = true
+	} else {
+		delete(f.m, c)
+	}
+}
+
+func (f *freshConns) closeAll() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for c := range f.m {
+		_ = c.Close()
+	}
 }
 
 // part is a background part of the process.
