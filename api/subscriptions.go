@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -105,13 +106,13 @@ func (s *Server) parseSubscription(r *http.Request, pid, uid string, in *subscri
 	if err != nil {
 		return sub, badField(root+".condition.condition.expression", err.Error())
 	}
-	if err := checkMetrics(root+".condition.condition.expression", pid, cond.Metrics()); err != nil {
+	if err := s.checkMetrics(r, root+".condition.condition.expression", pid, cond.Metrics()); err != nil {
 		return sub, err
 	}
-	if sub.Def.Message, err = parseTemplate(root+".message.template.expression", pid, in.Message, true); err != nil {
+	if sub.Def.Message, err = s.parseTemplate(r, root+".message.template.expression", pid, in.Message, true); err != nil {
 		return sub, err
 	}
-	if sub.Def.Subject, err = parseTemplate(root+".subject.template.expression", pid, in.Subject, false); err != nil {
+	if sub.Def.Subject, err = s.parseTemplate(r, root+".subject.template.expression", pid, in.Subject, false); err != nil {
 		return sub, err
 	}
 	if sub.Channels, err = s.parseChannels(r, uid, in.Channels); err != nil {
@@ -122,6 +123,12 @@ func (s *Server) parseSubscription(r *http.Request, pid, uid string, in *subscri
 		m := objURI.FindStringSubmatch(a.Report)
 		if m == nil || m[1] != pid {
 			return sub, badField(p+".report", "must be a report URI of this project, /svc/md/"+pid+"/obj/<id>")
+		}
+		switch cat, err := s.objectCategory(r, pid, m[2]); {
+		case err != nil:
+			return sub, err
+		case cat != "report" && cat != "reportDefinition":
+			return sub, badField(p+".report", "names no report or report definition of this project")
 		}
 		if len(a.Formats) == 0 {
 			return sub, badField(p+".formats", "must name at least one of PDF, CSV, PNG, XLS")
@@ -190,7 +197,7 @@ func (s *Server) parseTriggers(in *subscriptionBody) ([]store.Trigger, error) {
 	return out, nil
 }
 
-func parseTemplate(path, pid string, in *templateJSON, required bool) (string, error) {
+func (s *Server) parseTemplate(r *http.Request, path, pid string, in *templateJSON, required bool) (string, error) {
 	if in == nil || in.Template == nil || in.Template.Expression == nil {
 		if required {
 			return "", badField(path, "is required")
@@ -205,11 +212,11 @@ func parseTemplate(path, pid string, in *templateJSON, required bool) (string, e
 	if err != nil {
 		return "", badField(path, err.Error())
 	}
-	return src, checkMetrics(path, pid, tpl.Metrics())
+	return src, s.checkMetrics(r, path, pid, tpl.Metrics())
 }
 
-// checkMetrics checks that every metric URI names an object of project pid.
-func checkMetrics(path, pid string, uris []string) error {
+// checkMetrics checks that every metric URI names a metric of project pid.
+func (s *Server) checkMetrics(r *http.Request, path, pid string, uris []string) error {
 	for _, u := range uris {
 		m := objURI.FindStringSubmatch(u)
 		if m == nil {
@@ -218,8 +225,29 @@ func checkMetrics(path, pid string, uris []string) error {
 		if m[1] != pid {
 			return badField(path, fmt.Sprintf("runs f:executeMetric('%s'), a metric of another project", u))
 		}
+		cat, err := s.objectCategory(r, pid, m[2])
+		if err != nil {
+			return err
+		}
+		if cat != "metric" {
+			return badField(path, fmt.Sprintf("runs f:executeMetric('%s'), which names no metric of this project", u))
+		}
 	}
 	return nil
+}
+
+// objectCategory returns the category of metadata object id in project pid,
+// or "" when there is none.
+func (s *Server) objectCategory(r *http.Request, pid, id string) (string, error) {
+	n, err := strconv.ParseInt(id, 10, 64)
+	if err != nil {
+		return "", nil
+	}
+	o, err := s.store.ObjectByID(r.Context(), pid, n)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", nil
+	}
+	return o.Category, err
 }
 
 // parseChannels checks that every channel URI names a channel of user uid.
