@@ -92,6 +92,18 @@ type Option func(*app.Config)
 // unless an option sets Config.Data.
 func Start(t testing.TB, opts ...Option) *Bundle {
 	t.Helper()
+	return start(t, false, opts)
+}
+
+// StartDemo is Start with the demo project set up, as serve --demo does on
+// first start; Bundle.Stdout says where it is.
+func StartDemo(t testing.TB, opts ...Option) *Bundle {
+	t.Helper()
+	return start(t, true, opts)
+}
+
+func start(t testing.TB, demo bool, opts []Option) *Bundle {
+	t.Helper()
 	cfg := app.DefaultConfig()
 	cfg.Data = t.TempDir()
 	cfg.Listen = "127.0.0.1:0"
@@ -105,6 +117,7 @@ func Start(t testing.TB, opts ...Option) *Bundle {
 	ctx, cancel := context.WithCancel(context.Background())
 	a, err := app.New(ctx, cfg, app.Options{
 		Clock:  b.Clock,
+		Demo:   demo,
 		Logger: slog.New(slog.NewTextHandler(b.Log, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Stdout: b.Stdout,
 		Getenv: func(k string) string {
