@@ -1,0 +1,263 @@
+// Command fanin measures alert fan-in: 10,000 subscriptions on 100 metrics
+// of the demo project fire at one instant. It starts Herald in-process on a
+// driven clock, moves the clock to the instant and times how long it takes
+// until every run is evaluated and handed over (one delivery row each), and
+// counts the metric executions the API served.
+//
+//	go run ./bench/fanin [-subs 10000] [-metrics 100]
+package main
+
+import (
+	"context"
+	"database/sql"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	_ "github.com/mattn/go-sqlite3"
+
+	"github.com/heraldhq/herald/app"
+	"github.com/heraldhq/herald/client"
+	"github.com/heraldhq/herald/store"
+)
+
+func main() {
+	nsubs := flag.Int("subs", 10_000, "subscriptions")
+	nmetrics := flag.Int("metrics", 100, "distinct metrics")
+	workers := flag.Int("workers", 8, "engine workers")
+	perProject := flag.Int("per-project", 0, "reports of one project computed at once (0: the default)")
+	verbose := flag.Bool("v", false, "print progress while the burst runs")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the burst to this file")
+	flag.Parse()
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "herald-fanin")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	os.Setenv("HERALD_ADMIN_PASSWORD", "Bench-passw0rd")
+	clock := newClock(time.Date(2026, 6, 1, 8, 59, 0, 0, time.UTC))
+	cfg := app.DefaultConfig()
+	cfg.Data, cfg.Listen, cfg.Log.Level, cfg.Engine.Workers = dir, "127.0.0.1:0", "error", *workers
+	if *perProject > 0 {
+		cfg.Execution.PerProject = *perProject
+	}
+
+	// First start: the demo project, its metrics and the subscriptions.
+	a, stop := start(ctx, cfg, clock, true, nil)
+	c := client.New(a.URL(), client.WithUserAgent("bench"))
+	login, err := c.Login(ctx, cfg.AdminLogin, "Bench-passw0rd")
+	if err != nil {
+		log.Fatal(err)
+	}
+	metrics := makeMetrics(ctx, c, login.Profile, *nmetrics)
+	subscribe(ctx, a.Store(), metrics, *nsubs, strings.TrimPrefix(login.Profile, "/svc/account/profile/"), clock.Now())
+	stop()
+
+	// Second start loads the subscriptions; the clock then moves to the instant.
+	var executions atomic.Int64
+	a, stop = start(ctx, cfg, clock, false, &executions)
+	defer stop()
+	db, err := sql.Open("sqlite3", "file:"+filepath.Join(dir, "herald.db")+"?_query_only=1&_busy_timeout=5000")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	time.Sleep(time.Second) // let the engine load and arm its timer
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	begin := time.Now()
+	clock.Advance(time.Minute)
+	// A run's outcome and its deliveries are written in one transaction, so
+	// the last delivery row marks the last run evaluated and handed over.
+	var handed time.Duration
+	for tick := time.NewTicker(5 * time.Millisecond); ; <-tick.C {
+		var deliveries int
+		if err := db.QueryRow(`SELECT COUNT(*) FROM deliveries WHERE subscription_id LIKE 'bench%'`).Scan(&deliveries); err != nil {
+			log.Fatal(err)
+		}
+		if *verbose {
+			var claimed, sent int
+			_ = db.QueryRow(`SELECT COUNT(*) FROM runs WHERE subscription_id LIKE 'bench%'`).Scan(&claimed)
+			_ = db.QueryRow(`SELECT COUNT(*) FROM deliveries WHERE subscription_id LIKE 'bench%' AND state = 'sent'`).Scan(&sent)
+			fmt.Printf("%6s claimed %5d handed over %5d sent %5d executions %d\n", time.Since(begin).Round(time.Millisecond),
+				claimed, deliveries, sent, executions.Load())
+		}
+		if deliveries >= *nsubs {
+			handed = time.Since(begin)
+			break
+		}
+		if time.Since(begin) > 5*time.Minute {
+			log.Fatalf("timed out: %d deliveries", deliveries)
+		}
+	}
+	fmt.Printf("%d subscriptions on %d metrics firing at one instant, %d engine workers\n", *nsubs, *nmetrics, *workers)
+	fmt.Printf("metric executions served by the API: %d (the demo's own subscription adds its few)\n", executions.Load())
+	fmt.Printf("every run evaluated and handed over (one delivery each) after: %s\n", handed.Round(time.Millisecond))
+}
+
+// start runs a Herald on cfg and returns a function that stops it. The log
+// is discarded except that executions of /svc/xtab2/executor3 are counted.
+func start(ctx context.Context, cfg app.Config, clock *clock, demo bool, executions *atomic.Int64) (*app.App, func()) {
+	var h slog.Handler = slog.DiscardHandler
+	if executions != nil {
+		cfg.Log.Level = "debug"
+		h = counter{n: executions}
+	}
+	a, err := app.New(ctx, cfg, app.Options{Clock: clock, Demo: demo, Stdout: io.Discard, Logger: slog.New(h)})
+	if err != nil {
+		log.Fatal(err)
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		if err := a.Run(rctx); err != nil {
+			log.Print(err)
+		}
+		close(done)
+	}()
+	return a, func() { cancel(); <-done }
+}
+
+// counter is a log handler that counts the executions the execute endpoint
+// answered (201), leaving out requests answered with a login challenge.
+type counter struct{ n *atomic.Int64 }
+
+func (counter) Enabled(context.Context, slog.Level) bool { return true }
+func (c counter) Handle(_ context.Context, r slog.Record) error {
+	if r.Message != "request" {
+		return nil
+	}
+	var path string
+	var status int64
+	r.Attrs(func(a slog.Attr) bool {
+		switch a.Key {
+		case "path":
+			path = a.Value.String()
+		case "status":
+			status = a.Value.Int64()
+		}
+		return true
+	})
+	if path == "/svc/xtab2/executor3" && status == 201 {
+		c.n.Add(1)
+	}
+	return nil
+}
+func (c counter) WithAttrs([]slog.Attr) slog.Handler { return c }
+func (c counter) WithGroup(string) slog.Handler      { return c }
+
+// makeMetrics creates n distinct metrics over the demo's sales amount.
+func makeMetrics(ctx context.Context, c *client.Client, profile string, n int) []string {
+	var projects struct {
+		Projects []struct {
+			Project struct {
+				Links map[string]string `json:"links"`
+			} `json:"project"`
+		} `json:"projects"`
+	}
+	if err := c.Do(ctx, "GET", profile+"/projects", nil, &projects); err != nil || len(projects.Projects) == 0 {
+		log.Fatalf("demo project: %v", err)
+	}
+	md := projects.Projects[0].Project.Links["metadata"]
+	uris := make([]string, n)
+	for i := range uris {
+		body := map[string]any{"metric": map[string]any{
+			"meta":    map[string]any{"title": fmt.Sprintf("Revenue plus %d", i), "identifier": fmt.Sprintf("metric.bench.%d", i)},
+			"content": map[string]any{"expression": fmt.Sprintf("SELECT SUM({fact.sales.amount}) + %d", i), "format": "#,##0.00"},
+		}}
+		var out struct {
+			URI string `json:"uri"`
+		}
+		if err := c.Do(ctx, "POST", md+"/obj", body, &out); err != nil {
+			log.Fatalf("create metric: %v", err)
+		}
+		uris[i] = out.URI
+	}
+	return uris
+}
+
+// subscribe stores n subscriptions of the admin, hourly at minute 0, spread
+// over the metrics, each mailing the admin's demo channel.
+func subscribe(ctx context.Context, st *store.Store, metrics []string, n int, admin string, now time.Time) {
+	chans, err := st.Channels(ctx, admin)
+	if err != nil || len(chans) == 0 {
+		log.Fatalf("admin channel: %v", err)
+	}
+	pid := strings.Split(metrics[0], "/")[3]
+	for i := range n {
+		m := metrics[i%len(metrics)]
+		sub := store.Subscription{ID: fmt.Sprintf("bench%06d", i), ProjectID: pid, Owner: admin, Title: "fan-in",
+			Enabled: true, Channels: []string{chans[0].ID}, Created: now, Updated: now,
+			Def: store.SubscriptionDef{Triggers: []store.Trigger{{Cron: "0 0 * * * *", Timezone: "UTC"}},
+				Condition: "f:executeMetric('" + m + "') > 0", Message: "Revenue ${f:executeMetric('" + m + "')}",
+				FireMode: store.FireAlways}}
+		if err := st.CreateSubscription(ctx, sub); err != nil {
+			log.Fatal(err)
+		}
+	}
+}
+
+// clock is a driven clock: it moves only on Advance.
+type clock struct {
+	mu      sync.Mutex
+	t       time.Time
+	waiters []waiter
+}
+
+type waiter struct {
+	at time.Time
+	ch chan time.Time
+}
+
+func newClock(t time.Time) *clock { return &clock{t: t} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) After(d time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ch := make(chan time.Time, 1)
+	if d <= 0 {
+		ch <- c.t
+		return ch
+	}
+	c.waiters = append(c.waiters, waiter{c.t.Add(d), ch})
+	return ch
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+	kept := c.waiters[:0]
+	for _, w := range c.waiters {
+		if w.at.After(c.t) {
+			kept = append(kept, w)
+			continue
+		}
+		w.ch <- c.t
+	}
+	c.waiters = kept
+}
