@@ -19,13 +19,13 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	_ "github.com/mattn/go-sqlite3"
 
 	"github.com/heraldhq/herald/app"
+	"github.com/heraldhq/herald/app/apptest"
 	"github.com/heraldhq/herald/client"
 	"github.com/heraldhq/herald/store"
 )
@@ -45,7 +45,7 @@ func main() {
 	}
 	defer os.RemoveAll(dir)
 	os.Setenv("HERALD_ADMIN_PASSWORD", "Bench-passw0rd")
-	clock := newClock(time.Date(2026, 6, 1, 8, 59, 0, 0, time.UTC))
+	clock := apptest.NewClock(time.Date(2026, 6, 1, 8, 59, 0, 0, time.UTC))
 	cfg := app.DefaultConfig()
 	cfg.Data, cfg.Listen, cfg.Log.Level, cfg.Engine.Workers = dir, "127.0.0.1:0", "error", *workers
 	if *perProject > 0 {
@@ -115,7 +115,7 @@ func main() {
 
 // start runs a Herald on cfg and returns a function that stops it. The log
 // is discarded except that executions of /svc/xtab2/executor3 are counted.
-func start(ctx context.Context, cfg app.Config, clock *clock, demo bool, executions *atomic.Int64) (*app.App, func()) {
+func start(ctx context.Context, cfg app.Config, clock *apptest.Clock, demo bool, executions *atomic.Int64) (*app.App, func()) {
 	var h slog.Handler = slog.DiscardHandler
 	if executions != nil {
 		cfg.Log.Level = "debug"
@@ -213,51 +213,4 @@ func subscribe(ctx context.Context, st *store.Store, metrics []string, n int, ad
 			log.Fatal(err)
 		}
 	}
-}
-
-// clock is a driven clock: it moves only on Advance.
-type clock struct {
-	mu      sync.Mutex
-	t       time.Time
-	waiters []waiter
-}
-
-type waiter struct {
-	at time.Time
-	ch chan time.Time
-}
-
-func newClock(t time.Time) *clock { return &clock{t: t} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) After(d time.Duration) <-chan time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ch := make(chan time.Time, 1)
-	if d <= 0 {
-		ch <- c.t
-		return ch
-	}
-	c.waiters = append(c.waiters, waiter{c.t.Add(d), ch})
-	return ch
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-	kept := c.waiters[:0]
-	for _, w := range c.waiters {
-		if w.at.After(c.t) {
-			kept = append(kept, w)
-			continue
-		}
-		w.ch <- c.t
-	}
-	c.waiters = kept
 }
