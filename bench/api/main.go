@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -24,6 +23,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/app"
+	"github.com/heraldhq/herald/bench/benchapp"
 	"github.com/heraldhq/herald/client"
 )
 
@@ -41,30 +41,22 @@ func main() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	cfg := app.DefaultConfig()
-	cfg.Data, cfg.Listen, cfg.Log.Level = dir, "127.0.0.1:0", "warn"
-	os.Setenv("HERALD_ADMIN_PASSWORD", "Bench-passw0rd")
-	a, err := app.New(ctx, cfg, app.Options{Stdout: io.Discard, Logger: slog.New(slog.DiscardHandler)})
+	h, stop, err := benchapp.Start(ctx, dir, nil, app.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
-	go a.Run(ctx)
-
-	c := client.New(a.URL(), client.WithUserAgent("bench"))
-	login, err := c.Login(ctx, cfg.AdminLogin, "Bench-passw0rd")
-	if err != nil {
-		log.Fatal(err)
-	}
+	defer stop()
+	a, c := h.App, h.Client
 	for i := range *nproj {
 		if _, err := c.CreateProject(ctx, fmt.Sprintf("Project %d", i), "bench"); err != nil {
 			log.Fatal(err)
 		}
 	}
-	target := a.URL() + login.Profile + "/projects"
+	target := a.URL() + h.Profile + "/projects"
 	// The load client's transport keeps one connection per worker alive.
 	lc := client.New(a.URL(), client.WithUserAgent("bench"), client.WithHTTPClient(&http.Client{
 		Transport: &http.Transport{MaxIdleConnsPerHost: *conns, MaxConnsPerHost: *conns}}))
-	if _, err := lc.Login(ctx, cfg.AdminLogin, "Bench-passw0rd"); err != nil {
+	if _, err := lc.Login(ctx, app.DefaultConfig().AdminLogin, benchapp.AdminPassword); err != nil {
 		log.Fatal(err)
 	}
 	hc := lc.HTTPClient()
@@ -81,7 +73,7 @@ func main() {
 	go bare.Serve(ln)
 	defer bare.Close()
 
-	fmt.Printf("GET %s (%d bytes), %d connections, %s each, GOMAXPROCS=%d\n", login.Profile+"/projects", len(body), *conns, *dur, runtime.GOMAXPROCS(0))
+	fmt.Printf("GET %s (%d bytes), %d connections, %s each, GOMAXPROCS=%d\n", h.Profile+"/projects", len(body), *conns, *dur, runtime.GOMAXPROCS(0))
 	hb := measure(hc, "http://"+ln.Addr().String()+"/", *conns, *dur)
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)

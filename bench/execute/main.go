@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -32,6 +31,7 @@ import (
 	_ "github.com/mattn/go-sqlite3"
 
 	"github.com/heraldhq/herald/app"
+	"github.com/heraldhq/herald/bench/benchapp"
 	"github.com/heraldhq/herald/client"
 )
 
@@ -321,23 +321,11 @@ type herald struct {
 }
 
 func startHerald(ctx context.Context, dir string) (*herald, func(), error) {
-	cfg := app.DefaultConfig()
-	cfg.Data, cfg.Listen, cfg.Log.Level = filepath.Join(dir, "herald"), "127.0.0.1:0", "warn"
-	os.Setenv("HERALD_ADMIN_PASSWORD", "Bench-passw0rd")
-	a, err := app.New(ctx, cfg, app.Options{Stdout: io.Discard, Logger: slog.New(slog.DiscardHandler)})
+	b, stop, err := benchapp.Start(ctx, filepath.Join(dir, "herald"), nil, app.Options{})
 	if err != nil {
 		return nil, nil, err
 	}
-	done := make(chan error, 1)
-	runCtx, cancel := context.WithCancel(ctx)
-	go func() { done <- a.Run(runCtx) }()
-	stop := func() { cancel(); <-done }
-	h := &herald{c: client.New(a.URL(), client.WithUserAgent("bench")), url: a.URL()}
-	if _, err := h.c.Login(ctx, cfg.AdminLogin, "Bench-passw0rd"); err != nil {
-		stop()
-		return nil, nil, err
-	}
-	return h, stop, nil
+	return &herald{c: b.Client, url: b.App.URL()}, stop, nil
 }
 
 // load creates the project, its model, its data and the revenue metric.

@@ -12,7 +12,6 @@ import (
 	"database/sql"
 	"flag"
 	"fmt"
-	"io"
 	"log"
 	"log/slog"
 	"os"
@@ -26,6 +25,7 @@ import (
 
 	"github.com/heraldhq/herald/app"
 	"github.com/heraldhq/herald/app/apptest"
+	"github.com/heraldhq/herald/bench/benchapp"
 	"github.com/heraldhq/herald/client"
 	"github.com/heraldhq/herald/store"
 )
@@ -44,28 +44,31 @@ func main() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	os.Setenv("HERALD_ADMIN_PASSWORD", "Bench-passw0rd")
 	clock := apptest.NewClock(time.Date(2026, 6, 1, 8, 59, 0, 0, time.UTC))
-	cfg := app.DefaultConfig()
-	cfg.Data, cfg.Listen, cfg.Log.Level, cfg.Engine.Workers = dir, "127.0.0.1:0", "error", *workers
-	if *perProject > 0 {
-		cfg.Execution.PerProject = *perProject
+	configure := func(c *app.Config) {
+		c.Log.Level, c.Engine.Workers = "error", *workers
+		if *perProject > 0 {
+			c.Execution.PerProject = *perProject
+		}
 	}
 
 	// First start: the demo project, its metrics and the subscriptions.
-	a, stop := start(ctx, cfg, clock, true, nil)
-	c := client.New(a.URL(), client.WithUserAgent("bench"))
-	login, err := c.Login(ctx, cfg.AdminLogin, "Bench-passw0rd")
+	h, stop, err := benchapp.Start(ctx, dir, configure, app.Options{Clock: clock, Demo: true})
 	if err != nil {
 		log.Fatal(err)
 	}
-	metrics := makeMetrics(ctx, c, login.Profile, *nmetrics)
-	subscribe(ctx, a.Store(), metrics, *nsubs, strings.TrimPrefix(login.Profile, "/svc/account/profile/"), clock.Now())
+	metrics := makeMetrics(ctx, h.Client, h.Profile, *nmetrics)
+	subscribe(ctx, h.App.Store(), metrics, *nsubs, strings.TrimPrefix(h.Profile, "/svc/account/profile/"), clock.Now())
 	stop()
 
-	// Second start loads the subscriptions; the clock then moves to the instant.
+	// Second start loads the subscriptions; the clock then moves to the
+	// instant. Requests are logged at debug, where the counter sees them.
 	var executions atomic.Int64
-	a, stop = start(ctx, cfg, clock, false, &executions)
+	_, stop, err = benchapp.Start(ctx, dir, func(c *app.Config) { configure(c); c.Log.Level = "debug" },
+		app.Options{Clock: clock, Logger: slog.New(counter{n: &executions})})
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer stop()
 	db, err := sql.Open("sqlite3", "file:"+filepath.Join(dir, "herald.db")+"?_query_only=1&_busy_timeout=5000")
 	if err != nil {
@@ -111,29 +114,6 @@ func main() {
 	fmt.Printf("%d subscriptions on %d metrics firing at one instant, %d engine workers\n", *nsubs, *nmetrics, *workers)
 	fmt.Printf("metric executions served by the API: %d (the demo's own subscription adds its few)\n", executions.Load())
 	fmt.Printf("every run evaluated and handed over (one delivery each) after: %s\n", handed.Round(time.Millisecond))
-}
-
-// start runs a Herald on cfg and returns a function that stops it. The log
-// is discarded except that executions of /svc/xtab2/executor3 are counted.
-func start(ctx context.Context, cfg app.Config, clock *apptest.Clock, demo bool, executions *atomic.Int64) (*app.App, func()) {
-	var h slog.Handler = slog.DiscardHandler
-	if executions != nil {
-		cfg.Log.Level = "debug"
-		h = counter{n: executions}
-	}
-	a, err := app.New(ctx, cfg, app.Options{Clock: clock, Demo: demo, Stdout: io.Discard, Logger: slog.New(h)})
-	if err != nil {
-		log.Fatal(err)
-	}
-	rctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		if err := a.Run(rctx); err != nil {
-			log.Print(err)
-		}
-		close(done)
-	}()
-	return a, func() { cancel(); <-done }
 }
 
 // counter is a log handler that counts the executions the execute endpoint

@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -28,23 +27,9 @@ import (
 	_ "github.com/duckdb/duckdb-go/v2"
 
 	"github.com/heraldhq/herald/app"
+	"github.com/heraldhq/herald/bench/benchapp"
 	"github.com/heraldhq/herald/client"
 )
-
-const model = `CREATE DATASET {dataset.stores} VISUAL(TITLE "Stores");
-CREATE ATTRIBUTE {attr.stores.id} VISUAL(TITLE "Store") AS KEYS {f_stores.id} FULLSET;
-ALTER DATASET {dataset.stores} ADD {attr.stores.id};
-ALTER ATTRIBUTE {attr.stores.id} ADD LABELS {label.stores.name} VISUAL(TITLE "Store Name") AS {f_stores.nm_name};
-INCLUDE TEMPLATE "URN:GOODDATA:DATE" MODIFY (IDENTIFIER "sold_on", TITLE "Sold On");
-CREATE DATASET {dataset.sales} VISUAL(TITLE "Sales");
-CREATE ATTRIBUTE {attr.sales.id} VISUAL(TITLE "Sale") AS KEYS {f_sales.id} FULLSET;
-CREATE FACT {fact.sales.amount} VISUAL(TITLE "Amount") AS {f_sales.f_amount};
-ALTER DATASET {dataset.sales} ADD {attr.sales.id}, {fact.sales.amount};
-ALTER ATTRIBUTE {attr.stores.id} ADD KEYS {f_sales.stores_id};
-ALTER ATTRIBUTE {sold_on.date} ADD KEYS {f_sales.dt_sold_on_id};
-ALTER DATATYPE {f_sales.id} INT;
-ALTER DATATYPE {f_sales.f_amount} DECIMAL(15,2);
-SYNCHRONIZE {dataset.stores}, {dataset.sales};`
 
 // The table DuckDB loads directly: the shape Herald gives f_sales.
 const direct = `CREATE TABLE f_sales (id INTEGER, f_amount DECIMAL(15,2), stores_id VARCHAR, dt_sold_on_id DATE)`
@@ -152,36 +137,26 @@ type herald struct {
 }
 
 func startHerald(ctx context.Context, dir string) (*herald, func(), error) {
-	cfg := app.DefaultConfig()
-	cfg.Data, cfg.Listen, cfg.Log.Level = filepath.Join(dir, "herald"), "127.0.0.1:0", "warn"
-	os.Setenv("HERALD_ADMIN_PASSWORD", "Bench-passw0rd")
-	a, err := app.New(ctx, cfg, app.Options{Stdout: io.Discard, Logger: slog.New(slog.DiscardHandler)})
+	b, stop, err := benchapp.Start(ctx, filepath.Join(dir, "herald"), nil, app.Options{})
 	if err != nil {
 		return nil, nil, err
 	}
-	done := make(chan error, 1)
-	runCtx, cancel := context.WithCancel(ctx)
-	go func() { done <- a.Run(runCtx) }()
-	stop := func() { cancel(); <-done }
-	h := &herald{c: client.New(a.URL(), client.WithUserAgent("bench"))}
-	if err := h.setUp(ctx, a.URL(), cfg.AdminLogin); err != nil {
+	h := &herald{c: b.Client}
+	if err := h.setUp(ctx, b.App.URL()); err != nil {
 		stop()
 		return nil, nil, err
 	}
 	return h, stop, nil
 }
 
-func (h *herald) setUp(ctx context.Context, url, login string) error {
-	if _, err := h.c.Login(ctx, login, "Bench-passw0rd"); err != nil {
-		return err
-	}
+func (h *herald) setUp(ctx context.Context, url string) error {
 	uri, err := h.c.CreateProject(ctx, "Load bench", "")
 	if err != nil {
 		return err
 	}
 	md := "/svc/md/" + strings.TrimPrefix(uri, "/svc/projects/")
 	h.base = url + md
-	if err := h.c.Do(ctx, "POST", md+"/ldm/manage", map[string]any{"manage": map[string]any{"maql": model}}, nil); err != nil {
+	if err := h.c.Do(ctx, "POST", md+"/ldm/manage", map[string]any{"manage": map[string]any{"maql": benchapp.SalesMAQL}}, nil); err != nil {
 		return err
 	}
 	var stores strings.Builder

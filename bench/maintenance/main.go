@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -30,25 +29,9 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/app"
+	"github.com/heraldhq/herald/bench/benchapp"
 	"github.com/heraldhq/herald/client"
 )
-
-const model = `CREATE DATASET {dataset.stores} VISUAL(TITLE "Stores");
-CREATE ATTRIBUTE {attr.stores.id} VISUAL(TITLE "Store") AS KEYS {f_stores.id} FULLSET;
-ALTER DATASET {dataset.stores} ADD {attr.stores.id};
-ALTER ATTRIBUTE {attr.stores.id} ADD LABELS {label.stores.name} VISUAL(TITLE "Store Name") AS {f_stores.nm_name};
-INCLUDE TEMPLATE "URN:GOODDATA:DATE" MODIFY (IDENTIFIER "sold_on", TITLE "Sold On");
-CREATE DATASET {dataset.sales} VISUAL(TITLE "Sales");
-CREATE ATTRIBUTE {attr.sales.id} VISUAL(TITLE "Sale") AS KEYS {f_sales.id} FULLSET;
-CREATE FACT {fact.sales.amount} VISUAL(TITLE "Amount") AS {f_sales.f_amount};
-ALTER DATASET {dataset.sales} ADD {attr.sales.id}, {fact.sales.amount};
-ALTER ATTRIBUTE {attr.stores.id} ADD KEYS {f_sales.stores_id};
-ALTER ATTRIBUTE {sold_on.date} ADD KEYS {f_sales.dt_sold_on_id};
-ALTER DATATYPE {f_sales.id} INT;
-ALTER DATATYPE {f_sales.f_amount} DECIMAL(15,2);
-SYNCHRONIZE {dataset.stores}, {dataset.sales};`
-
-const password = "Bench-passw0rd"
 
 func main() {
 	rows := flag.Int("rows", 1_000_000, "rows of the sales dataset")
@@ -66,24 +49,19 @@ func run(rows int) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	cfg := app.DefaultConfig()
-	cfg.Data, cfg.Listen, cfg.Log.Level = filepath.Join(dir, "herald"), "127.0.0.1:0", "warn"
-	a, stop, err := start(ctx, cfg)
+	data := filepath.Join(dir, "herald")
+	h, stop, err := benchapp.Start(ctx, data, nil, app.Options{})
 	if err != nil {
 		return err
 	}
 	defer stop()
-
-	c := client.New(a.URL(), client.WithUserAgent("bench"))
-	if _, err := c.Login(ctx, cfg.AdminLogin, password); err != nil {
-		return err
-	}
+	c := h.Client
 	src, err := newProject(ctx, c, "Maintenance bench")
 	if err != nil {
 		return err
 	}
 	start := time.Now()
-	if err := src.fill(ctx, c, a.URL(), rows); err != nil {
+	if err := src.fill(ctx, c, h.App.URL(), rows); err != nil {
 		return err
 	}
 	fmt.Printf("loaded %d rows in %.2f s; peak RSS so far %s\n", rows, time.Since(start).Seconds(), mib(peakRSS()))
@@ -102,7 +80,7 @@ func run(rows int) error {
 	if err != nil {
 		return err
 	}
-	archive, err := archiveSize(filepath.Join(cfg.Data, "archives"))
+	archive, err := archiveSize(filepath.Join(data, "archives"))
 	if err != nil {
 		return err
 	}
@@ -133,24 +111,6 @@ func run(rows int) error {
 	return nil
 }
 
-// start runs a Herald in this process until stop is called.
-func start(ctx context.Context, cfg app.Config) (*app.App, func(), error) {
-	a, err := app.New(ctx, cfg, app.Options{Stdout: io.Discard, Logger: slog.New(slog.DiscardHandler),
-		Getenv: func(k string) string {
-			if k == "HERALD_ADMIN_PASSWORD" {
-				return password
-			}
-			return ""
-		}})
-	if err != nil {
-		return nil, nil, err
-	}
-	done := make(chan error, 1)
-	runCtx, cancel := context.WithCancel(ctx)
-	go func() { done <- a.Run(runCtx) }()
-	return a, func() { cancel(); <-done }, nil
-}
-
 // project is a project of the bench, with the metrics that check its data.
 type project struct {
 	md            string // /svc/md/<pid>
@@ -168,7 +128,7 @@ func newProject(ctx context.Context, c *client.Client, title string) (*project, 
 // fill gives the project the model, 1,000 stores, the sales rows (generated as they are
 // sent) and two metrics.
 func (p *project) fill(ctx context.Context, c *client.Client, base string, rows int) error {
-	if err := c.Do(ctx, "POST", p.md+"/ldm/manage", map[string]any{"manage": map[string]any{"maql": model}}, nil); err != nil {
+	if err := c.Do(ctx, "POST", p.md+"/ldm/manage", map[string]any{"manage": map[string]any{"maql": benchapp.SalesMAQL}}, nil); err != nil {
 		return err
 	}
 	var stores strings.Builder
