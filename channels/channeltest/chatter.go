@@ -28,14 +28,13 @@ type ChatterServer struct {
 	password     string
 
 	mu            sync.Mutex
-	posts         []ChatterPost
+	posts         inbox[ChatterPost]
 	tokens        map[string]bool // issued access tokens that are still valid
 	tokenRequests int
 	lifetime      time.Duration
 	failN         int
 	failStatus    int
 	failCode      string
-	changed       chan struct{}
 }
 
 // ChatterPost is one feed item a ChatterServer accepted.
@@ -59,7 +58,6 @@ func NewChatterServer(t testing.TB) *ChatterServer {
 		username:     "alerts@example.com",
 		password:     "pw" + randomHex(8) + "SECTOKEN" + randomHex(6),
 		tokens:       make(map[string]bool),
-		changed:      make(chan struct{}),
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /services/oauth2/token", s.token)
@@ -83,27 +81,13 @@ func (s *ChatterServer) Close() { s.srv.Close() }
 
 // Posts returns the feed items accepted so far, oldest first.
 func (s *ChatterServer) Posts() []ChatterPost {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]ChatterPost(nil), s.posts...)
+	return s.posts.all()
 }
 
 // Await blocks until at least n feed items were accepted, then returns them
 // all, or returns ctx's error.
 func (s *ChatterServer) Await(ctx context.Context, n int) ([]ChatterPost, error) {
-	for {
-		s.mu.Lock()
-		posts, changed := s.posts, s.changed
-		s.mu.Unlock()
-		if len(posts) >= n {
-			return append([]ChatterPost(nil), posts...), nil
-		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return nil, fmt.Errorf("await %d posts, have %d: %w", n, len(posts), ctx.Err())
-		}
-	}
+	return s.posts.await(ctx, n, "posts")
 }
 
 // TokenRequests is how many token requests arrived, granted or not.
@@ -283,13 +267,10 @@ func (s *ChatterServer) scripted() (int, string) {
 }
 
 func (s *ChatterServer) record(p ChatterPost) ChatterPost {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	p.ID = fmt.Sprintf("0D5%015d", len(s.posts)+1)
-	s.posts = append(s.posts, p)
-	close(s.changed)
-	s.changed = make(chan struct{})
-	return p
+	return s.posts.add(func(n int) ChatterPost {
+		p.ID = fmt.Sprintf("0D5%015d", n)
+		return p
+	})
 }
 
 func oauthError(w http.ResponseWriter, code, description string) {

@@ -3,7 +3,6 @@ package channeltest
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log"
 	"net"
@@ -28,11 +27,10 @@ type SMTPServer struct {
 	once   sync.Once
 
 	mu       sync.Mutex
-	msgs     []Email
+	msgs     inbox[Email]
 	failN    int
 	failCode int
 	sessions int
-	changed  chan struct{} // closed and replaced whenever msgs grows
 }
 
 // SMTPOption configures an SMTPServer.
@@ -53,9 +51,8 @@ func NewSMTPServer(t testing.TB, opts ...SMTPOption) *SMTPServer {
 		t.Fatalf("smtp listen: %v", err)
 	}
 	s := &SMTPServer{
-		ln:      &trackingListener{Listener: l, conns: make(map[*trackedConn]struct{})},
-		served:  make(chan struct{}),
-		changed: make(chan struct{}),
+		ln:     &trackingListener{Listener: l, conns: make(map[*trackedConn]struct{})},
+		served: make(chan struct{}),
 	}
 	for _, o := range opts {
 		o(s)
@@ -83,27 +80,13 @@ func (s *SMTPServer) Port() int { return s.ln.Addr().(*net.TCPAddr).Port }
 
 // Messages returns the messages accepted so far, oldest first.
 func (s *SMTPServer) Messages() []Email {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Email(nil), s.msgs...)
+	return s.msgs.all()
 }
 
 // Await blocks until at least n messages were accepted, then returns them
 // all, or returns ctx's error.
 func (s *SMTPServer) Await(ctx context.Context, n int) ([]Email, error) {
-	for {
-		s.mu.Lock()
-		msgs, changed := s.msgs, s.changed
-		s.mu.Unlock()
-		if len(msgs) >= n {
-			return append([]Email(nil), msgs...), nil
-		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return nil, fmt.Errorf("await %d messages, have %d: %w", n, len(msgs), ctx.Err())
-		}
-	}
+	return s.msgs.await(ctx, n, "messages")
 }
 
 // FailNext makes the server answer the next n RCPT commands with code, a 4xx
@@ -191,11 +174,7 @@ func (s *SMTPServer) scripted() error {
 }
 
 func (s *SMTPServer) record(m Email) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.msgs = append(s.msgs, m)
-	close(s.changed)
-	s.changed = make(chan struct{})
+	s.msgs.add(func(int) Email { return m })
 }
 
 type smtpSession struct {

@@ -27,12 +27,11 @@ type TwilioServer struct {
 	token string
 
 	mu         sync.Mutex
-	msgs       []SMS
+	msgs       inbox[SMS]
 	requests   int
 	failN      int
 	failStatus int
 	failCode   int
-	changed    chan struct{}
 }
 
 // SMS is one message a TwilioServer accepted.
@@ -50,9 +49,8 @@ type SMS struct {
 func NewTwilioServer(t testing.TB) *TwilioServer {
 	t.Helper()
 	s := &TwilioServer{
-		sid:     "AC" + randomHex(16),
-		token:   randomHex(16),
-		changed: make(chan struct{}),
+		sid:   "AC" + randomHex(16),
+		token: randomHex(16),
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /2010-04-01/Accounts/{sid}/Messages.json", s.createMessage)
@@ -75,9 +73,7 @@ func (s *TwilioServer) Close() { s.srv.Close() }
 
 // Messages returns the messages accepted so far, oldest first.
 func (s *TwilioServer) Messages() []SMS {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]SMS(nil), s.msgs...)
+	return s.msgs.all()
 }
 
 // Requests is how many create-message requests arrived, accepted or not.
@@ -90,19 +86,7 @@ func (s *TwilioServer) Requests() int {
 // Await blocks until at least n messages were accepted, then returns them
 // all, or returns ctx's error.
 func (s *TwilioServer) Await(ctx context.Context, n int) ([]SMS, error) {
-	for {
-		s.mu.Lock()
-		msgs, changed := s.msgs, s.changed
-		s.mu.Unlock()
-		if len(msgs) >= n {
-			return append([]SMS(nil), msgs...), nil
-		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return nil, fmt.Errorf("await %d messages, have %d: %w", n, len(msgs), ctx.Err())
-		}
-	}
+	return s.msgs.await(ctx, n, "messages")
 }
 
 // FailNext makes the server answer the next n authenticated requests with
@@ -209,13 +193,10 @@ func (s *TwilioServer) scripted() (status, code int) {
 }
 
 func (s *TwilioServer) record(m SMS) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	m.SID = fmt.Sprintf("SM%032x", len(s.msgs)+1)
-	s.msgs = append(s.msgs, m)
-	close(s.changed)
-	s.changed = make(chan struct{})
-	return m.SID
+	return s.msgs.add(func(n int) SMS {
+		m.SID = fmt.Sprintf("SM%032x", n)
+		return m
+	}).SID
 }
 
 func twilioError(w http.ResponseWriter, status, code int, message string) {
