@@ -64,18 +64,3 @@ func TestSubscriptionFiresAndMailIsDelivered(t *testing.T) {
 		t.Errorf("run = %v", run)
 	}
 }
-
-// waitFor polls cond until it holds, for at most 30 seconds.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	deadline := time.After(30 * time.Second)
-	for !cond() {
-		select {
-		case <-tick.C:
-		case <-deadline:
-			t.Fatal("condition not met in 30s")
-		}
-	}
-}

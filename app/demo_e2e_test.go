@@ -200,20 +200,16 @@ func checkDemoSubscription(t *testing.T, st *store.Store, pid, report string) st
 // delivery worker to write it.
 func waitForMail(t *testing.T, dir string) string {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		files, _ := filepath.Glob(filepath.Join(dir, "*.eml"))
-		if len(files) > 0 {
-			data, err := os.ReadFile(files[0])
-			if err != nil {
-				t.Fatal(err)
-			}
-			return string(data)
-		}
-		time.Sleep(20 * time.Millisecond) // the worker writes from its own goroutines
+	var files []string
+	waitFor(t, func() bool {
+		files, _ = filepath.Glob(filepath.Join(dir, "*.eml"))
+		return len(files) > 0
+	})
+	data, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("no mail in %s", dir)
-	return ""
+	return string(data)
 }
 
 // demoRevenue sums the demo's sales, in all and by region.

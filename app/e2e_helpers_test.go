@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 )
 
 // browser is a raw HTTP client with a cookie jar, for checking the wire
@@ -114,4 +115,20 @@ func tt(b *browser) string {
 		}
 	}
 	return ""
+}
+
+// waitFor polls cond until it holds, for at most 30 seconds: for work other
+// goroutines of the service do (a computation, a task, a delivery).
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(30 * time.Second)
+	for !cond() {
+		select {
+		case <-tick.C:
+		case <-deadline:
+			t.Fatal("condition not met in 30s")
+		}
+	}
 }

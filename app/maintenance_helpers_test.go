@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/heraldhq/herald/client"
 )
@@ -17,34 +16,28 @@ import (
 // answer is 200.
 func (m *mdClient) etl(uri string) map[string]any {
 	m.t.Helper()
-	for range 3000 {
+	var state map[string]any
+	waitFor(m.t, func() bool {
 		r := m.b.do("GET", uri, "")
 		wantStatus(m.t, r, 200)
-		state := r.json(m.t)["taskState"].(map[string]any)
-		if state["status"] != "RUNNING" {
-			return state
-		}
-		time.Sleep(10 * time.Millisecond) // polling a task in another goroutine, as clients do
-	}
-	m.t.Fatalf("%s still running", uri)
-	return nil
+		state = r.json(m.t)["taskState"].(map[string]any)
+		return state["status"] != "RUNNING"
+	})
+	return state
 }
 
 // status polls a wTaskStatus URI while it answers 202 and returns the last answer.
 func (m *mdClient) status(uri string) reply {
 	m.t.Helper()
-	for range 3000 {
-		r := m.b.do("GET", uri, "")
-		if r.status != 202 {
-			return r
-		}
-		if r.header.Get("Refresh") == "" || dig(r.json(m.t), "wTaskStatus", "status") != "RUNNING" {
+	var r reply
+	waitFor(m.t, func() bool {
+		r = m.b.do("GET", uri, "")
+		if r.status == 202 && (r.header.Get("Refresh") == "" || dig(r.json(m.t), "wTaskStatus", "status") != "RUNNING") {
 			m.t.Fatalf("202 without Refresh or RUNNING: %v %s", r.header, r.body)
 		}
-		time.Sleep(10 * time.Millisecond) // polling a task in another goroutine, as clients do
-	}
-	m.t.Fatalf("%s still running", uri)
-	return reply{}
+		return r.status != 202
+	})
+	return r
 }
 
 // exportProject exports with the exportProject body and returns the token once the

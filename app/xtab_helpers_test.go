@@ -147,29 +147,24 @@ func (m *mdClient) content(def map[string]any) map[string]any {
 // data polls a data result until it is computed and returns its status and page.
 func (m *mdClient) data(uri string) (int, *xtab) {
 	m.t.Helper()
-	for range 500 {
-		r := m.b.do("GET", uri, "")
-		switch r.status {
-		case 202:
-			if r.header.Get("Refresh") != "1" || !strings.HasPrefix(uri, r.json(m.t)["uri"].(string)) {
-				m.t.Fatalf("202 without Refresh or uri: %v %s", r.header, r.body)
-			}
-			time.Sleep(10 * time.Millisecond) // polling a computation in another goroutine, as clients do
-			continue
-		case 200:
-			var body struct {
-				X xtab `json:"xtab_data"`
-			}
-			if err := json.Unmarshal([]byte(r.body), &body); err != nil {
-				m.t.Fatal(err)
-			}
-			return 200, &body.X
-		default:
-			return r.status, nil
+	var r reply
+	waitFor(m.t, func() bool {
+		r = m.b.do("GET", uri, "")
+		if r.status == 202 && (r.header.Get("Refresh") != "1" || !strings.HasPrefix(uri, r.json(m.t)["uri"].(string))) {
+			m.t.Fatalf("202 without Refresh or uri: %v %s", r.header, r.body)
 		}
+		return r.status != 202
+	})
+	if r.status != 200 {
+		return r.status, nil
 	}
-	m.t.Fatalf("%s still computing", uri)
-	return 0, nil
+	var body struct {
+		X xtab `json:"xtab_data"`
+	}
+	if err := json.Unmarshal([]byte(r.body), &body); err != nil {
+		m.t.Fatal(err)
+	}
+	return 200, &body.X
 }
 
 // run executes a report request and returns its computed data (nil when empty).
