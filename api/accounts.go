@@ -139,7 +139,7 @@ func (s *Server) createDomainUser(w http.ResponseWriter, r *http.Request, c *cal
 	}
 	now := s.now()
 	u := store.User{
-		ID: newID(32), Domain: r.PathValue("domain"), Login: a.Login, PasswordHash: string(hash),
+		ID: store.NewID(32), Domain: r.PathValue("domain"), Login: a.Login, PasswordHash: string(hash),
 		FirstName: a.FirstName, LastName: a.LastName, Timezone: a.Timezone, Country: a.Country,
 		PhoneNumber: a.PhoneNumber, SSOProvider: a.SSOProvider, Created: now, Updated: now,
 	}

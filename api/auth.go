@@ -133,7 +133,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	}
 	s.throttle.succeed(key)
 	token, th := newToken()
-	se := store.Session{ID: newID(24), UserID: u.ID, TokenHash: th, UserAgent: r.UserAgent(),
+	se := store.Session{ID: store.NewID(24), UserID: u.ID, TokenHash: th, UserAgent: r.UserAgent(),
 		Created: now, Expires: now.Add(s.sstLife)}
 	if err := s.store.CreateSession(r.Context(), se); err != nil {
 		return err

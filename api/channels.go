@@ -1,8 +1,6 @@
 package api
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"net/http"
 	"net/mail"
@@ -181,7 +179,7 @@ func (s *Server) createChannel(w http.ResponseWriter, r *http.Request, c *caller
 		return err
 	}
 	now := s.now()
-	ch := store.Channel{ID: newHexID(), Owner: uid, Created: now, Updated: now}
+	ch := store.Channel{ID: store.NewHexID(), Owner: uid, Created: now, Updated: now}
 	password, err := parseChannel(req.ChannelConfiguration, &ch, nil)
 	if err != nil {
 		return err
@@ -274,11 +272,4 @@ func (s *Server) deleteChannel(w http.ResponseWriter, r *http.Request, c *caller
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
-}
-
-// newHexID returns 24 random hex characters, the form of channel and subscription ids.
-func newHexID() string {
-	b := make([]byte, 12)
-	_, _ = rand.Read(b) // never fails (crypto/rand)
-	return hex.EncodeToString(b)
 }

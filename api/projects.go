@@ -122,7 +122,7 @@ func (s *Server) createProject(w http.ResponseWriter, r *http.Request, c *caller
 	}
 	now := s.now()
 	p := store.Project{
-		ID: newID(32), Title: in.Meta.Title, Summary: in.Meta.Summary, Template: in.Meta.ProjectTemplate,
+		ID: store.NewID(32), Title: in.Meta.Title, Summary: in.Meta.Summary, Template: in.Meta.ProjectTemplate,
 		GuidedNavigation: guided, State: store.ProjectEnabled, Author: c.UserID, Contributor: c.UserID,
 		Created: now, Updated: now,
 	}

@@ -254,9 +254,6 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}})
 }
 
-// newID returns a random identifier of n characters from [a-z0-9].
-func newID(n int) string { return store.NewID(n) }
-
 // timestamp formats t as the records' "YYYY-MM-DD HH:MM:SS" (UTC).
 func timestamp(t time.Time) string { return t.UTC().Format(time.DateTime) }
 

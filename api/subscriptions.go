@@ -353,7 +353,7 @@ func (s *Server) createSubscription(w http.ResponseWriter, r *http.Request, c *c
 		return err
 	}
 	now := s.now()
-	sub.ID, sub.ProjectID, sub.Owner, sub.Created, sub.Updated = newHexID(), c.project.ID, uid, now, now
+	sub.ID, sub.ProjectID, sub.Owner, sub.Created, sub.Updated = store.NewHexID(), c.project.ID, uid, now, now
 	if err := s.store.CreateSubscription(r.Context(), sub); errors.Is(err, store.ErrNotFound) {
 		return conflict("subscriptions", "A channel of the subscription was deleted meanwhile; try again")
 	} else if err != nil {

@@ -2,8 +2,6 @@ package app
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io/fs"
 
@@ -42,13 +40,13 @@ func (a *App) setupDemo(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ch := store.Channel{ID: hexID(), Owner: admin.ID, Kind: store.KindEmail, Title: "Admin mailbox",
+	ch := store.Channel{ID: store.NewHexID(), Owner: admin.ID, Kind: store.KindEmail, Title: "Admin mailbox",
 		Config: store.ChannelConfig{To: a.cfg.AdminLogin}, Created: now, Updated: now}
 	if err := a.store.CreateChannel(ctx, ch); err != nil {
 		return err
 	}
 	revenue, report := proj.Metrics["metric.revenue"], proj.Reports["report.revenue_by_region"]
-	sub := store.Subscription{ID: hexID(), ProjectID: p.ID, Owner: admin.ID, Title: "Revenue every minute", Enabled: true,
+	sub := store.Subscription{ID: store.NewHexID(), ProjectID: p.ID, Owner: admin.ID, Title: "Revenue every minute", Enabled: true,
 		Channels: []string{ch.ID}, Created: now, Updated: now, Def: store.SubscriptionDef{
 			Triggers:    []store.Trigger{{Cron: demoCron, Timezone: a.cfg.Subs.DefaultTimezone}},
 			Condition:   fmt.Sprintf(demoCondition, revenue),
@@ -62,11 +60,4 @@ func (a *App) setupDemo(ctx context.Context) error {
 	fmt.Fprintf(a.opt.Stdout, "Created the demo project /svc/projects/%s: reports at /svc/md/%s/query/reports; "+
 		"it mails %s every minute\n", p.ID, p.ID, a.cfg.AdminLogin)
 	return nil
-}
-
-// hexID returns 24 random hex characters, the form of channel and subscription ids.
-func hexID() string {
-	b := make([]byte, 12)
-	_, _ = rand.Read(b) // never fails (crypto/rand)
-	return hex.EncodeToString(b)
 }

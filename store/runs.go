@@ -74,12 +74,6 @@ type Finish struct {
 	State      *SubscriptionState // nil: leave the state as it is
 }
 
-// FinishRun records a claimed run's outcome and hands its deliveries over in
-// one transaction.
-func (s *Store) FinishRun(ctx context.Context, run Run, deliveries []Delivery) error {
-	return s.FinishRuns(ctx, []Finish{{Run: run, Deliveries: deliveries}}, run.Finished)
-}
-
 // FinishRuns records the outcomes of claimed runs in one transaction: each
 // run's state, detail, error and finish time, one delivery row per delivery
 // with its outbox row, and the subscription's state.
@@ -214,11 +208,6 @@ func (s *Store) State(ctx context.Context, subscriptionID string) (SubscriptionS
 		st.LastCondition = &last.Bool
 	}
 	return st, nil
-}
-
-// SetState stores the subscription's state.
-func (s *Store) SetState(ctx context.Context, subscriptionID string, st SubscriptionState, now time.Time) error {
-	return s.tx(ctx, func(tx *sql.Tx) error { return setState(ctx, tx, subscriptionID, st, now) })
 }
 
 func setState(ctx context.Context, tx *sql.Tx, subscriptionID string, st SubscriptionState, now time.Time) error {

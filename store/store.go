@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -184,6 +185,14 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// NewHexID returns 24 random hex characters, the form of channel and
+// subscription ids.
+func NewHexID() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	return hex.EncodeToString(b)
 }
 
 // NewID returns a random identifier of n characters from [a-z0-9].
