@@ -129,17 +129,8 @@ func (s *Server) resolve(r *http.Request, perm permission, c *caller) error {
 		c.kind = kindOther
 		admin = c.IsDomainAdmin && c.Domain == r.PathValue("domain")
 	default:
-		pid := r.PathValue("pid")
-		p, err := s.store.ProjectByID(ctx, pid)
-		if errors.Is(err, store.ErrNotFound) || (err == nil && p.State == store.ProjectDeleted && perm != permProjectRecord) {
-			return notFound("projects", "Project %s not found", pid)
-		}
-		if err != nil {
-			return err
-		}
-		c.project = p
-		c.kind, err = s.projectKind(r, pid, c.UserID)
-		if err != nil {
+		var err error
+		if c.project, c.kind, err = s.projectCaller(r, c, r.PathValue("pid"), perm); err != nil {
 			return err
 		}
 		if perm == permSubscriber && c.kind != kindOther && r.PathValue("uid") == c.UserID {
@@ -148,6 +139,39 @@ func (s *Server) resolve(r *http.Request, perm permission, c *caller) error {
 	}
 	if admin {
 		c.kind = kindDomainAdmin
+	}
+	return nil
+}
+
+// projectCaller loads project pid for a route that needs perm (404 when it
+// does not exist, or is deleted and perm is not permProjectRecord) and the
+// caller's kind in it.
+func (s *Server) projectCaller(r *http.Request, c *caller, pid string, perm permission) (store.Project, callerKind, error) {
+	p, err := s.store.ProjectByID(r.Context(), pid)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && p.State == store.ProjectDeleted && perm != permProjectRecord) {
+		return p, kindOther, notFound("projects", "Project %s not found", pid)
+	}
+	if err != nil {
+		return p, kindOther, err
+	}
+	if c.IsDomainAdmin && c.Domain == s.domain {
+		return p, kindDomainAdmin, nil
+	}
+	kind, err := s.projectKind(r, pid, c.UserID)
+	return p, kind, err
+}
+
+// authorizeProject applies the policy for a project that the request's body
+// names rather than its path (executions, exports).
+func (s *Server) authorizeProject(r *http.Request, c *caller, pid string, perm permission) error {
+	_, kind, err := s.projectCaller(r, c, pid, perm)
+	switch {
+	case err != nil:
+		return err
+	case kind == kindOther && !policy[perm][kind]:
+		return notFound("projects", "Project %s not found", pid)
+	case !policy[perm][kind]:
+		return forbidden("api", "You are not allowed to do this: it needs %s", permName(perm))
 	}
 	return nil
 }

@@ -51,7 +51,7 @@ func (s *Server) startExport(w http.ResponseWriter, r *http.Request, c *caller) 
 	if _, ok := export.Formats[strings.ToUpper(in.Format)]; !ok {
 		return badField("result_req.format", "must be one of PDF, CSV, PNG, XLS")
 	}
-	if err := s.canView(r, c, m[1]); err != nil {
+	if err := s.authorizeProject(r, c, m[1], permProjectView); err != nil {
 		return err
 	}
 	e, err := s.exporter.Start(r.Context(), m[1], m[2], in.Format)
@@ -61,27 +61,6 @@ func (s *Server) startExport(w http.ResponseWriter, r *http.Request, c *caller) 
 	uri := exportURI(e.ProjectID, e.ID)
 	w.Header().Set("Location", uri)
 	respond(w, r, http.StatusCreated, uriJSON(uri))
-	return nil
-}
-
-// canView answers 404 unless the caller may read inside project pid.
-func (s *Server) canView(r *http.Request, c *caller, pid string) error {
-	p, err := s.store.ProjectByID(r.Context(), pid)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && p.State == store.ProjectDeleted) {
-		return notFound("projects", "Project %s not found", pid)
-	}
-	if err != nil {
-		return err
-	}
-	kind := kindDomainAdmin
-	if !(c.IsDomainAdmin && c.Domain == s.domain) {
-		if kind, err = s.projectKind(r, pid, c.UserID); err != nil {
-			return err
-		}
-	}
-	if !policy[permProjectView][kind] {
-		return notFound("projects", "Project %s not found", pid)
-	}
 	return nil
 }
 

@@ -99,7 +99,7 @@ func (s *Server) executeReport(w http.ResponseWriter, r *http.Request, c *caller
 	if err != nil {
 		return err
 	}
-	if err := s.canView(r, c, pid); err != nil {
+	if err := s.authorizeProject(r, c, pid, permProjectView); err != nil {
 		return err
 	}
 	res, err := s.executor.Execute(r.Context(), pid, c.UserID, src)
