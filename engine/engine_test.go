@@ -153,6 +153,15 @@ func detailOf(t *testing.T, r store.Run) RunDetail {
 	return d
 }
 
+// fire runs one due instant the way the engine's pipeline runs many: claim,
+// process, finish. A claim that exists already means another engine has the
+// instant, and nothing happens.
+func (e *Engine) fire(ctx context.Context, f Fire) {
+	for _, run := range e.claim(ctx, []Fire{f}) {
+		e.finish(ctx, []store.Finish{e.process(ctx, run)})
+	}
+}
+
 const m1 = "/svc/md/p1/obj/1"
 
 func TestRunRendersAndHandsOver(t *testing.T) {

@@ -46,16 +46,6 @@ type stageError struct {
 func (e *stageError) Error() string { return fmt.Sprintf("%s: %v", e.stage, e.err) }
 func (e *stageError) Unwrap() error { return e.err }
 
-// fire runs one due instant of one subscription: claim, evaluate, render,
-// export, hand over. A claim that exists already means another scheduler
-// (or this one before a restart) has the instant, and nothing happens. The
-// engine's pipeline does the same for many instants at once.
-func (e *Engine) fire(ctx context.Context, f Fire) {
-	for _, run := range e.claim(ctx, []Fire{f}) {
-		e.finish(ctx, []store.Finish{e.process(ctx, run)})
-	}
-}
-
 // claim claims the instants in one transaction and returns the runs it got.
 func (e *Engine) claim(ctx context.Context, fires []Fire) []store.Run {
 	runs := make([]store.Run, len(fires))
