@@ -57,7 +57,9 @@ func (o *Outbox) Send(ctx context.Context, m channels.Message) (string, error) {
 	if err := os.MkdirAll(o.dir, 0o750); err != nil {
 		return "", fmt.Errorf("write email: %w", err)
 	}
-	tmp, err := os.CreateTemp(o.dir, ".tmp-*.eml")
+	// Only a finished message carries the .eml suffix: whoever watches the
+	// folder never reads one half written.
+	tmp, err := os.CreateTemp(o.dir, ".tmp-*")
 	if err != nil {
 		return "", fmt.Errorf("write email: %w", err)
 	}
