@@ -11,14 +11,15 @@ import (
 type permission int
 
 const (
-	permAuthenticated permission = iota // any logged-in user
-	permSelf                            // the profile {uid} is the caller's own
-	permDomainAdmin                     // administers the domain {domain}
-	permProjectRecord                   // reads the project {pid} record, even once deleted
-	permProjectView                     // reads inside the project {pid}
-	permProjectEdit                     // changes the model and metadata of {pid}
-	permProjectManage                   // manages {pid}: its members, its deletion
-	permSubscriber                      // acts on the subscriptions of member {uid} in {pid}
+	permAuthenticated     permission = iota // any logged-in user
+	permSelf                                // the profile {uid} is the caller's own
+	permDomainAdmin                         // administers the domain {domain}
+	permProjectRecord                       // reads the project {pid} record, even once deleted
+	permProjectView                         // reads inside the project {pid}
+	permProjectEdit                         // changes the model and metadata of {pid}
+	permProjectManage                       // manages {pid}: its members, its deletion
+	permSubscriber                          // reads, previews or deletes the subscriptions of member {uid} in {pid}
+	permSubscriptionWrite                   // creates or changes them: they send through {uid}'s own channels
 )
 
 // callerKind is the caller's relation to the resource a route names.
@@ -38,14 +39,15 @@ const (
 // caller. Every route names one permission; guard applies this table.
 var policy = map[permission][numKinds]bool{
 	//                  domainAdmin self   projAdmin editor viewer other
-	permAuthenticated: {true, true, true, true, true, true},
-	permSelf:          {true, true, false, false, false, false},
-	permDomainAdmin:   {true, false, false, false, false, false},
-	permProjectRecord: {true, false, true, true, true, false},
-	permProjectView:   {true, false, true, true, true, false},
-	permProjectEdit:   {true, false, true, true, false, false},
-	permProjectManage: {true, false, true, false, false, false},
-	permSubscriber:    {true, true, true, false, false, false},
+	permAuthenticated:     {true, true, true, true, true, true},
+	permSelf:              {true, true, false, false, false, false},
+	permDomainAdmin:       {true, false, false, false, false, false},
+	permProjectRecord:     {true, false, true, true, true, false},
+	permProjectView:       {true, false, true, true, true, false},
+	permProjectEdit:       {true, false, true, true, false, false},
+	permProjectManage:     {true, false, true, false, false, false},
+	permSubscriber:        {true, true, true, false, false, false},
+	permSubscriptionWrite: {true, true, false, false, false, false},
 }
 
 // caller is the authenticated principal of a request and what guard resolved.
@@ -82,7 +84,10 @@ func (s *Server) guard(perm permission, h handlerFunc) http.Handler {
 
 func denied(perm permission, kind callerKind, r *http.Request) *Error {
 	switch {
-	case perm == permSubscriber && kind != kindOther:
+	case perm == permSubscriptionWrite && kind == kindProjectAdmin:
+		return forbidden("subscriptions", "Only user %s or a domain admin may create or change the user's subscriptions: they send through the user's own channels",
+			r.PathValue("uid"))
+	case (perm == permSubscriber || perm == permSubscriptionWrite) && kind != kindOther:
 		return notFound("subscriptions", "Subscriptions of user %s not found", r.PathValue("uid"))
 	case kind == kindOther && perm == permSelf:
 		return notFound("account", "User %s not found", r.PathValue("uid"))
@@ -133,7 +138,7 @@ func (s *Server) resolve(r *http.Request, perm permission, c *caller) error {
 		if c.project, c.kind, err = s.projectCaller(r, c, r.PathValue("pid"), perm); err != nil {
 			return err
 		}
-		if perm == permSubscriber && c.kind != kindOther && r.PathValue("uid") == c.UserID {
+		if (perm == permSubscriber || perm == permSubscriptionWrite) && c.kind != kindOther && r.PathValue("uid") == c.UserID {
 			c.kind = kindSelf
 		}
 	}

@@ -187,7 +187,10 @@ func (s *Server) createChannel(w http.ResponseWriter, r *http.Request, c *caller
 	if password != nil {
 		ch.Secret = s.secrets.Seal([]byte(*password), []byte(ch.ID))
 	}
-	if err := s.store.CreateChannel(r.Context(), ch); err != nil {
+	var qe *store.QuotaError
+	if err := s.store.CreateChannel(r.Context(), ch, s.quota); errors.As(err, &qe) {
+		return quotaReached("channels", qe)
+	} else if err != nil {
 		return err
 	}
 	w.Header().Set("Location", channelURI(uid, ch.ID))

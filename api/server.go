@@ -43,6 +43,8 @@ type Options struct {
 	MinInterval time.Duration
 	// DefaultTimezone is the time zone of triggers that name none. Default UTC.
 	DefaultTimezone string
+	// Quota bounds the subscriptions and channels users and projects may hold. Zero: no bound.
+	Quota store.Quota
 	// Notifier is told of every subscription change. Default: nobody.
 	Notifier Notifier
 	// Analytics serves the model, data and metadata routes of /svc/md. Nil: none.
@@ -81,6 +83,7 @@ type Server struct {
 	secrets     *secret.Box
 	minInterval time.Duration
 	defaultTZ   string
+	quota       store.Quota
 	notifier    Notifier
 	analytics   *analytics.Service
 	maxLoad     int64
@@ -107,6 +110,7 @@ func New(st *store.Store, opt Options) *Server {
 		secrets:     opt.Secrets,
 		minInterval: opt.MinInterval,
 		defaultTZ:   opt.DefaultTimezone,
+		quota:       opt.Quota,
 		notifier:    opt.Notifier,
 		analytics:   opt.Analytics,
 		maxLoad:     opt.MaxLoadBytes,
@@ -213,10 +217,10 @@ func (s *Server) routes() {
 	s.route("DELETE "+channels+"/{cid}", permSelf, s.deleteChannel)
 
 	const subs = "/svc/projects/{pid}/users/{uid}/subscriptions"
-	s.route("POST "+subs, permSubscriber, s.createSubscription)
+	s.route("POST "+subs, permSubscriptionWrite, s.createSubscription)
 	s.route("GET "+subs, permSubscriber, s.listSubscriptions)
 	s.route("GET "+subs+"/{sid}", permSubscriber, s.getSubscription)
-	s.route("PUT "+subs+"/{sid}", permSubscriber, s.putSubscription)
+	s.route("PUT "+subs+"/{sid}", permSubscriptionWrite, s.putSubscription)
 	s.route("DELETE "+subs+"/{sid}", permSubscriber, s.deleteSubscription)
 	s.route("POST "+subs+"/{sid}/preview", permSubscriber, s.previewSubscription)
 	s.route("GET "+subs+"/{sid}/runs", permSubscriber, s.listRuns)

@@ -168,6 +168,7 @@ func (s *Server) parseTriggers(in *subscriptionBody) ([]store.Trigger, error) {
 		return nil, badField("subscription.triggers", "may hold at most 20 triggers")
 	}
 	var out []store.Trigger
+	var zs []cron.Zoned
 	for i, t := range in.Triggers {
 		p := fmt.Sprintf("subscription.triggers[%d].timerEvent", i)
 		if t.TimerEvent == nil || t.TimerEvent.CronExpression == nil {
@@ -188,14 +189,31 @@ func (s *Server) parseTriggers(in *subscriptionBody) ([]store.Trigger, error) {
 		tz := s.defaultTZ
 		if t.TimerEvent.Timezone != nil {
 			tz = *t.TimerEvent.Timezone
-			if _, err := time.LoadLocation(tz); err != nil || tz == "" || tz == "Local" || strings.HasPrefix(tz, "/") {
-				return nil, badField(p+".timezone", "must be an IANA time zone such as Europe/Prague")
-			}
+		}
+		loc, err := time.LoadLocation(tz)
+		if err != nil || tz == "" || tz == "Local" || strings.HasPrefix(tz, "/") {
+			return nil, badField(p+".timezone", "must be an IANA time zone such as Europe/Prague")
 		}
 		out = append(out, store.Trigger{Cron: *t.TimerEvent.CronExpression, Timezone: tz})
+		zs = append(zs, cron.Zoned{Schedule: sched, Location: loc})
+	}
+	if len(zs) > 1 {
+		// Each trigger keeps the interval; together they might not. The walk covers the coming
+		// year, or its first unionFires fires, whichever ends first.
+		if gap, _, _ := cron.UnionGap(zs, s.now(), unionHorizon, unionFires); gap < s.minInterval {
+			return nil, badField("subscription.triggers", fmt.Sprintf("together fire as often as every %s; the shortest interval allowed is %s",
+				gap, s.minInterval))
+		}
 	}
 	return out, nil
 }
+
+// The span and the number of fires over which the triggers of one subscription are checked
+// together against the minimum interval.
+const (
+	unionHorizon = 366 * 24 * time.Hour
+	unionFires   = 100_000
+)
 
 func (s *Server) parseTemplate(r *http.Request, path, pid string, in *templateJSON, required bool) (string, error) {
 	if in == nil || in.Template == nil || in.Template.Expression == nil {
@@ -354,9 +372,13 @@ func (s *Server) createSubscription(w http.ResponseWriter, r *http.Request, c *c
 	}
 	now := s.now()
 	sub.ID, sub.ProjectID, sub.Owner, sub.Created, sub.Updated = store.NewHexID(), c.project.ID, uid, now, now
-	if err := s.store.CreateSubscription(r.Context(), sub); errors.Is(err, store.ErrNotFound) {
+	var qe *store.QuotaError
+	switch err := s.store.CreateSubscription(r.Context(), sub, s.quota); {
+	case errors.Is(err, store.ErrNotFound):
 		return conflict("subscriptions", "A channel of the subscription was deleted meanwhile; try again")
-	} else if err != nil {
+	case errors.As(err, &qe):
+		return quotaReached("subscriptions", qe)
+	case err != nil:
 		return err
 	}
 	s.notifier.SubscriptionChanged(sub.ID)

@@ -167,6 +167,8 @@ func (a *App) open(ctx context.Context) error {
 		LoginFailuresFree: cfg.Auth.LoginFailuresFree, LoginDelayMax: cfg.Auth.LoginDelayMax,
 		MaxBodyBytes: cfg.HTTP.MaxBodyBytes, SecureCookies: cfg.HTTP.TLSCert != "",
 		Secrets: box, MinInterval: cfg.Subs.MinInterval, DefaultTimezone: cfg.Subs.DefaultTimezone,
+		Quota: store.Quota{SubscriptionsPerUser: cfg.Subs.MaxPerUser, SubscriptionsPerProject: cfg.Subs.MaxPerProject,
+			ChannelsPerUser: cfg.Subs.MaxChannelsPerUser},
 		Notifier: a.engine, Previewer: a.engine,
 		Analytics: a.md, MaxLoadBytes: cfg.HTTP.MaxLoadBytes,
 		Executor: a.exec, Exporter: a.export,

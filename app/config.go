@@ -103,6 +103,12 @@ type SubscriptionsConfig struct {
 	MinInterval time.Duration `yaml:"minInterval"`
 	// DefaultTimezone is the IANA time zone of triggers that name none. Default UTC.
 	DefaultTimezone string `yaml:"defaultTimezone"`
+	// MaxPerUser is how many subscriptions one user may hold in one project; 0: no bound. Default 1000.
+	MaxPerUser int `yaml:"maxPerUser"`
+	// MaxPerProject is how many subscriptions one project may hold; 0: no bound. Default 10000.
+	MaxPerProject int `yaml:"maxPerProject"`
+	// MaxChannelsPerUser is how many channel configurations one user may hold; 0: no bound. Default 100.
+	MaxChannelsPerUser int `yaml:"maxChannelsPerUser"`
 }
 
 // LogConfig configures the process log.
@@ -164,7 +170,8 @@ func DefaultConfig() Config {
 			LoginFailuresFree: 5,
 			LoginDelayMax:     15 * time.Minute,
 		},
-		Subs:     SubscriptionsConfig{MinInterval: time.Minute, DefaultTimezone: "UTC"},
+		Subs: SubscriptionsConfig{MinInterval: time.Minute, DefaultTimezone: "UTC",
+			MaxPerUser: 1000, MaxPerProject: 10000, MaxChannelsPerUser: 100},
 		SMTP:     SMTPConfig{Port: 587, TLSPolicy: "mandatory", From: "herald@localhost"},
 		SMS:      SMSConfig{BaseURL: "https://api.twilio.com", MaxSegments: 3},
 		FeedChat: FeedChatConfig{LoginURL: "https://login.salesforce.com", APIVersion: "59.0"},
@@ -380,6 +387,14 @@ func (c *Config) Validate() error {
 	}
 	if c.Subs.MinInterval < time.Second {
 		bad("subscriptions.minInterval", "must be at least 1s, got %s", c.Subs.MinInterval)
+	}
+	for _, q := range []struct {
+		key string
+		v   int
+	}{{"maxPerUser", c.Subs.MaxPerUser}, {"maxPerProject", c.Subs.MaxPerProject}, {"maxChannelsPerUser", c.Subs.MaxChannelsPerUser}} {
+		if q.v < 0 {
+			bad("subscriptions."+q.key, "must be 0 (no bound) or more, got %d", q.v)
+		}
 	}
 	if _, err := time.LoadLocation(c.Subs.DefaultTimezone); err != nil || c.Subs.DefaultTimezone == "" || c.Subs.DefaultTimezone == "Local" {
 		bad("subscriptions.defaultTimezone", "%q is not an IANA time zone", c.Subs.DefaultTimezone)

@@ -42,7 +42,7 @@ func (a *App) setupDemo(ctx context.Context) error {
 	}
 	ch := store.Channel{ID: store.NewHexID(), Owner: admin.ID, Kind: store.KindEmail, Title: "Admin mailbox",
 		Config: store.ChannelConfig{To: a.cfg.AdminLogin}, Created: now, Updated: now}
-	if err := a.store.CreateChannel(ctx, ch); err != nil {
+	if err := a.store.CreateChannel(ctx, ch, store.Quota{}); err != nil {
 		return err
 	}
 	revenue, report := proj.Metrics["metric.revenue"], proj.Reports["report.revenue_by_region"]
@@ -54,7 +54,7 @@ func (a *App) setupDemo(ctx context.Context) error {
 			Attachments: []store.ReportAttachment{{Report: report, Formats: []string{"PDF"}}},
 			FireMode:    store.FireAlways,
 		}}
-	if err := a.store.CreateSubscription(ctx, sub); err != nil {
+	if err := a.store.CreateSubscription(ctx, sub, store.Quota{}); err != nil {
 		return err
 	}
 	fmt.Fprintf(a.opt.Stdout, "Created the demo project /svc/projects/%s: reports at /svc/md/%s/query/reports; "+

@@ -102,7 +102,7 @@ func newBundle(t *testing.T) *testBundle {
 	for i, kind := range []string{store.KindEmail, store.KindSMS} {
 		id := fmt.Sprintf("c%d", i)
 		must(t, st.CreateChannel(ctx, store.Channel{ID: id, Owner: b.owner, Kind: kind, Title: kind,
-			Config: store.ChannelConfig{To: "jane@example.com"}, Created: now, Updated: now}))
+			Config: store.ChannelConfig{To: "jane@example.com"}, Created: now, Updated: now}, store.Quota{}))
 		b.channels = append(b.channels, id)
 	}
 	return b
@@ -131,7 +131,7 @@ func (b *testBundle) subscribe(t *testing.T, id, cronExpr, cond, message string,
 	for _, m := range mutate {
 		m(&s)
 	}
-	must(t, b.st.CreateSubscription(context.Background(), s))
+	must(t, b.st.CreateSubscription(context.Background(), s, store.Quota{}))
 	return s
 }
 

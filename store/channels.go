@@ -42,18 +42,25 @@ type InUseError struct {
 
 func (e *InUseError) Error() string { return fmt.Sprintf("in use by %v", e.By) }
 
-// CreateChannel stores c.
-func (s *Store) CreateChannel(ctx context.Context, c Channel) error {
+// CreateChannel stores c, unless its owner already holds as many channels as q allows (a
+// *QuotaError).
+func (s *Store) CreateChannel(ctx context.Context, c Channel, q Quota) error {
 	cfg, err := json.Marshal(c.Config)
 	if err != nil {
 		return err
 	}
-	_, err = s.w.ExecContext(ctx, `INSERT INTO channels(id, owner, kind, title, config, secret, created, updated)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, c.ID, c.Owner, c.Kind, c.Title, string(cfg), c.Secret, c.Created.Unix(), c.Updated.Unix())
-	if err != nil {
-		return fmt.Errorf("create channel: %w", err)
-	}
-	return nil
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		if err := checkQuota(ctx, tx, "channels per user", q.ChannelsPerUser,
+			`SELECT count(*) FROM channels WHERE owner = ?`, c.Owner); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO channels(id, owner, kind, title, config, secret, created, updated)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, c.ID, c.Owner, c.Kind, c.Title, string(cfg), c.Secret, c.Created.Unix(), c.Updated.Unix())
+		if err != nil {
+			return fmt.Errorf("create channel: %w", err)
+		}
+		return nil
+	})
 }
 
 const channelColumns = `id, owner, kind, title, config, secret, created, updated`

@@ -34,7 +34,7 @@ func openLedgerStore(t *testing.T) (*Store, string) {
 		t.Fatal(err)
 	}
 	if err := s.CreateSubscription(ctx, Subscription{ID: "s1", ProjectID: "p1", Owner: "u1", Title: "S", Enabled: true,
-		Created: ledgerT0, Updated: ledgerT0}); err != nil {
+		Created: ledgerT0, Updated: ledgerT0}, Quota{}); err != nil {
 		t.Fatal(err)
 	}
 	return s, "s1"
@@ -304,7 +304,7 @@ func TestOutgoingDeliveries(t *testing.T) {
 	s, sub := openLedgerStore(t)
 	ch := Channel{ID: "c1", Owner: "u1", Kind: KindSMS, Title: "pager", Config: ChannelConfig{To: "+15005550010", From: "+15005550006", Username: "AC1"},
 		Secret: []byte("sealed"), Created: ledgerT0, Updated: ledgerT0}
-	if err := s.CreateChannel(ctx, ch); err != nil {
+	if err := s.CreateChannel(ctx, ch, Quota{}); err != nil {
 		t.Fatal(err)
 	}
 	run := enqueue(t, s, sub, ledgerT0, "c1", "gone")

@@ -51,13 +51,22 @@ const (
 	FireOnChange = "onChange"
 )
 
-// CreateSubscription stores sub with its channels.
-func (s *Store) CreateSubscription(ctx context.Context, sub Subscription) error {
+// CreateSubscription stores sub with its channels, unless its owner in the project, or the
+// project, already holds as many subscriptions as q allows (a *QuotaError).
+func (s *Store) CreateSubscription(ctx context.Context, sub Subscription, q Quota) error {
 	doc, err := json.Marshal(sub.Def)
 	if err != nil {
 		return err
 	}
 	return s.tx(ctx, func(tx *sql.Tx) error {
+		if err := checkQuota(ctx, tx, "subscriptions per user", q.SubscriptionsPerUser,
+			`SELECT count(*) FROM subscriptions WHERE project_id = ? AND owner = ?`, sub.ProjectID, sub.Owner); err != nil {
+			return err
+		}
+		if err := checkQuota(ctx, tx, "subscriptions per project", q.SubscriptionsPerProject,
+			`SELECT count(*) FROM subscriptions WHERE project_id = ?`, sub.ProjectID); err != nil {
+			return err
+		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO subscriptions(id, project_id, owner, title, doc, enabled, created, updated)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, sub.ID, sub.ProjectID, sub.Owner, sub.Title, string(doc),
 			boolInt(sub.Enabled), sub.Created.Unix(), sub.Updated.Unix())

@@ -64,7 +64,7 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	sub := store.Subscription{ID: e.sub, ProjectID: "p1", Owner: e.owner, Title: "Daily revenue", Enabled: true, Created: t0, Updated: t0}
-	if err := st.CreateSubscription(ctx, sub); err != nil {
+	if err := st.CreateSubscription(ctx, sub, store.Quota{}); err != nil {
 		t.Fatal(err)
 	}
 	return e
@@ -79,7 +79,7 @@ func (e *env) channel(c channels.Channel) string {
 	if c.Password != "" {
 		sc.Secret = e.box.Seal([]byte(c.Password), []byte(id))
 	}
-	if err := e.st.CreateChannel(context.Background(), sc); err != nil {
+	if err := e.st.CreateChannel(context.Background(), sc, store.Quota{}); err != nil {
 		e.t.Fatal(err)
 	}
 	return id

@@ -189,7 +189,7 @@ func handOver(ctx context.Context, path string, n int) (*store.Store, []string, 
 		return fail(err)
 	}
 	sub := store.Subscription{ID: "s1", ProjectID: "p1", Owner: "u1", Title: "Bench", Enabled: true, Created: t0, Updated: t0}
-	if err := st.CreateSubscription(ctx, sub); err != nil {
+	if err := st.CreateSubscription(ctx, sub, store.Quota{}); err != nil {
 		return fail(err)
 	}
 	var chs []string
@@ -197,7 +197,7 @@ func handOver(ctx context.Context, path string, n int) (*store.Store, []string, 
 		id := fmt.Sprintf("ch%d", i)
 		c := store.Channel{ID: id, Owner: "u1", Kind: store.KindEmail, Title: id,
 			Config: store.ChannelConfig{To: fmt.Sprintf("team%d@example.com", i)}, Created: t0, Updated: t0}
-		if err := st.CreateChannel(ctx, c); err != nil {
+		if err := st.CreateChannel(ctx, c, store.Quota{}); err != nil {
 			return fail(err)
 		}
 		chs = append(chs, id)

@@ -189,7 +189,7 @@ func subscribe(ctx context.Context, st *store.Store, metrics []string, n int, ad
 			Def: store.SubscriptionDef{Triggers: []store.Trigger{{Cron: "0 0 * * * *", Timezone: "UTC"}},
 				Condition: "f:executeMetric('" + m + "') > 0", Message: "Revenue ${f:executeMetric('" + m + "')}",
 				FireMode: store.FireAlways}}
-		if err := st.CreateSubscription(ctx, sub); err != nil {
+		if err := st.CreateSubscription(ctx, sub, store.Quota{}); err != nil {
 			log.Fatal(err)
 		}
 	}
