@@ -11,12 +11,6 @@ import (
 	"github.com/heraldhq/herald/store"
 )
 
-// channelKinds maps the wire names of channel kinds to the stored ones.
-var channelKinds = map[string]string{
-	"emailConfiguration":    store.KindEmail,
-	"smsConfiguration":      store.KindSMS,
-	"feedChatConfiguration": store.KindFeedChat,
-}
 
 type channelRequest struct {
 	ChannelConfiguration *channelBody `json:"channelConfiguration"`

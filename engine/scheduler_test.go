@@ -144,7 +144,7 @@ func TestSchedulerDaylightSaving(t *testing.T) {
 				time.Sleep(time.Until(tc.from))
 				s.Set(sub("a", tc.cron, tc.loc.String()), time.Now())
 				stop := runScheduler(s)
-				time.Sleep(tc.until.Sub(time.Now()))
+				time.Sleep(time.Until(tc.until))
 				synctest.Wait()
 				stop()
 				fires, _ := rec.snapshot()

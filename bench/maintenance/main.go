@@ -111,10 +111,9 @@ func run(rows int) error {
 	return nil
 }
 
-// project is a project of the bench, with the metrics that check its data.
+// project is a project of the bench.
 type project struct {
-	md            string // /svc/md/<pid>
-	count, amount string // metric URIs
+	md string // /svc/md/<pid>
 }
 
 func newProject(ctx context.Context, c *client.Client, title string) (*project, error) {
