@@ -93,6 +93,7 @@ type Engine struct {
 
 	mu      sync.Mutex
 	started bool
+	early   []string // subscriptions changed while Run was loading them, applied once it has
 }
 
 // New returns an engine over st that evaluates through exec and calls notify
@@ -138,7 +139,12 @@ func (e *Engine) Run(ctx context.Context) error {
 	}
 	e.mu.Lock()
 	e.started = true
+	early := e.early
+	e.early = nil
 	e.mu.Unlock()
+	for _, id := range early {
+		e.apply(id) // it may have changed after the load read it
+	}
 	e.log.Info("engine started", "subscriptions", len(subs), "triggers", e.sched.Len())
 
 	var wg sync.WaitGroup
@@ -257,10 +263,19 @@ func (e *Engine) executor() Executor {
 func (e *Engine) SubscriptionChanged(id string) {
 	e.mu.Lock()
 	started := e.started
-	e.mu.Unlock()
 	if !started {
-		return // Run loads every subscription when it starts
+		// Run loads every subscription when it starts, but may have read this one before
+		// the change: it applies the change again once loaded.
+		e.early = append(e.early, id)
 	}
+	e.mu.Unlock()
+	if started {
+		e.apply(id)
+	}
+}
+
+// apply reloads subscription id into the scheduler, or removes it if it is gone.
+func (e *Engine) apply(id string) {
 	ctx := context.Background()
 	e.subs.forget(id)
 	sub, err := e.st.SubscriptionByID(ctx, id)
