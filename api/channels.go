@@ -11,7 +11,6 @@ import (
 	"github.com/heraldhq/herald/store"
 )
 
-
 type channelRequest struct {
 	ChannelConfiguration *channelBody `json:"channelConfiguration"`
 }
