@@ -48,8 +48,7 @@ func (s *Server) withRequestID(next http.Handler) http.Handler {
 					s.writeError(sw, r, newError(http.StatusInternalServerError, classInternal, "api", "Internal error"))
 				}
 			}
-			s.log.DebugContext(r.Context(), "request", "method", r.Method, "path", r.URL.Path, "status", sw.status,
-				"requestId", id, "duration", time.Since(start))
+			s.observe(r.Context(), r, sw, id, time.Since(start))
 		}()
 		next.ServeHTTP(sw, r)
 	})
@@ -58,6 +57,7 @@ func (s *Server) withRequestID(next http.Handler) http.Handler {
 type statusWriter struct {
 	http.ResponseWriter
 	status int
+	bytes  int64
 }
 
 func (w *statusWriter) WriteHeader(code int) {
@@ -71,7 +71,9 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
-	return w.ResponseWriter.Write(b)
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += int64(n)
+	return n, err
 }
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/heraldhq/herald/analytics"
@@ -59,6 +60,10 @@ type Options struct {
 	Executor ReportExecutor
 	// Maintenance validates, exports and imports projects. Nil: no such routes.
 	Maintenance Maintenance
+	// Registerer receives the HTTP metrics. Default: none (they are kept nowhere).
+	Registerer prometheus.Registerer
+	// AccessLog says which requests are logged. Default: every one, at Info.
+	AccessLog *AccessLog
 }
 
 // Server is the HTTP API.
@@ -91,6 +96,8 @@ type Server struct {
 	exporter    Exporter
 	executor    ReportExecutor
 	maintenance Maintenance
+	metrics     *httpMetrics
+	access      AccessLog
 }
 
 // New returns a Server over st.
@@ -118,6 +125,11 @@ func New(st *store.Store, opt Options) *Server {
 		exporter:    opt.Exporter,
 		executor:    opt.Executor,
 		maintenance: opt.Maintenance,
+		metrics:     newHTTPMetrics(opt.Registerer),
+		access:      AccessLog{Level: slog.LevelInfo, Sample: 1},
+	}
+	if opt.AccessLog != nil {
+		s.access = *opt.AccessLog
 	}
 	if s.minInterval == 0 {
 		s.minInterval = time.Minute

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/heraldhq/herald/store"
 )
 
@@ -49,6 +51,8 @@ type Config struct {
 	FilesDir string
 	// Clock is the time the engine runs on. Default: the real clock.
 	Clock Clock
+	// Registerer receives the engine's metrics. Default: none (they are kept nowhere).
+	Registerer prometheus.Registerer
 }
 
 func (c *Config) defaults() {
@@ -90,6 +94,7 @@ type Engine struct {
 	owners   *recent[[2]string, string]
 	channels *recent[string, store.Channel]
 	fires    chan Fire
+	metrics  *metrics
 
 	mu      sync.Mutex
 	started bool
@@ -104,10 +109,14 @@ func New(st *store.Store, exec Executor, cfg Config, log *slog.Logger, notify fu
 		notify = func() {}
 	}
 	e := &Engine{st: st, exec: exec, cfg: cfg, log: log, notify: notify,
-		memo: newMetricMemo(time.Hour, cfg.MetricTimeout), fires: make(chan Fire, 1<<16),
-		subs: newRecent[string, store.Subscription](time.Second), owners: newRecent[[2]string, string](time.Second),
-		channels: newRecent[string, store.Channel](time.Second)}
-	e.sched = NewScheduler(func(f Fire) { e.fires <- f }, cfg.Clock)
+		fires: make(chan Fire, 1<<16),
+		subs:  newRecent[string, store.Subscription](time.Second), owners: newRecent[[2]string, string](time.Second),
+		channels: newRecent[string, store.Channel](time.Second), metrics: newMetrics(cfg.Registerer)}
+	e.memo = newMetricMemo(time.Hour, cfg.MetricTimeout, e.metrics)
+	e.sched = NewScheduler(func(f Fire) {
+		e.metrics.fired(f.At, e.now())
+		e.fires <- f
+	}, cfg.Clock)
 	return e
 }
 
@@ -208,6 +217,7 @@ func (e *Engine) runPipeline(ctx context.Context) (wait func()) {
 				if ctx.Err() != nil {
 					continue // stopping: left claimed for the next start
 				}
+				e.metrics.behind.Set(max(e.now().Sub(run.ScheduledAt), 0).Seconds())
 				// A run under way finishes even when the service stops.
 				finished <- e.process(context.WithoutCancel(ctx), run)
 			}

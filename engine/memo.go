@@ -15,6 +15,7 @@ type metricMemo struct {
 	calls   map[memoKey]*memoCall
 	keep    time.Duration
 	timeout time.Duration // of one shared execution
+	metrics *metrics
 }
 
 type memoKey struct {
@@ -28,8 +29,8 @@ type memoCall struct {
 	err  error
 }
 
-func newMetricMemo(keep, timeout time.Duration) *metricMemo {
-	return &metricMemo{calls: make(map[memoKey]*memoCall), keep: keep, timeout: timeout}
+func newMetricMemo(keep, timeout time.Duration, m *metrics) *metricMemo {
+	return &metricMemo{calls: make(map[memoKey]*memoCall), keep: keep, timeout: timeout, metrics: m}
 }
 
 // do returns the value of metric at instant at, calling exec only if no other
@@ -40,6 +41,7 @@ func (m *metricMemo) do(ctx context.Context, metric string, at time.Time, exec f
 	m.mu.Lock()
 	if c, ok := m.calls[key]; ok {
 		m.mu.Unlock()
+		m.metrics.cacheHits.Inc()
 		select {
 		case <-c.done:
 			return c.v, c.err
@@ -55,6 +57,7 @@ func (m *metricMemo) do(ctx context.Context, metric string, at time.Time, exec f
 	// The execution is shared: it must not end because the first caller's run
 	// did, so it has a deadline of its own.
 	execCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.timeout)
+	m.metrics.executions.Inc()
 	c.v, c.err = exec(execCtx)
 	cancel()
 	if c.err != nil {

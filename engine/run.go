@@ -105,6 +105,9 @@ func (e *Engine) finish(ctx context.Context, fins []store.Finish) {
 		return
 	}
 	for _, f := range fins {
+		e.metrics.runs.WithLabelValues(f.Run.State).Inc()
+	}
+	for _, f := range fins {
 		if len(f.Deliveries) > 0 {
 			e.notify()
 			return

@@ -1,0 +1,47 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+)
+
+// metrics are the engine's Prometheus series. Built over a nil registerer they count
+// but are exported nowhere, so an engine in a test needs none.
+type metrics struct {
+	lateness   prometheus.Histogram
+	behind     prometheus.Gauge
+	runs       *prometheus.CounterVec
+	executions prometheus.Counter
+	cacheHits  prometheus.Counter
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	f := promauto.With(reg)
+	return &metrics{
+		lateness: f.NewHistogram(prometheus.HistogramOpts{
+			Name:    "herald_scheduler_lateness_seconds",
+			Help:    "How long after its instant the scheduler handed a fire to the engine.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
+		}),
+		behind: f.NewGauge(prometheus.GaugeOpts{
+			Name: "herald_scheduler_behind_seconds",
+			Help: "How far behind its instant the last run the engine started was: fires wait for a free engine worker.",
+		}),
+		runs: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_engine_runs_total",
+			Help: "Runs finished, by final state (not_triggered, delivered, failed, skipped, ...).",
+		}, []string{"state"}),
+		executions: f.NewCounter(prometheus.CounterOpts{
+			Name: "herald_engine_metric_executions_total",
+			Help: "Metric executions the engine asked of the execute endpoint.",
+		}),
+		cacheHits: f.NewCounter(prometheus.CounterOpts{
+			Name: "herald_engine_metric_cache_hits_total",
+			Help: "Metric values a run took from another run of the same instant instead of executing.",
+		}),
+	}
+}
+
+func (m *metrics) fired(at, now time.Time) { m.lateness.Observe(max(now.Sub(at), 0).Seconds()) }
