@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/heraldhq/herald/analytics"
@@ -62,6 +63,8 @@ type App struct {
 	worker *worker.Worker
 	cred   credentials
 	ln     net.Listener
+	opsLn  net.Listener         // nil when metrics.listen is empty
+	reg    *prometheus.Registry // every part's metrics
 	// fresh is set when the data folder had no database: the first start.
 	fresh bool
 	// closers release what New opened, last first.
@@ -120,6 +123,7 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 // open builds the parts of the process over the opened store.
 func (a *App) open(ctx context.Context) error {
 	cfg, opt, st := a.cfg, a.opt, a.store
+	a.reg = newRegistry()
 	if err := a.bootstrap(ctx); err != nil {
 		return err
 	}
@@ -140,14 +144,14 @@ func (a *App) open(ctx context.Context) error {
 	}
 	a.closers = append(a.closers, func() error { closeSenders(); return nil })
 	a.worker, err = worker.New(st, box, a.nats.JetStream(), sends, workerConfig(cfg.Delivery),
-		worker.Options{Logger: a.log.With("component", "worker"), Now: opt.Clock.Now})
+		worker.Options{Logger: a.log.With("component", "worker"), Now: opt.Clock.Now, Registerer: a.reg})
 	if err != nil {
 		return err
 	}
 	a.engine = engine.New(st, nil, engine.Config{
 		Workers: cfg.Engine.Workers, RunTimeout: cfg.Engine.RunTimeout, MetricTimeout: cfg.Engine.MetricTimeout,
 		Grace: cfg.Engine.Grace, FailuresBeforeNotice: cfg.Engine.FailuresBeforeNotice, Retention: cfg.Engine.Retention,
-		FilesDir: filepath.Join(cfg.Data, "runs"), Clock: opt.Clock,
+		FilesDir: filepath.Join(cfg.Data, "runs"), Clock: opt.Clock, Registerer: a.reg,
 	}, a.log.With("component", "engine"), a.worker.Notify)
 	a.md, err = analytics.New(ctx, analytics.Options{Store: st, Dir: filepath.Join(cfg.Data, "warehouse"), Now: opt.Clock.Now})
 	if err != nil {
@@ -157,7 +161,7 @@ func (a *App) open(ctx context.Context) error {
 	a.exec = xtab.New(st, a.md, xtab.Config{Dir: filepath.Join(cfg.Data, "results"), PerProject: cfg.Execution.PerProject,
 		Timeout: cfg.Execution.Timeout, Retention: cfg.Execution.Retention, Now: opt.Clock.Now}, a.log.With("component", "xtab"))
 	a.export = export.New(st, a.exec, export.Config{Dir: filepath.Join(cfg.Data, "exports"), Workers: cfg.Export.Workers,
-		Retention: cfg.Export.Retention, Now: opt.Clock.Now}, a.log.With("component", "exporter"))
+		Retention: cfg.Export.Retention, Now: opt.Clock.Now, Registerer: a.reg}, a.log.With("component", "exporter"))
 	if err := a.openMaintenance(ctx); err != nil {
 		return err
 	}
@@ -173,6 +177,7 @@ func (a *App) open(ctx context.Context) error {
 		Analytics: a.md, MaxLoadBytes: cfg.HTTP.MaxLoadBytes,
 		Executor: a.exec, Exporter: a.export,
 		Maintenance: a.maint,
+		Registerer:  a.reg, AccessLog: accessLog(cfg.Log),
 	})
 	if opt.Demo && a.fresh {
 		if err := a.setupDemo(ctx); err != nil {
@@ -182,7 +187,7 @@ func (a *App) open(ctx context.Context) error {
 	if a.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	return nil
+	return a.listenOps()
 }
 
 // URL is the base address the API is served at.
@@ -227,6 +232,19 @@ func (a *App) Run(ctx context.Context) error {
 		errc <- err
 	}()
 	go a.pruneLoop(ctx)
+	ops := a.opsServer()
+	opsDone := make(chan struct{})
+	if a.opsLn != nil {
+		fmt.Fprintf(a.opt.Stdout, "Metrics, health and readiness at %s/metrics, /healthz, /readyz\n", a.OpsURL())
+		go func() {
+			defer close(opsDone)
+			if err := ops.Serve(a.opsLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				a.log.Warn("metrics listener", "err", err)
+			}
+		}()
+	} else {
+		close(opsDone)
+	}
 
 	// Background parts, stopped in the reverse order: the engine calls the
 	// API and hands over to the worker, so it stops first.
@@ -257,6 +275,9 @@ func (a *App) Run(ctx context.Context) error {
 	if serveErr := <-errc; serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
 		err = errors.Join(err, serveErr)
 	}
+	// The operator's listener goes last, so that a scrape sees the stop through.
+	_ = ops.Close()
+	<-opsDone
 	return errors.Join(runErr, err, a.close())
 }
 
@@ -410,6 +431,13 @@ type realClock struct{}
 
 func (realClock) Now() time.Time                         { return time.Now() }
 func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// accessLog turns the log configuration into the API's access-log policy.
+func accessLog(c LogConfig) *api.AccessLog {
+	al := &api.AccessLog{Off: c.Access == "off", Sample: c.AccessSample}
+	_ = al.Level.UnmarshalText([]byte(c.Access)) // validated by Config.Validate; "off" leaves Info
+	return al
+}
 
 func newLogger(c LogConfig, w io.Writer) *slog.Logger {
 	var level slog.Level

@@ -43,6 +43,7 @@ type Config struct {
 	Execution  ExecutionConfig     `yaml:"execution"`
 	Export     ExportConfig        `yaml:"export"`
 	Maint      MaintenanceConfig   `yaml:"maintenance"`
+	Metrics    MetricsConfig       `yaml:"metrics"`
 }
 
 // MaintenanceConfig configures validation and the export and import of projects.
@@ -117,6 +118,12 @@ type LogConfig struct {
 	Level string `yaml:"level"`
 	// Format is text or json. Default text.
 	Format string `yaml:"format"`
+	// Access is the level of the access-log line of a request that succeeded (debug, info,
+	// warn, error), or off for none. Failed requests are logged at info (4xx) or warn (5xx)
+	// unless it is off. Default info.
+	Access string `yaml:"access"`
+	// AccessSample is the share of successful requests that get a line, from 0 to 1. Default 1.
+	AccessSample float64 `yaml:"accessSample"`
 }
 
 // HTTPConfig configures the API server.
@@ -156,7 +163,7 @@ func DefaultConfig() Config {
 		Listen:     "127.0.0.1:8080",
 		Domain:     "default",
 		AdminLogin: "admin@herald.local",
-		Log:        LogConfig{Level: "info", Format: "text"},
+		Log:        LogConfig{Level: "info", Format: "text", Access: "info", AccessSample: 1},
 		HTTP: HTTPConfig{
 			MaxBodyBytes:      1 << 20,
 			MaxLoadBytes:      16 << 30,
@@ -182,6 +189,7 @@ func DefaultConfig() Config {
 		Execution: ExecutionConfig{PerProject: 2, Timeout: 5 * time.Minute, Retention: 24 * time.Hour},
 		Export:    ExportConfig{Workers: 2, Retention: 24 * time.Hour},
 		Maint:     MaintenanceConfig{Workers: 2, Queue: 64, ArchiveRetention: 48 * time.Hour},
+		Metrics:   MetricsConfig{Listen: "127.0.0.1:9180"},
 	}
 }
 
@@ -358,6 +366,19 @@ func (c *Config) Validate() error {
 	}
 	if c.Log.Format != "text" && c.Log.Format != "json" {
 		bad("log.format", "%q is not one of text, json", c.Log.Format)
+	}
+	switch c.Log.Access {
+	case "debug", "info", "warn", "error", "off":
+	default:
+		bad("log.access", "%q is not one of debug, info, warn, error, off", c.Log.Access)
+	}
+	if c.Log.AccessSample < 0 || c.Log.AccessSample > 1 {
+		bad("log.accessSample", "must be between 0 and 1, got %v", c.Log.AccessSample)
+	}
+	if c.Metrics.Listen != "" {
+		if _, _, err := net.SplitHostPort(c.Metrics.Listen); err != nil {
+			bad("metrics.listen", "%q is not host:port", c.Metrics.Listen)
+		}
 	}
 	if c.HTTP.MaxBodyBytes < 1024 {
 		bad("http.maxBodyBytes", "must be at least 1024, got %d", c.HTTP.MaxBodyBytes)

@@ -31,7 +31,7 @@ func startDemo(t *testing.T, dir string) (a *app.App, out *apptest.SyncBuffer, s
 func startDemoAt(t *testing.T, dir string, clock *apptest.Clock) (a *app.App, out *apptest.SyncBuffer, stop func()) {
 	t.Helper()
 	cfg := app.DefaultConfig()
-	cfg.Data, cfg.Listen, cfg.Auth.PasswordCost = dir, "127.0.0.1:0", 4
+	cfg.Data, cfg.Listen, cfg.Metrics.Listen, cfg.Auth.PasswordCost = dir, "127.0.0.1:0", "127.0.0.1:0", 4
 	out = &apptest.SyncBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	a, err := app.New(ctx, cfg, app.Options{Demo: true, Clock: clock,

@@ -11,7 +11,8 @@ import (
 // openMaintenance creates the pool of tasks, failing the tasks a previous process left
 // running, and the maintenance service whose archives live in <data>/archives.
 func (a *App) openMaintenance(ctx context.Context) error {
-	a.tasks = task.New(a.store, task.Config{Workers: a.cfg.Maint.Workers, Queue: a.cfg.Maint.Queue, Now: a.opt.Clock.Now},
+	a.tasks = task.New(a.store, task.Config{Workers: a.cfg.Maint.Workers, Queue: a.cfg.Maint.Queue, Now: a.opt.Clock.Now,
+		Registerer: a.reg},
 		a.log.With("component", "tasks"))
 	if _, err := a.tasks.Recover(ctx); err != nil {
 		return err

@@ -456,3 +456,10 @@ func (e *Engine) pruneFiles() {
 		}
 	}
 }
+
+// Loaded reports whether Run has loaded the subscriptions into the schedule.
+func (e *Engine) Loaded() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.started
+}

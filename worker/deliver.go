@@ -20,6 +20,7 @@ func (w *Worker) handle(stop context.Context, k *kind, t *task, release func()) 
 		o = w.deliver(stop, k, t, release)
 		w.running.Delete(t.id)
 	}
+	w.metrics.handled.WithLabelValues(string(k.kind), o.String()).Inc()
 	w.report(t.id, o)
 }
 
@@ -58,7 +59,9 @@ func (w *Worker) deliver(stop context.Context, k *kind, t *task, release func())
 		return w.settle(msg.Nak(), id, outcomeReturned)
 	}
 	sendCtx, cancelSend := context.WithTimeout(context.WithoutCancel(stop), w.cfg.SendTimeout)
+	began := time.Now()
 	providerID, sendErr := k.sender.Send(sendCtx, m)
+	w.metrics.sent(string(k.kind), time.Since(began), sendErr)
 	cancelSend()
 	release()
 	ctx, cancel = context.WithTimeout(context.WithoutCancel(stop), ledgerTimeout)

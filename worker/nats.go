@@ -152,3 +152,11 @@ func (n *NATS) Close() {
 		n.srv.WaitForShutdown()
 	}
 }
+
+// Check reports whether the connection to the NATS server is up.
+func (n *NATS) Check() error {
+	if s := n.nc.Status(); s != nats.CONNECTED {
+		return fmt.Errorf("nats connection %s", s)
+	}
+	return nil
+}

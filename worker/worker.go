@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/time/rate"
 
 	"github.com/heraldhq/herald/channels"
@@ -34,6 +35,8 @@ type Options struct {
 	// Sweep, when set, replaces the ticker that sweeps the outbox every
 	// Config.SweepInterval: each value received starts a sweep.
 	Sweep <-chan time.Time
+	// Registerer receives the worker's metrics. Default: none (they are kept nowhere).
+	Registerer prometheus.Registerer
 }
 
 // Worker delivers the runs handed over in the store: its relay publishes the
@@ -52,6 +55,7 @@ type Worker struct {
 	ledger  *sentRecorder
 	wake    chan struct{}
 	running sync.Map // delivery ids being handled in this process
+	metrics *metrics
 
 	// Test hooks: onSettle is told what became of each message handled,
 	// onRelayIdle when the relay has emptied the outbox and waits.
@@ -80,6 +84,8 @@ func New(st *store.Store, box *secret.Box, js jetstream.JetStream, senders []cha
 		log: opt.Logger, now: opt.Now, sweep: opt.Sweep,
 		rnd:  rand.Int64N,
 		wake: make(chan struct{}, 1),
+
+		metrics: newMetrics(opt.Registerer),
 	}
 	if w.log == nil {
 		w.log = slog.New(slog.DiscardHandler)
@@ -105,7 +111,18 @@ func New(st *store.Store, box *secret.Box, js jetstream.JetStream, senders []cha
 		}
 		w.kinds = append(w.kinds, &kind{kind: k, sender: s, cfg: kc, limiter: lim})
 	}
+	if opt.Registerer != nil {
+		if err := opt.Registerer.Register(newCollector(w)); err != nil {
+			return nil, fmt.Errorf("worker: register metrics: %w", err)
+		}
+	}
 	return w, nil
+}
+
+// Check reports whether the delivery stream can be reached.
+func (w *Worker) Check(ctx context.Context) error {
+	_, err := w.js.Stream(ctx, w.cfg.Stream)
+	return err
 }
 
 // Notify wakes the relay to publish the outbox now; the engine calls it after

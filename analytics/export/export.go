@@ -12,6 +12,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+
 	"github.com/heraldhq/herald/analytics/grid"
 	"github.com/heraldhq/herald/analytics/render"
 	"github.com/heraldhq/herald/store"
@@ -42,6 +45,8 @@ type Config struct {
 	Retention time.Duration
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
+	// Registerer receives the exporter's metrics. Default: none (they are kept nowhere).
+	Registerer prometheus.Registerer
 }
 
 // Service renders exports with a bounded pool.
@@ -51,6 +56,9 @@ type Service struct {
 	cfg  Config
 	log  *slog.Logger
 	jobs chan string
+
+	exports    *prometheus.CounterVec
+	renderTime *prometheus.HistogramVec
 
 	mu      sync.Mutex
 	pending []string // queued before Run started
@@ -68,7 +76,18 @@ func New(st *store.Store, src Source, cfg Config, log *slog.Logger) *Service {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Service{st: st, src: src, cfg: cfg, log: log, jobs: make(chan string, 1024)}
+	f := promauto.With(cfg.Registerer)
+	return &Service{st: st, src: src, cfg: cfg, log: log, jobs: make(chan string, 1024),
+		exports: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_export_exports_total",
+			Help: "Exports finished, by format and state (done, empty, failed).",
+		}, []string{"format", "state"}),
+		renderTime: f.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "herald_export_render_duration_seconds",
+			Help:    "Time to compute (or read) a result and render it into a file, by format.",
+			Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120},
+		}, []string{"format"}),
+	}
 }
 
 // Start records a new export of a result and queues it for rendering.
@@ -158,6 +177,7 @@ func (s *Service) render(ctx context.Context, id string) {
 		return
 	}
 	e.Finished = s.cfg.Now()
+	began := time.Now()
 	g, err := s.src.ResultGrid(ctx, e.ProjectID, e.ResultID)
 	if err == nil {
 		e.Title = g.Title
@@ -175,6 +195,8 @@ func (s *Service) render(ctx context.Context, id string) {
 	default:
 		e.State = store.ExportDone
 	}
+	s.renderTime.WithLabelValues(e.Format).Observe(time.Since(began).Seconds())
+	s.exports.WithLabelValues(e.Format, e.State).Inc()
 	if err := s.st.FinishExport(context.WithoutCancel(ctx), e); err != nil {
 		s.log.Error("record export", "export", e.ID, "err", err)
 	}

@@ -10,6 +10,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+
 	"github.com/heraldhq/herald/store"
 )
 
@@ -29,6 +32,8 @@ type Config struct {
 	Queue int
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
+	// Registerer receives the pool's metrics. Default: none (they are kept nowhere).
+	Registerer prometheus.Registerer
 }
 
 // Pool runs tasks on a fixed number of workers.
@@ -37,6 +42,8 @@ type Pool struct {
 	cfg  Config
 	log  *slog.Logger
 	jobs chan job
+
+	finished *prometheus.CounterVec
 
 	mu      sync.Mutex
 	stopped bool
@@ -61,7 +68,11 @@ func New(st *store.Store, cfg Config, log *slog.Logger) *Pool {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Pool{st: st, cfg: cfg, log: log, jobs: make(chan job, cfg.Queue)}
+	finished := promauto.With(cfg.Registerer).NewCounterVec(prometheus.CounterOpts{
+		Name: "herald_task_tasks_total",
+		Help: "Maintenance tasks (validations, project exports and imports) finished, by type and state (OK, ERROR).",
+	}, []string{"type", "state"})
+	return &Pool{st: st, cfg: cfg, log: log, jobs: make(chan job, cfg.Queue), finished: finished}
 }
 
 // Messages reported for tasks that did not run to their end.
@@ -171,6 +182,7 @@ func (p *Pool) finish(ctx context.Context, t store.Task, result []byte, err erro
 		}
 		t.Status, t.Result, t.Messages = store.TaskError, nil, Messages(te)
 	}
+	p.finished.WithLabelValues(t.Kind, t.Status).Inc()
 	if err := p.st.FinishTask(ctx, t); err != nil {
 		p.log.Error("record task", "task", t.ID, "err", err)
 	}

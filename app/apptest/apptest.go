@@ -107,6 +107,7 @@ func start(t testing.TB, demo bool, opts []Option) *Bundle {
 	cfg := app.DefaultConfig()
 	cfg.Data = t.TempDir()
 	cfg.Listen = "127.0.0.1:0"
+	cfg.Metrics.Listen = "127.0.0.1:0"
 	cfg.Auth.PasswordCost = 4
 	cfg.Log.Level = "debug"
 	for _, o := range opts {

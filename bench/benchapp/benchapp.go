@@ -46,7 +46,7 @@ type Herald struct {
 // Logger discards the log).
 func Start(ctx context.Context, dir string, change func(*app.Config), opt app.Options) (h *Herald, stop func(), err error) {
 	cfg := app.DefaultConfig()
-	cfg.Data, cfg.Listen, cfg.Log.Level = dir, "127.0.0.1:0", "warn"
+	cfg.Data, cfg.Listen, cfg.Metrics.Listen, cfg.Log.Level = dir, "127.0.0.1:0", "", "warn"
 	if change != nil {
 		change(&cfg)
 	}

@@ -1,0 +1,149 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// MetricsConfig configures the operator's listener: /metrics, /healthz and /readyz.
+type MetricsConfig struct {
+	// Listen is the host:port of the operator's listener; empty turns it off. It is
+	// separate from the API so that it is never public by accident. Default 127.0.0.1:9180.
+	Listen string `yaml:"listen"`
+}
+
+// newRegistry returns the registry every part of the process registers its metrics on,
+// with the Go runtime and process collectors.
+func newRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return reg
+}
+
+// check is one condition of readiness.
+type check struct {
+	name string
+	run  func(ctx context.Context) error
+}
+
+// checkTimeout bounds each readiness check.
+const checkTimeout = 2 * time.Second
+
+// checks are what /readyz asks before it answers 200.
+func (a *App) checks() []check {
+	return []check{
+		{"sqlite", a.store.Ping},
+		{"nats", func(context.Context) error { return a.nats.Check() }},
+		{"stream", a.worker.Check},
+		{"scheduler", func(context.Context) error {
+			if !a.engine.Loaded() {
+				return errors.New("subscriptions not loaded yet")
+			}
+			return nil
+		}},
+		{"warehouse", func(context.Context) error { return writable(filepath.Join(a.cfg.Data, "warehouse")) }},
+	}
+}
+
+// writable checks that a file can be created in dir.
+func writable(dir string) error {
+	f, err := os.CreateTemp(dir, ".ready-*")
+	if err != nil {
+		return err
+	}
+	name := f.Name()
+	return errors.Join(f.Close(), os.Remove(name))
+}
+
+// readiness is the body of /readyz: each check with "ok" or what failed.
+type readiness struct {
+	Ready  bool              `json:"ready"`
+	Checks map[string]string `json:"checks"`
+}
+
+func (a *App) readyz(w http.ResponseWriter, r *http.Request) {
+	res := readiness{Ready: true, Checks: make(map[string]string)}
+	for _, c := range a.checks() {
+		ctx, cancel := context.WithTimeout(r.Context(), checkTimeout)
+		err := c.run(ctx)
+		cancel()
+		res.Checks[c.name] = "ok"
+		if err != nil {
+			res.Ready, res.Checks[c.name] = false, err.Error()
+		}
+	}
+	status := http.StatusOK
+	if !res.Ready {
+		status = http.StatusServiceUnavailable
+		a.log.Warn("not ready", "checks", res.Checks)
+	}
+	writeJSON(w, status, res)
+}
+
+func healthz(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "alive"})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// opsServer serves /metrics, /healthz and /readyz on the operator's listener.
+func (a *App) opsServer() *http.Server {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{
+		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn), Registry: a.reg, Timeout: 10 * time.Second,
+	}))
+	mux.HandleFunc("GET /healthz", healthz)
+	mux.HandleFunc("GET /readyz", a.readyz)
+	return &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       time.Minute,
+		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
+	}
+}
+
+// OpsURL is the base address of /metrics, /healthz and /readyz, or "" when they are off.
+func (a *App) OpsURL() string {
+	if a.opsLn == nil {
+		return ""
+	}
+	return "http://" + a.opsLn.Addr().String()
+}
+
+// listenOps binds the operator's listener when one is configured.
+func (a *App) listenOps() error {
+	if a.cfg.Metrics.Listen == "" {
+		return nil
+	}
+	ln, err := net.Listen("tcp", a.cfg.Metrics.Listen)
+	if err != nil {
+		return fmt.Errorf("metrics listen: %w", err)
+	}
+	a.opsLn = ln
+	a.closers = append(a.closers, func() error {
+		if err := ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+			return err
+		}
+		return nil
+	})
+	return nil
+}

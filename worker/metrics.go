@@ -1,0 +1,102 @@
+package worker
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+)
+
+// metrics are the worker's Prometheus series. Built over a nil registerer they count but
+// are exported nowhere.
+type metrics struct {
+	handled  *prometheus.CounterVec
+	attempts *prometheus.CounterVec
+	sendTime *prometheus.HistogramVec
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	f := promauto.With(reg)
+	return &metrics{
+		handled: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_worker_deliveries_total",
+			Help: "Delivery messages handled, by channel kind and result: sent, failed (for good), retry " +
+				"(a failed attempt that will be retried), skipped (settled before), dropped (its run was deleted), " +
+				"returned (handed back unsent) and busy (a copy was being handled).",
+		}, []string{"kind", "result"}),
+		attempts: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_worker_send_attempts_total",
+			Help: "Sends tried, by channel kind and result (ok, error).",
+		}, []string{"kind", "result"}),
+		sendTime: f.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "herald_worker_send_duration_seconds",
+			Help:    "Time one send took at the provider (SMTP relay, SMS gateway, ...), by channel kind.",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
+		}, []string{"kind"}),
+	}
+}
+
+func (m *metrics) sent(kind string, took time.Duration, err error) {
+	result := "ok"
+	if err != nil {
+		result = "error"
+	}
+	m.attempts.WithLabelValues(kind, result).Inc()
+	m.sendTime.WithLabelValues(kind).Observe(took.Seconds())
+}
+
+// collector reads, at each scrape, the outbox depth and each kind's consumer state.
+type collector struct {
+	w           *Worker
+	outbox      *prometheus.Desc
+	pending     *prometheus.Desc
+	ackPending  *prometheus.Desc
+	redelivered *prometheus.Desc
+}
+
+// scrapeTimeout bounds the store and JetStream reads of one scrape.
+const scrapeTimeout = 2 * time.Second
+
+func newCollector(w *Worker) *collector {
+	kind := []string{"kind"}
+	return &collector{
+		w: w,
+		outbox: prometheus.NewDesc("herald_worker_outbox_depth",
+			"Deliveries written by runs and not yet published to JetStream.", nil, nil),
+		pending: prometheus.NewDesc("herald_worker_consumer_pending_messages",
+			"Messages in the stream not yet handed to the kind's consumer.", kind, nil),
+		ackPending: prometheus.NewDesc("herald_worker_consumer_ack_pending_messages",
+			"Messages handed to the kind's consumer and not yet acknowledged.", kind, nil),
+		redelivered: prometheus.NewDesc("herald_worker_consumer_redelivered_messages",
+			"Messages handed to the kind's consumer more than once and not yet acknowledged.", kind, nil),
+	}
+}
+
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.outbox
+	ch <- c.pending
+	ch <- c.ackPending
+	ch <- c.redelivered
+}
+
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
+	defer cancel()
+	// A series that cannot be read is left out of the scrape rather than failing it:
+	// /readyz tells what is down.
+	if n, err := c.w.st.OutboxDepth(ctx); err == nil {
+		ch <- prometheus.MustNewConstMetric(c.outbox, prometheus.GaugeValue, float64(n))
+	}
+	for _, k := range c.w.kinds {
+		cons, err := c.w.js.Consumer(ctx, c.w.cfg.Stream, durable(k.kind))
+		if err != nil {
+			continue
+		}
+		info := cons.CachedInfo()
+		name := string(k.kind)
+		ch <- prometheus.MustNewConstMetric(c.pending, prometheus.GaugeValue, float64(info.NumPending), name)
+		ch <- prometheus.MustNewConstMetric(c.ackPending, prometheus.GaugeValue, float64(info.NumAckPending), name)
+		ch <- prometheus.MustNewConstMetric(c.redelivered, prometheus.GaugeValue, float64(info.NumRedelivered), name)
+	}
+}
