@@ -1,0 +1,178 @@
+package app_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/heraldhq/herald/app"
+	"github.com/heraldhq/herald/app/apptest"
+	"github.com/heraldhq/herald/channels/channeltest"
+)
+
+// scrape reads the operator's listener's /metrics into a map from series (name and
+// labels as exposed, labels sorted by name) to value.
+func scrape(t *testing.T, opsURL string) map[string]float64 {
+	t.Helper()
+	res, err := http.Get(opsURL + "/metrics")
+	if err != nil {
+		t.Fatalf("scrape: %v", err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != 200 {
+		t.Fatalf("scrape: %s", res.Status)
+	}
+	out := make(map[string]float64)
+	sc := bufio.NewScanner(res.Body)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		if err != nil {
+			t.Fatalf("scrape: line %q: %v", line, err)
+		}
+		out[line[:i]] = v
+	}
+	return out
+}
+
+// TestMetricsTellAFire fires a subscription whose e-mail is accepted and whose SMS is
+// refused for good, then finds both outcomes, the run, the scheduler's lateness and the
+// API's requests on /metrics.
+func TestMetricsTellAFire(t *testing.T) {
+	smtp := channeltest.NewSMTPServer(t)
+	tw := channeltest.NewTwilioServer(t)
+	w := newSubWorldWith(t, func(c *app.Config) {
+		c.SMTP.Host, c.SMTP.Port, c.SMTP.TLSPolicy, c.SMTP.From = smtp.Host(), smtp.Port(), "none", "alerts@herald.test"
+		c.SMS.BaseURL = tw.URL()
+	})
+	r := w.jane.do("POST", w.janeURI+"/channelConfigurations",
+		`{"channelConfiguration":{"configuration":{"smsConfiguration":{"username":"`+tw.AccountSID()+`","password":"`+
+			tw.AuthToken()+`","from":"+15005550006","to":"+420601234567"}},"meta":{"title":"Phone"}}}`)
+	wantStatus(t, r, 201)
+	sms := r.json(t)["channelConfiguration"].(map[string]any)["meta"].(map[string]any)["uri"].(string)
+	tw.FailNext(1, 400, 21211) // invalid To: a permanent refusal
+	body := w.body(t, func(s map[string]any) {
+		s["triggers"] = []any{map[string]any{"timerEvent": map[string]any{"cronExpression": "0 */5 * * * *"}}}
+		s["condition"] = map[string]any{"condition": map[string]any{"expression": "true"}}
+		s["channels"] = []any{w.channel, sms}
+		delete(s, "attachments")
+	})
+	r = w.jane.do("POST", w.subsBase, body)
+	wantStatus(t, r, 201)
+	uri := r.json(t)["subscription"].(map[string]any)["meta"].(map[string]any)["uri"].(string)
+
+	w.b.Clock.Advance(5 * time.Minute)
+	waitFor(t, func() bool {
+		items := w.jane.do("GET", uri+"/runs", "").json(t)["runs"].(map[string]any)["items"].([]any)
+		return len(items) == 1 && items[0].(map[string]any)["run"].(map[string]any)["state"] == "partially_failed"
+	})
+
+	m := scrape(t, w.b.App.OpsURL())
+	for series, want := range map[string]float64{
+		`herald_engine_runs_total{state="queued"}`:                                              1,
+		`herald_worker_deliveries_total{kind="email",result="sent"}`:                            1,
+		`herald_worker_deliveries_total{kind="sms",result="failed"}`:                            1,
+		`herald_worker_send_attempts_total{kind="email",result="ok"}`:                           1,
+		`herald_worker_send_attempts_total{kind="sms",result="error"}`:                          1,
+		`herald_worker_send_duration_seconds_count{kind="email"}`:                               1,
+		`herald_scheduler_lateness_seconds_count`:                                               1,
+		`herald_worker_outbox_depth`:                                                            0,
+		`herald_worker_consumer_pending_messages{kind="email"}`:                                 0,
+		`herald_http_requests_total{method="POST",route="POST /svc/projects/{$}",status="201"}`: 1,
+	} {
+		if got, ok := m[series]; !ok || got != want {
+			t.Errorf("%s = %v (present %v), want %v", series, got, ok, want)
+		}
+	}
+	if m[`herald_engine_metric_executions_total`] < 1 {
+		t.Errorf("no metric execution counted")
+	}
+	for _, name := range []string{"go_goroutines", "process_resident_memory_bytes"} {
+		if _, ok := m[name]; !ok {
+			t.Errorf("%s missing: the Go and process collectors are not registered", name)
+		}
+	}
+}
+
+// readyz asks the operator's listener whether the process is ready.
+func readyz(t *testing.T, opsURL string) (int, map[string]any) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", opsURL+"/readyz", nil)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("readyz: %v", err)
+	}
+	defer res.Body.Close()
+	data, _ := io.ReadAll(res.Body)
+	var body map[string]any
+	if err := json.Unmarshal(data, &body); err != nil {
+		t.Fatalf("readyz body %q: %v", data, err)
+	}
+	return res.StatusCode, body
+}
+
+// startNATS runs a NATS server with JetStream on port (0: any) keeping its store in dir.
+func startNATS(t *testing.T, dir string, port int) *server.Server {
+	t.Helper()
+	if port == 0 {
+		port = server.RANDOM_PORT
+	}
+	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: dir,
+		NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Start()
+	if !srv.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats server not ready")
+	}
+	return srv
+}
+
+// TestReadyzFollowsNATS runs Herald over an external NATS server, stops the server and
+// sees /readyz answer 503 naming NATS, then starts it again and sees 200.
+func TestReadyzFollowsNATS(t *testing.T) {
+	dir := t.TempDir()
+	ns := startNATS(t, dir, 0)
+	port := ns.Addr().(*net.TCPAddr).Port
+	b := apptest.Start(t, func(c *app.Config) { c.NATS.URL = ns.ClientURL() })
+	ops := b.App.OpsURL()
+	waitFor(t, func() bool { code, _ := readyz(t, ops); return code == 200 })
+	_, body := readyz(t, ops)
+	for _, c := range []string{"sqlite", "nats", "stream", "scheduler", "warehouse"} {
+		if body["checks"].(map[string]any)[c] != "ok" {
+			t.Errorf("check %s = %v", c, body["checks"])
+		}
+	}
+
+	ns.Shutdown()
+	ns.WaitForShutdown()
+	code, body := readyz(t, ops)
+	checks := body["checks"].(map[string]any)
+	if code != 503 || body["ready"] != false || checks["nats"] == "ok" && checks["stream"] == "ok" {
+		t.Fatalf("with NATS down: %d %v", code, body)
+	}
+	if res, err := http.Get(ops + "/healthz"); err != nil || res.StatusCode != 200 {
+		t.Fatalf("healthz with NATS down: %v %v", res, err)
+	}
+
+	ns = startNATS(t, dir, port)
+	defer ns.Shutdown()
+	waitFor(t, func() bool { code, _ := readyz(t, ops); return code == 200 })
+}
