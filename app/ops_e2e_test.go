@@ -106,6 +106,30 @@ func TestMetricsTellAFire(t *testing.T) {
 			t.Errorf("%s missing: the Go and process collectors are not registered", name)
 		}
 	}
+
+	// The debug log of all that names the run and its deliveries and holds no secret:
+	// no password, no provider credential, no token.
+	log := w.b.Log.String()
+	if !strings.Contains(log, "run=") || !strings.Contains(log, "deliveries=") || !strings.Contains(log, "delivery=") {
+		t.Errorf("the log does not tell the run's story:\n%s", log)
+	}
+	secrets := []string{apptest.AdminPassword, "S3cret-pass", tw.AuthToken()}
+	x := newBrowser(t, w.b.URL, "ua")
+	for _, r := range []reply{x.login("jane@example.com", "S3cret-pass"), x.do("GET", "/svc/account/token", "")} {
+		for _, c := range (&http.Response{Header: r.header}).Cookies() {
+			secrets = append(secrets, c.Value)
+		}
+	}
+	wantStatus(t, x.do("GET", w.subsBase, ""), 200)
+	log = w.b.Log.String()
+	if len(secrets) < 5 {
+		t.Fatalf("expected the session's tokens among the secrets: %d", len(secrets))
+	}
+	for _, s := range secrets {
+		if s != "" && strings.Contains(log, s) {
+			t.Errorf("the log holds a secret %.6s…", s)
+		}
+	}
 }
 
 // readyz asks the operator's listener whether the process is ready.

@@ -73,9 +73,10 @@ func (e *Engine) process(ctx context.Context, run store.Run) store.Finish {
 	runCtx, cancel := context.WithTimeout(ctx, e.cfg.RunTimeout)
 	defer cancel()
 	detail := RunDetail{TimingsMS: map[string]int64{}}
+	log := e.log.With("subscription", run.SubscriptionID, "run", run.ID)
 	state, err := e.st.State(ctx, run.SubscriptionID)
 	if err != nil {
-		e.log.Error("subscription state", "subscription", run.SubscriptionID, "err", err)
+		log.Error("subscription state", "err", err)
 	}
 	deliveries, outcome, err := e.execute(runCtx, run, &detail, &state)
 	run.State, run.Finished = outcome, e.now()
@@ -92,9 +93,23 @@ func (e *Engine) process(ctx context.Context, run store.Run) store.Finish {
 	run.Detail, _ = json.Marshal(detail)
 	notice, err := e.health(context.WithoutCancel(ctx), run, &state)
 	if err != nil {
-		e.log.Error("subscription health", "subscription", run.SubscriptionID, "err", err)
+		log.Error("subscription health", "err", err)
+	}
+	if run.State == store.RunFailed {
+		log.Warn("run failed", "instant", run.ScheduledAt, "stage", detail.Stage, "err", run.Error)
+	} else {
+		log.Debug("run done", "instant", run.ScheduledAt, "state", run.State, "deliveries", deliveryIDs(deliveries))
 	}
 	return store.Finish{Run: run, Deliveries: append(deliveries, notice...), State: &state}
+}
+
+// deliveryIDs lists the ids of ds; each begins with its run's id.
+func deliveryIDs(ds []store.Delivery) []string {
+	ids := make([]string, len(ds))
+	for i, d := range ds {
+		ids[i] = d.ID
+	}
+	return ids
 }
 
 // finish records outcomes in one transaction, even when the service is
