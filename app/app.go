@@ -264,14 +264,18 @@ func (a *App) Run(ctx context.Context) error {
 	case <-bg.failed: // stop reports its error
 	case <-ctx.Done():
 	}
-	err := bg.stop()
+	a.log.Info("stopping: the engine, then the background parts, then the API; a second signal ends the process at once")
+	err := bg.stop(a.log)
 	shutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.HTTP.ShutdownTimeout)
 	defer cancel()
 	// Shutdown waits 5 s for connections that never sent a request; they
 	// carry nothing, so close them now.
 	srv.SetKeepAlivesEnabled(false)
 	fresh.closeAll()
-	err = errors.Join(err, srv.Shutdown(shutCtx))
+	if shutErr := srv.Shutdown(shutCtx); shutErr != nil {
+		a.log.Warn("requests in flight cut short", "after", a.cfg.HTTP.ShutdownTimeout, "err", shutErr)
+		err = errors.Join(err, shutErr)
+	}
 	if serveErr := <-errc; serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
 		err = errors.Join(err, serveErr)
 	}
@@ -315,6 +319,7 @@ type part struct {
 type running struct {
 	failed chan struct{} // receives when a part ends with an error
 	stops  []func() error
+	names  []string
 }
 
 // startAll starts each part with a context of its own, so stop can end them
@@ -336,15 +341,19 @@ func startAll(ctx context.Context, parts []part) *running {
 			done <- err
 		}()
 		r.stops = append(r.stops, func() error { cancel(); return <-done })
+		r.names = append(r.names, p.name)
 	}
 	return r
 }
 
-// stop ends the parts, last started first, and returns their errors.
-func (r *running) stop() error {
+// stop ends the parts, last started first, logs how long each took and returns their errors.
+func (r *running) stop(log *slog.Logger) error {
 	var errs []error
 	for i := len(r.stops) - 1; i >= 0; i-- {
-		errs = append(errs, r.stops[i]())
+		began := time.Now()
+		err := r.stops[i]()
+		log.Info("stopped", "part", r.names[i], "took", time.Since(began).Round(time.Millisecond))
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
