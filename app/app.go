@@ -187,6 +187,7 @@ func (a *App) open(ctx context.Context) error {
 	if a.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	a.reg.MustRegister(newStateCollector(a))
 	return a.listenOps()
 }
 

@@ -32,6 +32,40 @@ func newRegistry() *prometheus.Registry {
 	return reg
 }
 
+// stateCollector reads, at each scrape, the readiness checks and the count of unhealthy
+// subscriptions, so that alerts can be written on them.
+type stateCollector struct {
+	a         *App
+	ready     *prometheus.Desc
+	unhealthy *prometheus.Desc
+}
+
+func newStateCollector(a *App) *stateCollector {
+	return &stateCollector{a: a,
+		ready: prometheus.NewDesc("herald_readiness_ok",
+			"1 when the readiness check passes, 0 when it fails (what /readyz answers), by check.", []string{"check"}, nil),
+		unhealthy: prometheus.NewDesc("herald_engine_subscriptions_unhealthy",
+			"Subscriptions that failed engine.failuresBeforeNotice runs in a row and whose owners were told.", nil, nil),
+	}
+}
+
+func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.ready; ch <- c.unhealthy }
+
+func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
+	defer cancel()
+	for name, err := range c.a.runChecks(ctx) {
+		v := 1.0
+		if err != nil {
+			v = 0
+		}
+		ch <- prometheus.MustNewConstMetric(c.ready, prometheus.GaugeValue, v, name)
+	}
+	if n, err := c.a.store.CountUnhealthy(ctx); err == nil {
+		ch <- prometheus.MustNewConstMetric(c.unhealthy, prometheus.GaugeValue, float64(n))
+	}
+}
+
 // check is one condition of readiness.
 type check struct {
 	name string
@@ -73,15 +107,23 @@ type readiness struct {
 	Checks map[string]string `json:"checks"`
 }
 
+// runChecks runs every readiness check, each within checkTimeout, and returns what each said.
+func (a *App) runChecks(ctx context.Context) map[string]error {
+	out := make(map[string]error)
+	for _, c := range a.checks() {
+		cctx, cancel := context.WithTimeout(ctx, checkTimeout)
+		out[c.name] = c.run(cctx)
+		cancel()
+	}
+	return out
+}
+
 func (a *App) readyz(w http.ResponseWriter, r *http.Request) {
 	res := readiness{Ready: true, Checks: make(map[string]string)}
-	for _, c := range a.checks() {
-		ctx, cancel := context.WithTimeout(r.Context(), checkTimeout)
-		err := c.run(ctx)
-		cancel()
-		res.Checks[c.name] = "ok"
+	for name, err := range a.runChecks(r.Context()) {
+		res.Checks[name] = "ok"
 		if err != nil {
-			res.Ready, res.Checks[c.name] = false, err.Error()
+			res.Ready, res.Checks[name] = false, err.Error()
 		}
 	}
 	status := http.StatusOK

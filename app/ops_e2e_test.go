@@ -7,6 +7,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -69,7 +71,7 @@ func TestMetricsTellAFire(t *testing.T) {
 		s["triggers"] = []any{map[string]any{"timerEvent": map[string]any{"cronExpression": "0 */5 * * * *"}}}
 		s["condition"] = map[string]any{"condition": map[string]any{"expression": "true"}}
 		s["channels"] = []any{w.channel, sms}
-		delete(s, "attachments")
+		s["attachments"] = []any{map[string]any{"report": w.report, "formats": []any{"csv"}}}
 	})
 	r = w.jane.do("POST", w.subsBase, body)
 	wantStatus(t, r, 201)
@@ -81,7 +83,11 @@ func TestMetricsTellAFire(t *testing.T) {
 		return len(items) == 1 && items[0].(map[string]any)["run"].(map[string]any)["state"] == "partially_failed"
 	})
 
+	md := &mdClient{t: t, b: w.admin, pid: w.pid, md: "/svc/md/" + w.pid}
+	md.validate("LDM") // a maintenance task
+
 	m := scrape(t, w.b.App.OpsURL())
+	deployedNamesExist(t, m)
 	for series, want := range map[string]float64{
 		`herald_engine_runs_total{state="queued"}`:                                              1,
 		`herald_worker_deliveries_total{kind="email",result="sent"}`:                            1,
@@ -199,4 +205,31 @@ func TestReadyzFollowsNATS(t *testing.T) {
 	ns = startNATS(t, dir, port)
 	defer ns.Shutdown()
 	waitFor(t, func() bool { code, _ := readyz(t, ops); return code == 200 })
+}
+
+// deployedNamesExist checks that every metric the Grafana dashboard and the Prometheus
+// alerts in deploy/ use is one a running Herald exposes in m.
+func deployedNamesExist(t *testing.T, m map[string]float64) {
+	t.Helper()
+	exposed := make(map[string]bool)
+	for series := range m {
+		name, _, _ := strings.Cut(series, "{")
+		exposed[name] = true
+	}
+	re := regexp.MustCompile(`\b(?:herald|go|process)_[a-z_]+`)
+	for _, file := range []string{"../deploy/grafana/herald.json", "../deploy/prometheus/alerts.yml"} {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names := re.FindAllString(string(data), -1)
+		if len(names) < 10 {
+			t.Fatalf("%s: only %d metric names found", file, len(names))
+		}
+		for _, name := range names {
+			if !exposed[name] {
+				t.Errorf("%s uses %s, which Herald does not expose", file, name)
+			}
+		}
+	}
 }

@@ -26,3 +26,12 @@ func (s *Store) OutboxDepth(ctx context.Context) (int, error) {
 	}
 	return n, nil
 }
+
+// CountUnhealthy counts the subscriptions whose owners were told they keep failing.
+func (s *Store) CountUnhealthy(ctx context.Context) (int, error) {
+	var n int
+	if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM subscription_state WHERE unhealthy = 1`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count unhealthy subscriptions: %w", err)
+	}
+	return n, nil
+}
