@@ -233,3 +233,32 @@ func deployedNamesExist(t *testing.T, m map[string]float64) {
 		}
 	}
 }
+
+// TestAccessLogLevelAndSample logs no successful request when the sample is 0, and still
+// logs a failed one, with its request id, route, status, bytes and duration.
+func TestAccessLogLevelAndSample(t *testing.T) {
+	b := apptest.Start(t, func(c *app.Config) { c.Log.Access, c.Log.AccessSample = "info", 0 })
+	br := newBrowser(t, b.URL, "ua")
+	br.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)
+	wantStatus(t, br.do("GET", "/svc/projects/nope", ""), 404)
+	var ok, failed int
+	for line := range strings.Lines(b.Log.String()) {
+		if !strings.Contains(line, "msg=request ") {
+			continue
+		}
+		if strings.Contains(line, "status=200") {
+			ok++
+		}
+		if strings.Contains(line, "status=404") {
+			failed++
+			for _, f := range []string{"level=INFO", "requestId=", `route="GET /svc/projects/{pid}"`, "bytes=", "duration="} {
+				if !strings.Contains(line, f) {
+					t.Errorf("access line lacks %s: %s", f, line)
+				}
+			}
+		}
+	}
+	if ok != 0 || failed != 1 {
+		t.Errorf("%d successful and %d failed requests logged, want 0 and 1:\n%s", ok, failed, b.Log.String())
+	}
+}
