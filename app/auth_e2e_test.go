@@ -246,7 +246,7 @@ func TestClientRenewsTokensAndLogsInAgain(t *testing.T) {
 	if _, err := c.Login(ctx, b.Config.AdminLogin, apptest.AdminPassword); err != nil {
 		t.Fatal(err)
 	}
-	tokensBefore := strings.Count(b.Log.String(), "path=/svc/account/token")
+	tokensBefore := strings.Count(b.Log.String(), `route="GET /svc/account/token"`)
 	b.Clock.Advance(11 * time.Minute)
 	// Concurrent requests after TT expiry share one refresh.
 	errs := make(chan error, 8)
@@ -258,7 +258,7 @@ func TestClientRenewsTokensAndLogsInAgain(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := strings.Count(b.Log.String(), "path=/svc/account/token") - tokensBefore; n != 1 {
+	if n := strings.Count(b.Log.String(), `route="GET /svc/account/token"`) - tokensBefore; n != 1 {
 		t.Errorf("%d token requests for 8 concurrent requests, want 1", n)
 	}
 	b.Clock.Advance(15 * 24 * time.Hour)
