@@ -179,7 +179,7 @@ func DefaultConfig() Config {
 		},
 		Subs: SubscriptionsConfig{MinInterval: time.Minute, DefaultTimezone: "UTC",
 			MaxPerUser: 1000, MaxPerProject: 10000, MaxChannelsPerUser: 100},
-		SMTP:     SMTPConfig{Port: 587, TLSPolicy: "mandatory", From: "herald@localhost"},
+		SMTP:     SMTPConfig{Port: 587, TLSPolicy: "mandatory", From: "herald@localhost", MaxIdleTime: 20 * time.Second},
 		SMS:      SMSConfig{BaseURL: "https://api.twilio.com", MaxSegments: 3},
 		FeedChat: FeedChatConfig{LoginURL: "https://login.salesforce.com", APIVersion: "59.0"},
 		Delivery: DeliveryConfig{MaxAttempts: 10, BackoffBase: 5 * time.Second, BackoffCap: 30 * time.Minute,
@@ -442,6 +442,9 @@ func (c *Config) Validate() error {
 	}
 	if !strings.Contains(c.SMTP.From, "@") {
 		bad("smtp.from", "%q is not an e-mail address", c.SMTP.From)
+	}
+	if c.SMTP.MaxIdleTime < time.Second {
+		bad("smtp.maxIdleTime", "must be at least 1s, got %s", c.SMTP.MaxIdleTime)
 	}
 	if c.SMS.MaxSegments < 1 {
 		bad("sms.maxSegments", "must be at least 1")

@@ -42,6 +42,9 @@ type SMTPConfig struct {
 	Password string `yaml:"password"`
 	// From is the sender address. Default herald@localhost.
 	From string `yaml:"from"`
+	// MaxIdleTime is how long a pooled connection may stay quiet and still be used;
+	// older ones are replaced before a send. Default 20s.
+	MaxIdleTime time.Duration `yaml:"maxIdleTime"`
 }
 
 // SMSConfig configures SMS delivery; credentials are in each channel.
@@ -105,7 +108,7 @@ func senders(cfg Config, log *slog.Logger) ([]channels.Sender, func(), error) {
 	} else {
 		s, err := email.New(email.Config{Host: cfg.SMTP.Host, Port: cfg.SMTP.Port, TLSPolicy: cfg.SMTP.TLSPolicy,
 			Username: cfg.SMTP.Username, Password: cfg.SMTP.Password, From: cfg.SMTP.From,
-			Timeout: cfg.Delivery.SendTimeout}, log)
+			Timeout: cfg.Delivery.SendTimeout, MaxIdleTime: cfg.SMTP.MaxIdleTime}, log)
 		if err != nil {
 			return nil, nil, fmt.Errorf("smtp: %w", err)
 		}

@@ -20,6 +20,10 @@ import (
 // sends when Config.MaxIdle is zero.
 const DefaultMaxIdle = 4
 
+// DefaultMaxIdleTime is how long an idle connection is kept when Config.MaxIdleTime is
+// zero: below the 30 s after which many relays close a quiet session.
+const DefaultMaxIdleTime = 20 * time.Second
+
 // Config configures a Sender.
 type Config struct {
 	Host      string
@@ -32,6 +36,9 @@ type Config struct {
 	// MaxIdle is how many connections are kept open for the next sends;
 	// 0 means DefaultMaxIdle and a negative value dials once per message.
 	MaxIdle int
+	// MaxIdleTime is how long a connection may stay idle and still be used: relays and
+	// firewalls drop quiet connections without a word. 0 means DefaultMaxIdleTime.
+	MaxIdleTime time.Duration
 	// Now is the clock for the Date header; nil means time.Now.
 	Now func() time.Time
 }
@@ -39,10 +46,12 @@ type Config struct {
 // Sender delivers messages to an SMTP relay. It is safe for concurrent use
 // and keeps a few connections open between sends; Close closes them.
 type Sender struct {
-	client  *mail.Client
-	compose composer
-	log     *slog.Logger
-	maxIdle int
+	client   *mail.Client
+	compose  composer
+	log      *slog.Logger
+	maxIdle  int
+	idleTime time.Duration
+	now      func() time.Time
 
 	mu     sync.Mutex
 	idle   []*conn
@@ -56,6 +65,7 @@ var _ channels.Sender = (*Sender)(nil)
 type conn struct {
 	smtp *smtp.Client
 	raw  net.Conn
+	idle time.Time // when it was put back in the pool
 }
 
 func (c *conn) close() { _ = c.raw.Close() }
@@ -111,7 +121,15 @@ func New(cfg Config, logger *slog.Logger) (*Sender, error) {
 	if maxIdle == 0 {
 		maxIdle = DefaultMaxIdle
 	}
-	return &Sender{client: client, compose: comp, log: logger, maxIdle: max(maxIdle, 0)}, nil
+	idleTime := cfg.MaxIdleTime
+	if idleTime <= 0 {
+		idleTime = DefaultMaxIdleTime
+	}
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	return &Sender{client: client, compose: comp, log: logger, maxIdle: max(maxIdle, 0), idleTime: idleTime, now: now}, nil
 }
 
 func tlsPolicy(s string) (mail.TLSPolicy, error) {
@@ -150,9 +168,11 @@ func (s *Sender) Send(ctx context.Context, m channels.Message) (string, error) {
 
 // deliver sends msg over an idle connection or a new one. A send that fails
 // the connection check on a reused connection (the relay closed it while it
-// was idle) has transferred nothing and is tried once more on a new one.
+// was idle) has transferred nothing: the connection is dropped and the send
+// tried again, on the next idle one or a new one, without counting as an
+// attempt. The pool is finite, so the retries are too.
 func (s *Sender) deliver(ctx context.Context, msg *mail.Msg) error {
-	for attempt := 0; ; attempt++ {
+	for {
 		c, reused, err := s.get(ctx)
 		if err != nil {
 			return err
@@ -172,22 +192,30 @@ func (s *Sender) deliver(ctx context.Context, msg *mail.Msg) error {
 		if interrupted {
 			return ctx.Err()
 		}
-		if reused && attempt == 0 && isConnCheck(err) {
+		if reused && isConnCheck(err) {
 			continue
 		}
 		return err
 	}
 }
 
-// get returns an idle connection or dials a new one. The context can end
-// the handshake too: go-mail only watches it while dialing.
+// get returns an idle connection or dials a new one; connections idle for longer
+// than the idle time are closed on the way. The context can end the handshake
+// too: go-mail only watches it while dialing.
 func (s *Sender) get(ctx context.Context) (c *conn, reused bool, err error) {
+	var stale []*conn
 	s.mu.Lock()
-	if n := len(s.idle); n > 0 {
+	for n := len(s.idle); n > 0 && c == nil; n-- {
 		c = s.idle[n-1]
 		s.idle = s.idle[:n-1]
+		if s.now().Sub(c.idle) > s.idleTime {
+			stale, c = append(stale, c), nil
+		}
 	}
 	s.mu.Unlock()
+	for _, sc := range stale {
+		sc.close() // no QUIT: the session is likely gone, and waiting for it would delay the send
+	}
 	if c != nil {
 		return c, true, nil
 	}
@@ -240,6 +268,7 @@ func (d *dialSlot) close() {
 func (s *Sender) put(c *conn) {
 	s.mu.Lock()
 	if !s.closed && len(s.idle) < s.maxIdle {
+		c.idle = s.now()
 		s.idle = append(s.idle, c)
 		c = nil
 	}

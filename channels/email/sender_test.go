@@ -405,3 +405,60 @@ func writeFile(t *testing.T, path string, data []byte) {
 		t.Fatal(err)
 	}
 }
+
+// TestSendReplacesEveryStaleIdleConnection fills the pool, lets the relay drop every
+// connection, and sends again: each send succeeds at its first call, however many dead
+// connections the pool held.
+func TestSendReplacesEveryStaleIdleConnection(t *testing.T) {
+	srv := channeltest.NewSMTPServer(t)
+	s := newSender(t, srv, nil)
+	var wg sync.WaitGroup
+	for i := range 8 { // concurrent sends leave several connections idle
+		wg.Go(func() {
+			if _, err := s.Send(t.Context(), message(fmt.Sprint("a", i))); err != nil {
+				t.Errorf("Send: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	srv.DropConnections()
+	for i := range email.DefaultMaxIdle + 2 {
+		if _, err := s.Send(t.Context(), message(fmt.Sprint("b", i))); err != nil {
+			t.Fatalf("Send %d after the relay dropped the idle connections: %v", i, err)
+		}
+	}
+	if got := len(srv.Messages()); got != 8+email.DefaultMaxIdle+2 {
+		t.Fatalf("server has %d messages", got)
+	}
+}
+
+// TestSendRetiresConnectionsIdleTooLong uses no connection that has been idle for longer
+// than MaxIdleTime: relays and firewalls drop quiet connections without telling.
+func TestSendRetiresConnectionsIdleTooLong(t *testing.T) {
+	srv := channeltest.NewSMTPServer(t)
+	now := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	s := newSender(t, srv, nil, func(c *email.Config) { c.Now, c.MaxIdleTime = clock, 30*time.Second })
+	send := func(id string) {
+		t.Helper()
+		if _, err := s.Send(t.Context(), message(id)); err != nil {
+			t.Fatalf("Send(%s): %v", id, err)
+		}
+	}
+	send("a")
+	mu.Lock()
+	now = now.Add(29 * time.Second)
+	mu.Unlock()
+	send("b") // reused: idle for 29 s
+	if got := srv.Sessions(); got != 1 {
+		t.Fatalf("%d sessions after a send within MaxIdleTime, want 1", got)
+	}
+	mu.Lock()
+	now = now.Add(60 * time.Second)
+	mu.Unlock()
+	send("c") // the connection idled 60 s: a new one
+	if got := srv.Sessions(); got != 2 {
+		t.Fatalf("%d sessions after 60 s of quiet, want 2", got)
+	}
+}
