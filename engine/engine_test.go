@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -258,10 +259,19 @@ func TestMisfiresAfterDowntime(t *testing.T) {
 		want     []string // states of the runs, oldest first
 		fired    time.Duration
 		skipped  time.Duration
+		reasons  []string // what the skipped runs' reasons say, oldest first
 	}{
-		{"within grace", "0 */5 * * * *", 12 * time.Minute, []string{"skipped", "queued"}, 10 * time.Minute, 5 * time.Minute},
-		{"one missed", "0 */5 * * * *", 7 * time.Minute, []string{"queued"}, 5 * time.Minute, 0},
-		{"beyond grace", "0 0 * * * *", 150 * time.Minute, []string{"skipped"}, 0, time.Hour},
+		{"within grace", "0 */5 * * * *", 12 * time.Minute, []string{"skipped", "queued"}, 10 * time.Minute, 5 * time.Minute,
+			[]string{"within the grace window only the latest missed instant, 2000-01-01T00:10:00Z, runs"}},
+		{"one missed", "0 */5 * * * *", 7 * time.Minute, []string{"queued"}, 5 * time.Minute, 0, nil},
+		{"three missed", "0 */5 * * * *", 17 * time.Minute, []string{"skipped", "skipped", "queued"}, 15 * time.Minute, 5 * time.Minute,
+			[]string{"only the latest missed instant, 2000-01-01T00:15:00Z, runs", "only the latest missed instant, 2000-01-01T00:15:00Z, runs"}},
+		{"beyond grace", "0 0 * * * *", 150 * time.Minute, []string{"skipped", "skipped"}, 0, time.Hour,
+			[]string{"past the grace window of 15m0s", "past the grace window of 15m0s"}},
+		{"some beyond grace", "0 */10 * * * *", 35 * time.Minute, []string{"skipped", "skipped", "queued"}, 30 * time.Minute, 10 * time.Minute,
+			[]string{"past the grace window of 15m0s", "only the latest missed instant"}},
+		{"long downtime", "0 * * * * *", 5 * time.Hour, append(slices.Repeat([]string{"skipped"}, 100), "queued"), 5 * time.Hour, time.Minute,
+			nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -291,6 +301,11 @@ func TestMisfiresAfterDowntime(t *testing.T) {
 				}
 				if tc.skipped > 0 && !runs[0].ScheduledAt.Equal(created.Add(tc.skipped)) {
 					t.Errorf("skipped run at %s, want the first missed instant", runs[0].ScheduledAt)
+				}
+				for i, want := range tc.reasons {
+					if !strings.Contains(string(runs[i].Detail), want) {
+						t.Errorf("run %d (%s) says %s, want %q", i, runs[i].ScheduledAt, runs[i].Detail, want)
+					}
 				}
 			})
 		})
