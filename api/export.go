@@ -3,8 +3,8 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"regexp"
 	"strings"
@@ -104,14 +104,31 @@ func (s *Server) getExport(w http.ResponseWriter, r *http.Request, c *caller) er
 	return nil
 }
 
-// contentDisposition names a download: an ASCII fallback (spaces and other
-// characters become underscores) and the exact UTF-8 name.
+// contentDisposition names a download: filename= holds an ASCII fallback made
+// only of letters, digits, space, '-', '_' and '.', with no leading dot and no
+// "..", so that no client can read a path or a header into it; filename*
+// holds the UTF-8 name (slashes and backslashes replaced) percent-encoded as
+// RFC 8187 asks.
 func contentDisposition(name string) string {
+	name = strings.NewReplacer("/", "_", "\\", "_").Replace(name)
 	ascii := []byte(name)
 	for i, b := range ascii {
-		if b < 0x21 || b > 0x7e || b == '"' || b == '\\' || b == '%' || b == ';' {
+		safe := 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9' || strings.IndexByte(" -_.", b) >= 0
+		if !safe {
 			ascii[i] = '_'
 		}
 	}
-	return `attachment; filename="` + string(ascii) + `"; filename*=UTF-8''` + strings.ReplaceAll(url.PathEscape(name), "+", "%2B")
+	fallback := strings.TrimLeft(strings.ReplaceAll(string(ascii), "..", "_"), ". ")
+	if fallback == "" {
+		fallback = "download"
+	}
+	var ext strings.Builder
+	for _, b := range []byte(name) {
+		if 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9' || strings.IndexByte("!#$&+-.^_`|~", b) >= 0 {
+			ext.WriteByte(b)
+		} else {
+			fmt.Fprintf(&ext, "%%%02X", b)
+		}
+	}
+	return `attachment; filename="` + fallback + `"; filename*=UTF-8''` + ext.String()
 }

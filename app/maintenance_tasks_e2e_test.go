@@ -80,7 +80,7 @@ func TestPartialMetadataRoundTrip(t *testing.T) {
 		!strings.HasSuffix(msg, ") doesn't exists.") {
 		t.Fatalf("import without the model: %v", state)
 	}
-	if state := dst.partialImport(`{"token":"nope"}`); state["status"] != "ERROR" || state["msg"] != "The token (nope) is not valid." {
+	if state := dst.partialImport(`{"token":"nope"}`); state["status"] != "ERROR" || state["msg"] != "The token is not valid." {
 		t.Fatalf("import of a bad token: %v", state)
 	}
 

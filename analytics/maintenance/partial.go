@@ -52,14 +52,14 @@ func (s *Service) ImportObjects(ctx context.Context, c Caller, pid, token string
 	}
 	return s.pool.Start(ctx, store.Task{ProjectID: pid, Kind: KindPartialImport, StartedBy: c.UserID}, func(ctx context.Context) ([]byte, error) {
 		if tokenErr != nil {
-			return nil, task.Errorf("The token (%s) is not valid.", token)
+			return nil, task.Errorf("The token is not valid.")
 		}
 		a, err := readArchive(art.Path, "")
 		if err != nil {
 			return nil, taskError(err)
 		}
 		if a.Manifest.Kind != store.ArtifactPartial {
-			return nil, task.Errorf("The token (%s) is not valid.", token)
+			return nil, task.Errorf("The token is not valid.")
 		}
 		done, err := s.md.RestoreObjects(ctx, pid, a.Snapshot, analytics.ObjectsOptions{By: c.UserID,
 			OverwriteNewer: opt.OverwriteNewer, UpdateModelMeta: opt.UpdateLDMObjects})

@@ -1,0 +1,44 @@
+package api
+
+import (
+	"mime"
+	"strings"
+	"testing"
+)
+
+func TestContentDispositionKeepsOnlySafeNames(t *testing.T) {
+	cases := []struct {
+		name, ascii, full string
+	}{
+		{"Revenue by region.csv", "Revenue by region.csv", "Revenue by region.csv"},
+		{"evil\"\r\nContent-Type: text/html/../../tmp/pwn;.csv", "evil___Content-Type_ text_html_____tmp_pwn_.csv",
+			"evil\"\r\nContent-Type: text_html_.._.._tmp_pwn;.csv"},
+		{"../../etc/passwd", "____etc_passwd", ".._.._etc_passwd"},
+		{".hidden", "hidden", ".hidden"},
+		{"Tržby: Q1/Q2 = 100%.pdf", "Tr__by_ Q1_Q2 _ 100_.pdf", "Tržby: Q1_Q2 = 100%.pdf"},
+		{"", "download", ""},
+	}
+	for _, tc := range cases {
+		h := contentDisposition(tc.name)
+		if strings.ContainsAny(h, "\r\n") {
+			t.Fatalf("%q: header %q holds a line break", tc.name, h)
+		}
+		_, params, err := mime.ParseMediaType(h)
+		if err != nil {
+			t.Fatalf("%q: header %q does not parse: %v", tc.name, h, err)
+		}
+		ascii := h[strings.Index(h, `filename="`)+len(`filename="`):]
+		ascii = ascii[:strings.IndexByte(ascii, '"')]
+		if ascii != tc.ascii {
+			t.Errorf("%q: filename=%q, want %q", tc.name, ascii, tc.ascii)
+		}
+		for _, bad := range []string{"/", "\\", ":", ".."} {
+			if strings.Contains(ascii, bad) {
+				t.Errorf("%q: filename=%q holds %q", tc.name, ascii, bad)
+			}
+		}
+		if tc.full != "" && params["filename"] != tc.full {
+			t.Errorf("%q: filename*=%q, want %q", tc.name, params["filename"], tc.full)
+		}
+	}
+}
