@@ -300,14 +300,30 @@ func (s *Service) List(ctx context.Context, pid, query string) (string, []Object
 	return cat, s.objects(pid, list), nil
 }
 
-// Identifiers returns the objects of the project with the given identifiers; unknown
-// identifiers are left out.
-func (s *Service) Identifiers(ctx context.Context, pid string, identifiers []string) ([]Object, error) {
+// Identifiers returns the objects of the project with the given identifiers in the
+// order asked (each once), and apart the identifiers the project has no object for.
+func (s *Service) Identifiers(ctx context.Context, pid string, identifiers []string) (found []Object, unknown []string, err error) {
 	list, err := s.store.ObjectsByIdentifiers(ctx, pid, identifiers)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return s.objects(pid, list), nil
+	byIdentifier := make(map[string]Object, len(list))
+	for _, o := range s.objects(pid, list) {
+		byIdentifier[o.Identifier] = o
+	}
+	seen := make(map[string]bool, len(identifiers))
+	for _, id := range identifiers {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		if o, ok := byIdentifier[id]; ok {
+			found = append(found, o)
+		} else {
+			unknown = append(unknown, id)
+		}
+	}
+	return found, unknown, nil
 }
 
 // Using lists the objects the object uses, directly when nearest is set and otherwise

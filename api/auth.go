@@ -199,7 +199,9 @@ func (s *Server) setCookie(w http.ResponseWriter, name, value string, expires ti
 	if value == "" {
 		ck.MaxAge = -1
 	} else {
-		ck.MaxAge = max(1, int(expires.Sub(s.now()).Seconds()))
+		// Rounded, not truncated: the clock has moved on a little since expires was
+		// set, and a lifetime of 600 s must not become 599.
+		ck.MaxAge = max(1, int(expires.Sub(s.now()).Round(time.Second)/time.Second))
 	}
 	http.SetCookie(w, ck)
 }

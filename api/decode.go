@@ -170,7 +170,12 @@ func pathOrBody(path string) string {
 // flag is a boolean that clients send as true, 1 or "1" (and false, 0, "0").
 type flag bool
 
+// UnmarshalJSON reads true, false, 1, 0 and their strings; null, as the json
+// package's convention asks, leaves the value as it is.
 func (f *flag) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
 	switch strings.Trim(string(b), `"`) {
 	case "true", "1":
 		*f = true

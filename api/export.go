@@ -55,6 +55,9 @@ func (s *Server) startExport(w http.ResponseWriter, r *http.Request, c *caller) 
 		return err
 	}
 	e, err := s.exporter.Start(r.Context(), m[1], m[2], in.Format)
+	if errors.Is(err, export.ErrNoResult) {
+		return notFound("exporter", "Report result %s not found", in.Report)
+	}
 	if err != nil {
 		return err
 	}

@@ -246,7 +246,7 @@ func (s *Server) identifiers(w http.ResponseWriter, r *http.Request, c *caller) 
 	if len(req.IdentifierToURI) == 0 {
 		return badField("identifierToUri", "must list at least one identifier")
 	}
-	list, err := s.analytics.Identifiers(r.Context(), c.project.ID, req.IdentifierToURI)
+	list, unknown, err := s.analytics.Identifiers(r.Context(), c.project.ID, req.IdentifierToURI)
 	if err != nil {
 		return mdError(err)
 	}
@@ -254,7 +254,11 @@ func (s *Server) identifiers(w http.ResponseWriter, r *http.Request, c *caller) 
 	for i, o := range list {
 		out[i] = map[string]string{"identifier": o.Identifier, "uri": o.URI}
 	}
-	respond(w, r, http.StatusOK, map[string]any{"identifiers": out})
+	body := map[string]any{"identifiers": out}
+	if len(unknown) > 0 {
+		body["unknownIdentifiers"] = unknown // in request order, like identifiers
+	}
+	respond(w, r, http.StatusOK, body)
 	return nil
 }
 

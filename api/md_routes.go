@@ -19,6 +19,7 @@ func (s *Server) mdRoutes() {
 		return
 	}
 	const md = "/svc/md/{pid}"
+	s.route("GET "+md, permProjectView, s.aboutMetadata)
 	s.route("POST "+md+"/ldm/manage", permProjectEdit, s.manageModel)
 	s.route("GET "+md+"/tasks/{tid}/status", permProjectView, s.taskStatus)
 	s.route("POST "+md+"/datasets/{dataset}/data", permProjectEdit, s.loadData)
@@ -101,4 +102,24 @@ func objectID(r *http.Request) (int64, error) {
 		return 0, notFound("md", "Object ID %s not found", v)
 	}
 	return id, nil
+}
+
+// aboutMetadata lists the project's metadata resources, as the platform's "about"
+// resources do; the project's links.metadata points here.
+func (s *Server) aboutMetadata(w http.ResponseWriter, r *http.Request, c *caller) error {
+	md := "/svc/md/" + c.project.ID
+	links := []map[string]string{}
+	for _, l := range [][3]string{
+		{"obj", "/obj", "Metadata objects"},
+		{"query", "/query/reports", "Object listings by category (reports, metrics, ...)"},
+		{"identifiers", "/identifiers", "Identifiers to URIs"},
+		{"ldm-manage", "/ldm/manage", "Changes to the data model in MAQL"},
+		{"validate-project", "/validate", "Project validation"},
+		{"project-export", "/maintenance/export", "Export of the project"},
+	} {
+		links = append(links, map[string]string{"category": l[0], "link": md + l[1], "summary": l[2], "title": l[0]})
+	}
+	respond(w, r, http.StatusOK, map[string]any{"about": map[string]any{
+		"category": "MD", "summary": "Metadata resources", "instance": c.project.ID, "links": links}})
+	return nil
 }

@@ -91,7 +91,6 @@ func (s *Server) getRole(w http.ResponseWriter, r *http.Request, c *caller) erro
 	created := timestamp(c.project.Created)
 	respond(w, r, http.StatusOK, map[string]any{"projectRole": map[string]any{
 		"permissions": perms,
-		"links":       map[string]string{"roleUsers": roleURI(c.project.ID, ro.id) + "/users"},
 		"meta": map[string]string{"identifier": ro.identifier, "title": ro.title, "summary": ro.summary,
 			"created": created, "updated": created, "uri": roleURI(c.project.ID, ro.id)},
 	}})
@@ -145,6 +144,28 @@ func (s *Server) listUserRoles(w http.ResponseWriter, r *http.Request, c *caller
 		return err
 	}
 	respond(w, r, http.StatusOK, map[string]any{"associatedRoles": map[string]any{"roles": roleURIs(c.project.ID, m.Roles)}})
+	return nil
+}
+
+// listUserPermissions answers what a member may do in the project: the union of
+// the permissions of her roles.
+func (s *Server) listUserPermissions(w http.ResponseWriter, r *http.Request, c *caller) error {
+	m, err := s.store.Membership(r.Context(), c.project.ID, r.PathValue("uid"))
+	if errors.Is(err, store.ErrNotFound) {
+		return notFound("projects", "User %s is not a member of the project", r.PathValue("uid"))
+	}
+	if err != nil {
+		return err
+	}
+	perms := map[string]string{}
+	for _, id := range m.Roles {
+		if ro, ok := roleByIdentifier(id); ok {
+			for _, p := range ro.permissions {
+				perms[p] = "1"
+			}
+		}
+	}
+	respond(w, r, http.StatusOK, map[string]any{"associatedPermissions": map[string]any{"permissions": perms}})
 	return nil
 }
 

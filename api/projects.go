@@ -20,18 +20,15 @@ type projectBody struct {
 	Meta    projectMeta    `json:"meta"`
 }
 
+// projectLinks are the project's resources that Herald serves; the platform's
+// invitations, connectors, templates, public artifacts and model pictures it has
+// not, so it does not link them.
 type projectLinks struct {
 	Self            string `json:"self"`
 	Roles           string `json:"roles"`
 	Users           string `json:"users"`
-	UserRoles       string `json:"userRoles"`
-	UserPermissions string `json:"userPermissions"`
-	Invitations     string `json:"invitations"`
-	Connectors      string `json:"connectors"`
-	Templates       string `json:"templates"`
-	PublicArtifacts string `json:"publicartifacts"`
-	LDM             string `json:"ldm"`
-	LDMThumbnail    string `json:"ldm_thumbnail"`
+	UserRoles       string `json:"userRoles"`       // the caller's roles
+	UserPermissions string `json:"userPermissions"` // the caller's permissions
 	Metadata        string `json:"metadata"`
 }
 
@@ -51,7 +48,8 @@ type projectMeta struct {
 	Contributor     string `json:"contributor"`
 }
 
-func projectOf(p store.Project) projectJSON {
+// projectOf is the project as uid sees it: the links name uid's roles and permissions.
+func projectOf(p store.Project, uid string) projectJSON {
 	self := projectURI(p.ID)
 	md := "/svc/md/" + p.ID
 	return projectJSON{Project: projectBody{
@@ -61,10 +59,8 @@ func projectOf(p store.Project) projectJSON {
 			State:            p.State,
 		},
 		Links: projectLinks{
-			Self: self, Roles: self + "/roles", Users: self + "/users", UserRoles: self + "/users/{uid}/roles",
-			UserPermissions: self + "/users/{uid}/permissions", Invitations: self + "/invitations",
-			Connectors: self + "/connectors", Templates: self + "/templates", PublicArtifacts: self + "/publicartifacts",
-			LDM: md + "/ldm", LDMThumbnail: md + "/ldm?thumbnail=1", Metadata: md,
+			Self: self, Roles: self + "/roles", Users: self + "/users", UserRoles: self + "/users/" + uid + "/roles",
+			UserPermissions: self + "/users/" + uid + "/permissions", Metadata: md,
 		},
 		Meta: projectMeta{
 			Title: p.Title, Summary: p.Summary, ProjectTemplate: p.Template,
@@ -135,7 +131,7 @@ func (s *Server) createProject(w http.ResponseWriter, r *http.Request, c *caller
 }
 
 func (s *Server) getProject(w http.ResponseWriter, r *http.Request, c *caller) error {
-	respond(w, r, http.StatusOK, projectOf(c.project))
+	respond(w, r, http.StatusOK, projectOf(c.project, c.UserID))
 	return nil
 }
 
@@ -173,7 +169,7 @@ func (s *Server) listUserProjects(w http.ResponseWriter, r *http.Request, c *cal
 	}
 	items := make([]projectJSON, 0, len(projects))
 	for _, p := range projects {
-		items = append(items, projectOf(p))
+		items = append(items, projectOf(p, c.UserID))
 	}
 	if !paged {
 		respond(w, r, http.StatusOK, map[string]any{"projects": items})

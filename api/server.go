@@ -218,6 +218,7 @@ func (s *Server) routes() {
 	s.route("GET /svc/projects/{pid}/users", permProjectView, s.listProjectUsers)
 	s.route("POST /svc/projects/{pid}/users", permProjectManage, s.updateProjectUsers)
 	s.route("GET /svc/projects/{pid}/users/{uid}/roles", permProjectView, s.listUserRoles)
+	s.route("GET /svc/projects/{pid}/users/{uid}/permissions", permProjectView, s.listUserPermissions)
 	s.route("GET /svc/projects/{pid}/roles", permProjectView, s.listRoles)
 	s.route("GET /svc/projects/{pid}/roles/{rid}", permProjectView, s.getRole)
 

@@ -107,7 +107,7 @@ func load(ctx context.Context, md *analytics.Service, files fs.FS, pid string, l
 
 // report creates a report definition and the report that shows it.
 func report(ctx context.Context, md *analytics.Service, pid, by string, r Report) (string, error) {
-	objs, err := md.Identifiers(ctx, pid, append(append(append([]string{}, r.Rows...), r.Columns...), r.Metrics...))
+	objs, _, err := md.Identifiers(ctx, pid, append(append(append([]string{}, r.Rows...), r.Columns...), r.Metrics...))
 	if err != nil {
 		return "", err
 	}

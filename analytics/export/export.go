@@ -26,6 +26,9 @@ var ErrNoResult = errors.New("no such report result")
 // Source gives the executed result of a report as a grid.
 type Source interface {
 	ResultGrid(ctx context.Context, projectID, resultID string) (*grid.Grid, error)
+	// ResultExists reports whether the project has the result; it may still vanish
+	// (expire) before it is rendered.
+	ResultExists(ctx context.Context, projectID, resultID string) (bool, error)
 }
 
 // Formats maps the formats a client may ask for (upper-cased) to the
@@ -91,11 +94,19 @@ func New(st *store.Store, src Source, cfg Config, log *slog.Logger) *Service {
 }
 
 // Start records a new export of a result and queues it for rendering.
-// format is one of the keys of Formats.
+// format is one of the keys of Formats. A result the project does not have is
+// ErrNoResult at once.
 func (s *Service) Start(ctx context.Context, projectID, resultID, format string) (store.Export, error) {
 	f, ok := Formats[strings.ToUpper(format)]
 	if !ok {
 		return store.Export{}, fmt.Errorf("unknown format %q", format)
+	}
+	ok, err := s.src.ResultExists(ctx, projectID, resultID)
+	switch {
+	case err != nil:
+		return store.Export{}, err
+	case !ok:
+		return store.Export{}, ErrNoResult
 	}
 	now := s.cfg.Now()
 	e := store.Export{ID: store.NewID(24), ProjectID: projectID, ResultID: resultID, Format: f,

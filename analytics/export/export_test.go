@@ -3,6 +3,7 @@ package export
 import (
 	"context"
 	"encoding/csv"
+	"errors"
 	"io"
 	"log/slog"
 	"os"
@@ -18,8 +19,13 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// grids is a Source of fixed results: "sales" has two rows, "none" none.
+// grids is a Source of fixed results: "sales" has two rows, "none" none, "gone"
+// exists when the export starts and is gone when it renders.
 type grids struct{}
+
+func (grids) ResultExists(_ context.Context, _, id string) (bool, error) {
+	return id == "sales" || id == "none" || id == "gone", nil
+}
 
 func (grids) ResultGrid(_ context.Context, _, id string) (*grid.Grid, error) {
 	rows := map[string][]grid.Row{
@@ -132,6 +138,9 @@ func TestExportStates(t *testing.T) {
 	must(t, err)
 	if got := wait(t, s, missing.ID); got.State != store.ExportFailed || got.Format != "XLS" {
 		t.Errorf("export of an unknown result = %+v", got)
+	}
+	if _, err := s.Start(ctx, "p", "never", "CSV"); !errors.Is(err, ErrNoResult) {
+		t.Errorf("export of a result that never was: %v, want ErrNoResult", err)
 	}
 	if _, err := s.Start(ctx, "p", "sales", "DOCX"); err == nil {
 		t.Error("accepted DOCX")

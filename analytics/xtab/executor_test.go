@@ -301,7 +301,7 @@ func TestPerProjectBound(t *testing.T) {
 
 func uriOf(t *testing.T, e *env, ident string) string {
 	t.Helper()
-	objs, err := e.md.Identifiers(context.Background(), e.pid, []string{ident})
+	objs, _, err := e.md.Identifiers(context.Background(), e.pid, []string{ident})
 	if err != nil || len(objs) != 1 {
 		t.Fatalf("%s: %v %v", ident, objs, err)
 	}

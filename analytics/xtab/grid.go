@@ -10,6 +10,19 @@ import (
 	"github.com/heraldhq/herald/store"
 )
 
+// ResultExists reports whether the project has the result id (computed, computing or
+// failed) that has not expired.
+func (e *Executor) ResultExists(ctx context.Context, pid, id string) (bool, error) {
+	r, err := e.st.ResultByID(ctx, id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	return r.ProjectID == pid, nil
+}
+
 // ResultGrid returns a result laid out for the renderers, waiting while it computes. It
 // is the exporter's source: an unknown result is ErrNoResult.
 func (e *Executor) ResultGrid(ctx context.Context, pid, id string) (*grid.Grid, error) {

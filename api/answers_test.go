@@ -2,8 +2,10 @@ package api
 
 import (
 	"mime"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestContentDispositionKeepsOnlySafeNames(t *testing.T) {
@@ -40,5 +42,17 @@ func TestContentDispositionKeepsOnlySafeNames(t *testing.T) {
 		if tc.full != "" && params["filename"] != tc.full {
 			t.Errorf("%q: filename*=%q, want %q", tc.name, params["filename"], tc.full)
 		}
+	}
+}
+
+// TestCookieMaxAgeIsTheLifetime sets a cookie on a clock that moves between reading the
+// expiry and writing the cookie, as a real one does: Max-Age is still the whole lifetime.
+func TestCookieMaxAgeIsTheLifetime(t *testing.T) {
+	at := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	s := &Server{now: func() time.Time { at = at.Add(time.Millisecond); return at }}
+	rec := httptest.NewRecorder()
+	s.setCookie(rec, CookieTT, "token", s.now().Add(10*time.Minute))
+	if got := rec.Result().Cookies()[0].MaxAge; got != 600 {
+		t.Fatalf("Max-Age %d, want 600", got)
 	}
 }
