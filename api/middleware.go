@@ -35,6 +35,7 @@ func (s *Server) withRequestID(next http.Handler) http.Handler {
 			}
 		}
 		w.Header().Set("X-Request-Id", id)
+		w.Header().Set("X-Content-Type-Options", "nosniff")
 		r = r.WithContext(context.WithValue(r.Context(), requestIDKey, id))
 		sw := &statusWriter{ResponseWriter: w}
 		defer func() {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -245,9 +246,30 @@ func (s *Server) routes() {
 	s.route("POST /svc/exporter/executor", permAuthenticated, s.startExport)
 	s.route("GET /svc/exporter/result/{pid}/{id}", permProjectView, s.getExport)
 
-	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	s.mux.HandleFunc("/", s.unmatched)
+}
+
+// probeMethods are the methods unmatched tries on a path that matched no route.
+var probeMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch}
+
+// unmatched answers a request no route took: 405 with Allow when the path has
+// routes for other methods, else 404. The catch-all route hides the mux's own
+// 405, so the methods are probed here.
+func (s *Server) unmatched(w http.ResponseWriter, r *http.Request) {
+	var allow []string
+	for _, m := range probeMethods {
+		probe := &http.Request{Method: m, URL: r.URL, Host: r.Host, Header: http.Header{}}
+		if _, pattern := s.mux.Handler(probe); pattern != "/" && pattern != "" {
+			allow = append(allow, m)
+		}
+	}
+	if len(allow) == 0 {
 		s.writeError(w, r, notFound("api", "No resource at %s", r.URL.Path))
-	})
+		return
+	}
+	w.Header().Set("Allow", strings.Join(allow, ", "))
+	s.writeError(w, r, newError(http.StatusMethodNotAllowed, classUser, "api", "Method %s is not allowed at %s; use %s",
+		r.Method, r.URL.Path, strings.Join(allow, ", ")))
 }
 
 // writeError writes err as the error body; internal errors are logged here, once.

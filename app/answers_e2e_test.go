@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/heraldhq/herald/app/apptest"
 )
 
 // TestProjectLinksAnswer follows every link of a project, as a member sees it, and gets
@@ -95,5 +97,41 @@ func TestSmallerAnswers(t *testing.T) {
 		`{"result_req":{"report":"/svc/md/`+w.pid+`/obj/`+strconv.Itoa(987654)+`","format":"CSV"}}`)
 	if r.status != 404 {
 		t.Errorf("export of a result that does not exist: %d %s, want 404", r.status, r.body)
+	}
+}
+
+// TestMethodsAndContentTypes: a path with routes for other methods answers 405 with
+// Allow; a JSON endpoint refuses a body declared as another type with 415, and takes one
+// declared as nothing; every answer carries nosniff.
+func TestMethodsAndContentTypes(t *testing.T) {
+	b := apptest.Start(t)
+	br := newBrowser(t, b.URL, "ua")
+	br.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)
+	r := br.do("PUT", "/svc/projects/", `{}`)
+	if r.status != 405 || r.header.Get("Allow") != "POST" {
+		t.Errorf("PUT /svc/projects/: %d Allow %q, want 405 and POST", r.status, r.header.Get("Allow"))
+	}
+	r = br.do("PATCH", b.AdminProfile, `{}`)
+	if r.status != 405 || r.header.Get("Allow") != "GET, HEAD, DELETE" || !strings.Contains(r.body, "PATCH") {
+		t.Errorf("PATCH profile: %d Allow %q %s", r.status, r.header.Get("Allow"), r.body)
+	}
+	wantStatus(t, br.do("GET", "/svc/nothing/here", ""), 404)
+
+	const project = `{"project":{"meta":{"title":"T"}}}`
+	for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "text/csv"} {
+		r := br.do("POST", "/svc/projects/", project, "Content-Type", ct)
+		if r.status != 415 || !strings.Contains(r.body, "application/json") {
+			t.Errorf("Content-Type %s: %d %s, want 415", ct, r.status, r.body)
+		}
+	}
+	for _, ct := range []string{"", "application/json", "application/json; charset=utf-8"} {
+		if r := br.do("POST", "/svc/projects/", project, "Content-Type", ct); r.status != 201 {
+			t.Errorf("Content-Type %q: %d %s, want 201", ct, r.status, r.body)
+		}
+	}
+	for _, r := range []reply{br.do("GET", b.AdminProfile, ""), br.do("GET", "/svc/nothing", ""), br.do("PUT", "/svc/projects/", "")} {
+		if r.header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("%d answer without nosniff: %v", r.status, r.header)
+		}
 	}
 }
