@@ -47,7 +47,11 @@ func jsonContentType(r *http.Request) error {
 		"Content-Type %s is not accepted here; send application/json", ct)
 }
 
-func decodeJSON(data []byte, dst any) error {
+func decodeJSON(data []byte, dst any) error { return decodeJSONAt(data, dst, "") }
+
+// decodeJSONAt is decodeJSON for a part of a body that sits at path, which the
+// errors name.
+func decodeJSONAt(data []byte, dst any, path string) error {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return badRequest("api", "Request body is empty; a JSON object is expected")
 	}
@@ -60,7 +64,7 @@ func decodeJSON(data []byte, dst any) error {
 	if _, err := dec.Token(); err != io.EOF {
 		return badRequest("api", "Malformed JSON: unexpected data after the JSON value")
 	}
-	if err := checkValue(tree, reflect.TypeOf(dst).Elem(), ""); err != nil {
+	if err := checkValue(tree, reflect.TypeOf(dst).Elem(), path); err != nil {
 		return err
 	}
 	if err := json.Unmarshal(data, dst); err != nil {

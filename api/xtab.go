@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"regexp"
@@ -31,8 +32,8 @@ type executeRequest struct {
 		ReportDefinition  *string `json:"reportDefinition"`
 		Report            *string `json:"report"`
 		DefinitionContent *struct {
-			Content         *analytics.ReportDefinitionContent `json:"content"`
-			ProjectMetadata string                             `json:"projectMetadata"`
+			Content         json.RawMessage `json:"content"`
+			ProjectMetadata string          `json:"projectMetadata"`
 		} `json:"definitionContent"`
 	} `json:"report_req"`
 }
@@ -67,10 +68,44 @@ func (req *executeRequest) source() (string, xtab.Source, error) {
 	if m == nil {
 		return "", xtab.Source{}, badField("report_req.definitionContent.projectMetadata", "must be the project's metadata URI, /svc/md/<project>")
 	}
-	if dc.Content == nil {
-		return "", xtab.Source{}, badField(xtab.FieldContent, "is required")
+	content, field, err := definitionContent(dc.Content)
+	if err != nil {
+		return "", xtab.Source{}, err
 	}
-	return m[1], xtab.Source{Content: dc.Content}, nil
+	return m[1], xtab.Source{Content: content, ContentField: field}, nil
+}
+
+// definitionContent decodes an inline report definition in either form clients send:
+// bare, {"grid":...,"format":...}, or wrapped as the platform's SDKs send it,
+// {"reportDefinition":{"content":{...},"meta":{...}}}. It returns the content and the
+// request field it sits at.
+func definitionContent(raw json.RawMessage) (*analytics.ReportDefinitionContent, string, error) {
+	field := xtab.FieldContent
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, "", badField(field, "is required")
+	}
+	var probe map[string]json.RawMessage
+	if json.Unmarshal(raw, &probe) == nil && probe["reportDefinition"] != nil && len(probe) == 1 {
+		var wrapped struct {
+			ReportDefinition *struct {
+				Content json.RawMessage `json:"content"`
+				Meta    *metaIn         `json:"meta"`
+			} `json:"reportDefinition"`
+		}
+		if err := decodeJSONAt(raw, &wrapped, field); err != nil {
+			return nil, "", err
+		}
+		field += ".reportDefinition.content"
+		raw = wrapped.ReportDefinition.Content
+		if len(raw) == 0 || string(raw) == "null" {
+			return nil, "", badField(field, "is required")
+		}
+	}
+	var c analytics.ReportDefinitionContent
+	if err := decodeJSONAt(raw, &c, field); err != nil {
+		return nil, "", err
+	}
+	return &c, field, nil
 }
 
 type reportResultJSON struct {

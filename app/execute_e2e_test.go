@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -301,6 +302,11 @@ func TestExecuteBadInput(t *testing.T) {
 		{"metric of the wrong kind", r.b, jsonString(map[string]any{"report_req": r.content(gridDef(nil, []any{"metricGroup"}, []string{r.uris["fact.orders.amount"]}))}), 400, "report_req.definitionContent.content.grid.metrics[0].uri"},
 		{"bad filter", r.b, jsonString(map[string]any{"report_req": r.content(gridDef(nil, []any{"metricGroup"}, []string{r.revenue}, "[x] IN"))}), 400, "report_req.definitionContent.content.filters[0].expression"},
 		{"unknown field", r.b, `{"report_req":{"reportDefinition":"x","extra":1}}`, 400, ""},
+		{"wrapped: bad filter", r.b, jsonString(map[string]any{"report_req": wrapped(r.mdClient, gridDef(nil, []any{"metricGroup"}, []string{r.revenue}, "[x] IN"))}),
+			400, "report_req.definitionContent.content.reportDefinition.content.filters[0].expression"},
+		{"wrapped: no content", r.b, jsonString(map[string]any{"report_req": map[string]any{"definitionContent": map[string]any{
+			"content": map[string]any{"reportDefinition": map[string]any{"meta": map[string]any{"title": "x"}}}, "projectMetadata": r.md}}}),
+			400, "report_req.definitionContent.content.reportDefinition.content"},
 		{"not a member", outsider, jsonString(map[string]any{"report_req": r.content(grid)}), 404, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -314,6 +320,18 @@ func TestExecuteBadInput(t *testing.T) {
 	res := r.execute(r.content(grid))
 	wantStatus(t, res, 201)
 	data := dig(res.json(t), "reportResult2", "content", "dataResult").(string)
+	// The platform's SDKs wrap the content as a report definition object; it computes the same.
+	bare, inSDKForm := r.run(r.content(grid)), r.run(wrapped(r.mdClient, grid))
+	if !reflect.DeepEqual(bare, inSDKForm) || bare == nil {
+		t.Errorf("the wrapped form computes %+v, the bare one %+v", inSDKForm, bare)
+	}
 	wantStatus(t, outsider.do("GET", data, ""), 404)
 	wantStatus(t, r.b.do("GET", r.md+"/dataResult/nope", ""), 404)
+}
+
+// wrapped is a report request of a definition's content as the platform's SDKs send it:
+// wrapped as a reportDefinition object with its meta.
+func wrapped(m *mdClient, def map[string]any) map[string]any {
+	return map[string]any{"definitionContent": map[string]any{"projectMetadata": m.md, "content": map[string]any{
+		"reportDefinition": map[string]any{"content": def, "meta": map[string]any{"title": "Untitled report", "category": "reportDefinition"}}}}}
 }

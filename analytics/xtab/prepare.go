@@ -1,6 +1,7 @@
 package xtab
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,6 +20,8 @@ type Source struct {
 	Report     string
 	Definition string
 	Content    *analytics.ReportDefinitionContent
+	// ContentField is where Content sits in the request, for errors. Default FieldContent.
+	ContentField string
 }
 
 // Request fields of the sources, as errors name them.
@@ -41,15 +44,16 @@ func (e *Executor) resolve(ctx context.Context, pid string, src Source) (definit
 	switch {
 	case src.Content != nil:
 		c, err := e.md.CheckReportDefinition(ctx, pid, *src.Content)
+		base := cmp.Or(src.ContentField, FieldContent)
 		var in *analytics.InputError
 		if errors.As(err, &in) {
-			field := FieldContent
+			field := base
 			if rest, ok := strings.CutPrefix(in.Field, analytics.CategoryReportDefinition+".content"); ok {
 				field += rest
 			}
 			return definition{}, &analytics.InputError{Field: field, Msg: in.Msg}
 		}
-		return definition{content: c, field: FieldContent}, err
+		return definition{content: c, field: base}, err
 	case src.Report != "":
 		o, err := e.object(ctx, pid, src.Report, FieldReport, analytics.CategoryReport)
 		if err != nil {
