@@ -180,6 +180,9 @@ func (s *Server) createObject(w http.ResponseWriter, r *http.Request, c *caller)
 
 func (s *Server) getObject(w http.ResponseWriter, r *http.Request, c *caller) error {
 	id, err := objectID(r)
+	if err != nil && s.executor != nil {
+		return s.getResultObject(w, r, c) // not a number: the reportResult2 of an execution
+	}
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 type ReportExecutor interface {
 	Execute(ctx context.Context, pid, author string, src xtab.Source) (xtab.Result, error)
 	DataResult(ctx context.Context, pid, id string, pg xtab.Page) (string, *xtab.XTab, error)
+	Object(ctx context.Context, pid, id string) (xtab.Result, error)
 }
 
 // xtabRoutes registers report execution, when the server has an executor.
@@ -141,13 +142,31 @@ func (s *Server) executeReport(w http.ResponseWriter, r *http.Request, c *caller
 	if err != nil {
 		return mdError(err)
 	}
+	respond(w, r, http.StatusCreated, resultJSON(res))
+	return nil
+}
+
+// getResultObject serves GET on an execution's reportResult2 URI: the same object
+// executor3 answered.
+func (s *Server) getResultObject(w http.ResponseWriter, r *http.Request, c *caller) error {
+	res, err := s.executor.Object(r.Context(), c.project.ID, r.PathValue("oid"))
+	if errors.Is(err, xtab.ErrNoResult) {
+		return notFound("md", "Object ID %s not found", r.PathValue("oid"))
+	}
+	if err != nil {
+		return err
+	}
+	respond(w, r, http.StatusOK, resultJSON(res))
+	return nil
+}
+
+func resultJSON(res xtab.Result) reportResultJSON {
 	created, author := timestamp(res.Created), profileURI(res.Author)
-	respond(w, r, http.StatusCreated, reportResultJSON{ReportResult2: reportResultBody{
+	return reportResultJSON{ReportResult2: reportResultBody{
 		Content: reportResultContent{DataResult: res.DataResultURI(), ReportDefinition: res.Definition, ReportView: res.View},
 		Meta: objectMetaJSON{Author: author, URI: res.URI(), Tags: "", Created: created, Identifier: "reportResult2." + res.ID,
 			Deprecated: "0", Summary: "", Title: res.View.ReportName, Category: "reportResult2", Updated: created, Contributor: author},
-	}})
-	return nil
+	}}
 }
 
 // dataResult serves GET /svc/md/<pid>/dataResult/<id>: 202 while computing, 204 when

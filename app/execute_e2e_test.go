@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/heraldhq/herald/app/apptest"
 )
@@ -224,11 +225,20 @@ func TestExecuteStoredAndCached(t *testing.T) {
 		t.Fatalf("reportView = %v", view)
 	}
 
-	// The same definition at the same data version shares the result.
+	// The same definition at the same data version shares the computed data; each
+	// execution answers with an object of its own, which reads back as it was answered.
 	again := r.execute(map[string]any{"reportDefinition": def})
 	wantStatus(t, again, 201)
-	if dig(again.json(t), "reportResult2", "meta", "uri") != meta["uri"] {
+	if dig(again.json(t), "reportResult2", "content", "dataResult") != dig(body, "reportResult2", "content", "dataResult") ||
+		dig(again.json(t), "reportResult2", "meta", "uri") == meta["uri"] {
 		t.Fatalf("second execution: %s", again.body)
+	}
+	for _, answer := range []reply{first, again} {
+		back := r.b.do("GET", dig(answer.json(t), "reportResult2", "meta", "uri").(string), "")
+		wantStatus(t, back, 200)
+		if !reflect.DeepEqual(back.json(t), answer.json(t)) {
+			t.Errorf("GET of the result reads\n%s\nexecutor3 answered\n%s", back.body, answer.body)
+		}
 	}
 	// A report runs its current definition under its own title.
 	viaReport := r.execute(map[string]any{"report": report})
@@ -334,4 +344,41 @@ func TestExecuteBadInput(t *testing.T) {
 func wrapped(m *mdClient, def map[string]any) map[string]any {
 	return map[string]any{"definitionContent": map[string]any{"projectMetadata": m.md, "content": map[string]any{
 		"reportDefinition": map[string]any{"content": def, "meta": map[string]any{"title": "Untitled report", "category": "reportDefinition"}}}}}
+}
+
+// TestEachCallerGetsItsOwnResult: two members execute the same report at the same data
+// version; they share the computed data, and each reads back a result that names her as
+// its author at her time. A non-member reads neither.
+func TestEachCallerGetsItsOwnResult(t *testing.T) {
+	b, r := newShopReports(t, 5, 50)
+	_, janeURI := b.NewUser(t, "jane@x.io")
+	wantStatus(t, r.b.do("POST", "/svc/projects/"+r.pid+"/users",
+		`{"user":{"content":{"status":"ENABLED","userRoles":["/svc/projects/`+r.pid+`/roles/3"]},"links":{"self":"`+janeURI+`"}}}`), 200)
+	jane := newBrowser(t, b.URL, "ua-jane")
+	jane.loginWithToken("jane@x.io", "S3cret-pass")
+	req := jsonString(map[string]any{"report_req": r.content(gridDef([]any{gridAttr(r.uris["label.regions.name"])}, []any{"metricGroup"}, []string{r.revenue}))})
+
+	adminRes := r.b.do("POST", "/svc/xtab2/executor3", req)
+	wantStatus(t, adminRes, 201)
+	b.Clock.Advance(time.Minute)
+	janeRes := jane.do("POST", "/svc/xtab2/executor3", req)
+	wantStatus(t, janeRes, 201)
+	a, j := dig(adminRes.json(t), "reportResult2").(map[string]any), dig(janeRes.json(t), "reportResult2").(map[string]any)
+	if dig(a, "content", "dataResult") != dig(j, "content", "dataResult") {
+		t.Errorf("equal executions compute twice: %v and %v", dig(a, "content", "dataResult"), dig(j, "content", "dataResult"))
+	}
+	if dig(j, "meta", "author") != janeURI || dig(j, "meta", "created") == dig(a, "meta", "created") || dig(a, "meta", "author") == janeURI {
+		t.Errorf("jane's result carries author %v created %v; the admin's %v %v", dig(j, "meta", "author"), dig(j, "meta", "created"),
+			dig(a, "meta", "author"), dig(a, "meta", "created"))
+	}
+	back := jane.do("GET", dig(j, "meta", "uri").(string), "")
+	wantStatus(t, back, 200)
+	if dig(back.json(t), "reportResult2", "meta", "author") != janeURI {
+		t.Errorf("read back: %s", back.body)
+	}
+	outsider := newBrowser(t, b.URL, "ua-out")
+	b.NewUser(t, "out@x.io")
+	outsider.loginWithToken("out@x.io", "S3cret-pass")
+	wantStatus(t, outsider.do("GET", dig(j, "meta", "uri").(string), ""), 404)
+	wantStatus(t, jane.do("GET", r.md+"/obj/nosuchresult", ""), 404)
 }

@@ -119,3 +119,39 @@ func (s *Store) DeleteResult(ctx context.Context, id string) error {
 	}
 	return nil
 }
+
+// ResultObject is one execution's answer: its caller and time, over a result that equal
+// executions share.
+type ResultObject struct {
+	ID        string
+	ProjectID string
+	ResultID  string
+	Author    string // user id
+	Created   time.Time
+}
+
+// CreateResultObject stores o.
+func (s *Store) CreateResultObject(ctx context.Context, o ResultObject) error {
+	_, err := s.w.ExecContext(ctx, `INSERT INTO result_objects(id, project_id, result_id, author, created) VALUES (?, ?, ?, ?, ?)`,
+		o.ID, o.ProjectID, o.ResultID, o.Author, o.Created.Unix())
+	if err != nil {
+		return fmt.Errorf("create result object: %w", err)
+	}
+	return nil
+}
+
+// ResultObjectByID returns the result object with the given id.
+func (s *Store) ResultObjectByID(ctx context.Context, id string) (ResultObject, error) {
+	var o ResultObject
+	var created int64
+	err := s.r.QueryRowContext(ctx, `SELECT id, project_id, result_id, author, created FROM result_objects WHERE id = ?`, id).
+		Scan(&o.ID, &o.ProjectID, &o.ResultID, &o.Author, &created)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return ResultObject{}, ErrNotFound
+	case err != nil:
+		return ResultObject{}, fmt.Errorf("read result object: %w", err)
+	}
+	o.Created = time.Unix(created, 0).UTC()
+	return o, nil
+}

@@ -84,9 +84,11 @@ func New(st *store.Store, md *analytics.Service, cfg Config, log *slog.Logger) *
 		jobs: map[string]chan struct{}{}, sems: map[string]chan struct{}{}}
 }
 
-// Result is an execution's answer: the result that holds (or will hold) the data.
+// Result is an execution's answer: an object of its own (ID, Author, Created) over the
+// result that holds, or will hold, the data (DataID), which equal executions share.
 type Result struct {
 	ID        string
+	DataID    string
 	ProjectID string
 	Author    string // user id
 	Created   time.Time
@@ -99,7 +101,7 @@ type Result struct {
 func (r Result) URI() string { return "/svc/md/" + r.ProjectID + "/obj/" + r.ID }
 
 // DataResultURI is where the result's data is read.
-func (r Result) DataResultURI() string { return "/svc/md/" + r.ProjectID + "/dataResult/" + r.ID }
+func (r Result) DataResultURI() string { return "/svc/md/" + r.ProjectID + "/dataResult/" + r.DataID }
 
 // Execute compiles what src names and starts computing it, or finds the result of an
 // equal execution at the project's current data version. Errors in the request are
@@ -143,7 +145,58 @@ func (e *Executor) Execute(ctx context.Context, pid, author string, src Source) 
 	default:
 		return Result{}, err
 	}
-	return Result{ID: r.ID, ProjectID: pid, Author: r.Author, Created: r.Created, Definition: p.Definition, View: p.View}, nil
+	obj := store.ResultObject{ID: store.NewID(24), ProjectID: pid, ResultID: r.ID, Author: author, Created: now}
+	if err := e.st.CreateResultObject(ctx, obj); err != nil {
+		return Result{}, err
+	}
+	return Result{ID: obj.ID, DataID: r.ID, ProjectID: pid, Author: author, Created: now, Definition: p.Definition, View: p.View}, nil
+}
+
+// Object returns the answer of an earlier execution by its id, as Execute returned it;
+// ErrNoResult when the project has no such object (or its result expired).
+func (e *Executor) Object(ctx context.Context, pid, id string) (Result, error) {
+	o, err := e.st.ResultObjectByID(ctx, id)
+	switch {
+	case errors.Is(err, store.ErrNotFound) || err == nil && o.ProjectID != pid:
+		return Result{}, ErrNoResult
+	case err != nil:
+		return Result{}, err
+	}
+	r, err := e.st.ResultByID(ctx, o.ResultID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return Result{}, ErrNoResult
+	case err != nil:
+		return Result{}, err
+	}
+	p, err := decodePlan(r.Plan)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{ID: o.ID, DataID: r.ID, ProjectID: pid, Author: o.Author, Created: o.Created, Definition: p.Definition,
+		View: p.View}, nil
+}
+
+// dataID returns the id of the shared result an id names: a result object's, or a
+// result's own; "" when the project has neither.
+func (e *Executor) dataID(ctx context.Context, pid, id string) (string, error) {
+	o, err := e.st.ResultObjectByID(ctx, id)
+	switch {
+	case err == nil && o.ProjectID == pid:
+		return o.ResultID, nil
+	case err == nil:
+		return "", nil
+	case !errors.Is(err, store.ErrNotFound):
+		return "", err
+	}
+	r, err := e.st.ResultByID(ctx, id)
+	switch {
+	case err == nil && r.ProjectID == pid:
+		return r.ID, nil
+	case err == nil || errors.Is(err, store.ErrNotFound):
+		return "", nil
+	}
+	return "", err
 }
 
 // start computes a result off the request path unless it is already computing here, and

@@ -117,10 +117,10 @@ func TestExecuteReportsIntoGrids(t *testing.T) {
 		t.Fatal(err)
 	}
 	if res.View.ReportName != "Revenue by month" || res.View.Format != grid.FormatChart || res.Definition == "" ||
-		res.URI() != "/svc/md/demo/obj/"+res.ID || res.DataResultURI() != "/svc/md/demo/dataResult/"+res.ID {
+		res.URI() != "/svc/md/demo/obj/"+res.ID || res.DataResultURI() != "/svc/md/demo/dataResult/"+res.DataID {
 		t.Fatalf("result = %+v", res)
 	}
-	g, err := e.ex.ResultGrid(ctx, e.pid, res.ID)
+	g, err := e.ex.ResultGrid(ctx, e.pid, res.DataID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,14 +149,14 @@ func TestExecuteReportsIntoGrids(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g, err = e.ex.ResultGrid(ctx, e.pid, res.ID); err != nil {
+	if g, err = e.ex.ResultGrid(ctx, e.pid, res.DataID); err != nil {
 		t.Fatal(err)
 	}
 	want := "Region IN (" + els.Items[0].Title + ", " + els.Items[1].Title + `) AND Region <> '); DROP TABLE f_sales; --`
 	if len(g.Filters) != 1 || g.Filters[0] != want || len(rows(t, g)) != 2 || g.Columns[1].Path[0] != "Share" || g.Columns[1].Format != "0.0%" {
 		t.Errorf("filters %q, want %q; columns %+v", g.Filters, want, g.Columns)
 	}
-	if _, _, err := e.ex.DataResult(ctx, "other", res.ID, Page{}); !errors.Is(err, ErrNoResult) {
+	if _, _, err := e.ex.DataResult(ctx, "other", res.DataID, Page{}); !errors.Is(err, ErrNoResult) {
 		t.Errorf("another project's result: %v", err)
 	}
 	if _, err := e.ex.ResultGrid(ctx, e.pid, "nope"); !errors.Is(err, ErrNoResult) {
@@ -176,7 +176,7 @@ func TestExecuteSharesOneResult(t *testing.T) {
 			if err != nil {
 				t.Error(err)
 			}
-			ids[i] = res.ID
+			ids[i] = res.DataID
 		})
 	}
 	wg.Wait()
@@ -193,8 +193,8 @@ func TestExecuteSharesOneResult(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := e.ex.Execute(ctx, e.pid, "u", src)
-	if err != nil || res.ID == ids[0] {
-		t.Fatalf("after a load: %v, %v", res.ID, err)
+	if err != nil || res.DataID == ids[0] {
+		t.Fatalf("after a load: %v, %v", res.DataID, err)
 	}
 }
 
@@ -205,12 +205,12 @@ func TestExecuteTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = e.ex.ResultGrid(ctx, e.pid, res.ID)
+	_, err = e.ex.ResultGrid(ctx, e.pid, res.DataID)
 	var failed *FailedError
 	if !errors.As(err, &failed) || !strings.Contains(failed.Msg, "took longer than 1ns") {
 		t.Fatalf("err = %v", err)
 	}
-	if _, _, err := e.ex.DataResult(ctx, e.pid, res.ID, Page{}); !errors.As(err, &failed) {
+	if _, _, err := e.ex.DataResult(ctx, e.pid, res.DataID, Page{}); !errors.As(err, &failed) {
 		t.Fatalf("data result of a failed execution: %v", err)
 	}
 }
@@ -253,10 +253,10 @@ func TestExpiredResultsArePruned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.ex.ResultGrid(ctx, e.pid, res.ID); err != nil {
+	if _, err := e.ex.ResultGrid(ctx, e.pid, res.DataID); err != nil {
 		t.Fatal(err)
 	}
-	r, err := e.st.ResultByID(ctx, res.ID)
+	r, err := e.st.ResultByID(ctx, res.DataID)
 	if err != nil || r.Path == "" {
 		t.Fatalf("result %+v, %v", r, err)
 	}
@@ -270,7 +270,7 @@ func TestExpiredResultsArePruned(t *testing.T) {
 	if _, err := os.Stat(r.Path); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("file still there: %v", err)
 	}
-	if _, _, err := e.ex.DataResult(ctx, e.pid, res.ID, Page{}); !errors.Is(err, ErrNoResult) {
+	if _, _, err := e.ex.DataResult(ctx, e.pid, res.DataID, Page{}); !errors.Is(err, ErrNoResult) {
 		t.Errorf("data result after pruning: %v", err)
 	}
 }
@@ -322,29 +322,29 @@ func TestLostFileIsComputedAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.ex.ResultGrid(ctx, e.pid, res.ID); err != nil {
+	if _, err := e.ex.ResultGrid(ctx, e.pid, res.DataID); err != nil {
 		t.Fatal(err)
 	}
-	r, err := e.st.ResultByID(ctx, res.ID)
+	r, err := e.st.ResultByID(ctx, res.DataID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Remove(r.Path); err != nil {
 		t.Fatal(err)
 	}
-	state, _, err := e.ex.DataResult(ctx, e.pid, res.ID, Page{})
+	state, _, err := e.ex.DataResult(ctx, e.pid, res.DataID, Page{})
 	if err != nil || state != store.ResultRunning {
 		t.Fatalf("data result of a lost file: %s, %v", state, err)
 	}
-	g, err := e.ex.ResultGrid(ctx, e.pid, res.ID)
+	g, err := e.ex.ResultGrid(ctx, e.pid, res.DataID)
 	if err != nil || len(rows(t, g)) != 5 {
 		t.Fatalf("grid after recomputing: %v", err)
 	}
 	// A corrupt file too.
-	if r, err = e.st.ResultByID(ctx, res.ID); err != nil || os.WriteFile(r.Path, []byte("HXT1\x05{}"), 0o600) != nil {
+	if r, err = e.st.ResultByID(ctx, res.DataID); err != nil || os.WriteFile(r.Path, []byte("HXT1\x05{}"), 0o600) != nil {
 		t.Fatal(err)
 	}
-	if g, err = e.ex.ResultGrid(ctx, e.pid, res.ID); err != nil || len(rows(t, g)) != 5 {
+	if g, err = e.ex.ResultGrid(ctx, e.pid, res.DataID); err != nil || len(rows(t, g)) != 5 {
 		t.Fatalf("grid after a corrupt file: %v", err)
 	}
 }

@@ -10,22 +10,24 @@ import (
 	"github.com/heraldhq/herald/store"
 )
 
-// ResultExists reports whether the project has the result id (computed, computing or
-// failed) that has not expired.
+// ResultExists reports whether the project has the result (computed, computing or
+// failed, not expired) that id names: an execution's object or the result itself.
 func (e *Executor) ResultExists(ctx context.Context, pid, id string) (bool, error) {
-	r, err := e.st.ResultByID(ctx, id)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return false, nil
-	case err != nil:
-		return false, err
-	}
-	return r.ProjectID == pid, nil
+	did, err := e.dataID(ctx, pid, id)
+	return did != "", err
 }
 
 // ResultGrid returns a result laid out for the renderers, waiting while it computes. It
 // is the exporter's source: an unknown result is ErrNoResult.
 func (e *Executor) ResultGrid(ctx context.Context, pid, id string) (*grid.Grid, error) {
+	did, err := e.dataID(ctx, pid, id)
+	switch {
+	case err != nil:
+		return nil, err
+	case did == "":
+		return nil, ErrNoResult
+	}
+	id = did
 	for range 2 {
 		g, err := e.resultGrid(ctx, pid, id)
 		if !lost(err) {
