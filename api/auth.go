@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -113,8 +112,9 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	}
 	key := strings.ToLower(strings.TrimSpace(in.Login))
 	now := s.now()
-	if wait := s.throttle.wait(key, now); wait > 0 {
-		secs := strconv.Itoa(int(wait.Round(time.Second) / time.Second))
+	done, wait := s.throttle.admit(key, clientAddress(r, s.trustedProxies), now)
+	if done == nil {
+		secs := strconv.Itoa(max(int(wait.Round(time.Second)/time.Second), 1))
 		e := newError(http.StatusTooManyRequests, classTooMany, "Account",
 			"Too many failed logins for %s; try again in %s seconds", in.Login, secs)
 		e.header = http.Header{"Retry-After": {secs}}
@@ -125,13 +125,14 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	if err == nil {
 		hash = []byte(u.PasswordHash)
 	} else if !errors.Is(err, store.ErrNotFound) {
+		done(false)
 		return err
 	}
-	if bcrypt.CompareHashAndPassword(hash, []byte(in.Password)) != nil || err != nil {
-		s.throttle.fail(key, now)
+	ok := bcrypt.CompareHashAndPassword(hash, []byte(in.Password)) == nil && err == nil
+	done(ok)
+	if !ok {
 		return newError(http.StatusUnauthorized, classUnauthorized, "Account", "Bad Login or Password!")
 	}
-	s.throttle.succeed(key)
 	token, th := newToken()
 	se := store.Session{ID: store.NewID(24), UserID: u.ID, TokenHash: th, UserAgent: r.UserAgent(),
 		Created: now, Expires: now.Add(s.sstLife)}
@@ -204,67 +205,4 @@ func (s *Server) setCookie(w http.ResponseWriter, name, value string, expires ti
 		ck.MaxAge = max(1, int(expires.Sub(s.now()).Round(time.Second)/time.Second))
 	}
 	http.SetCookie(w, ck)
-}
-
-// loginThrottle slows down repeated failed logins for one login: the first
-// few failures cost nothing, after that each attempt must wait a delay that
-// doubles with every further failure, up to a cap. A success resets it, and
-// the delay never grows past the cap, so the real user is never locked out for good.
-type loginThrottle struct {
-	mu       sync.Mutex
-	free     int
-	maxDelay time.Duration
-	entries  map[string]*throttleEntry
-}
-
-type throttleEntry struct {
-	failures int
-	next     time.Time // no attempt before this
-	last     time.Time
-}
-
-func newLoginThrottle(free int, maxDelay time.Duration) *loginThrottle {
-	return &loginThrottle{free: free, maxDelay: maxDelay, entries: make(map[string]*throttleEntry)}
-}
-
-// wait returns how long the login must wait before its next attempt.
-func (t *loginThrottle) wait(login string, now time.Time) time.Duration {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if e := t.entries[login]; e != nil && now.Before(e.next) {
-		return e.next.Sub(now)
-	}
-	return 0
-}
-
-func (t *loginThrottle) fail(login string, now time.Time) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if len(t.entries) > 10000 {
-		for k, e := range t.entries { // forget logins that have been quiet for a while
-			if now.Sub(e.last) > 2*t.maxDelay {
-				delete(t.entries, k)
-			}
-		}
-	}
-	e := t.entries[login]
-	if e == nil || now.Sub(e.last) > 2*t.maxDelay {
-		e = &throttleEntry{}
-		t.entries[login] = e
-	}
-	e.failures++
-	e.last = now
-	if over := e.failures - t.free; over >= 0 {
-		delay := t.maxDelay
-		if over < 30 && time.Second<<over < t.maxDelay {
-			delay = time.Second << over
-		}
-		e.next = now.Add(delay)
-	}
-}
-
-func (t *loginThrottle) succeed(login string) {
-	t.mu.Lock()
-	delete(t.entries, login)
-	t.mu.Unlock()
 }

@@ -1,10 +1,12 @@
 package api
 
 import (
+	"cmp"
 	"crypto/rand"
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -34,6 +36,12 @@ type Options struct {
 	// that, attempts wait a delay that doubles up to LoginDelayMax. Defaults 5 and 15m.
 	LoginFailuresFree int
 	LoginDelayMax     time.Duration
+	// LoginFailuresCeiling failed logins of one login from all addresses together
+	// make further attempts from addresses it never succeeded from wait too. Default 50.
+	LoginFailuresCeiling int
+	// TrustedProxies are the peers whose X-Forwarded-For names the client's address.
+	// Default none: the peer is the client.
+	TrustedProxies []netip.Prefix
 	// MaxBodyBytes caps request bodies. Default 1 MiB.
 	MaxBodyBytes int64
 	// SecureCookies marks cookies Secure (the service is reached over TLS).
@@ -69,17 +77,18 @@ type Options struct {
 
 // Server is the HTTP API.
 type Server struct {
-	store    *store.Store
-	domain   string
-	now      func() time.Time
-	log      *slog.Logger
-	ttLife   time.Duration
-	sstLife  time.Duration
-	pwCost   int
-	maxBody  int64
-	secure   bool
-	throttle *loginThrottle
-	auth     *authCache
+	store          *store.Store
+	domain         string
+	now            func() time.Time
+	log            *slog.Logger
+	ttLife         time.Duration
+	sstLife        time.Duration
+	pwCost         int
+	maxBody        int64
+	secure         bool
+	throttle       *loginThrottle
+	trustedProxies []netip.Prefix
+	auth           *authCache
 	// dummyHash is compared against when the login is unknown, so a wrong
 	// login costs as long as a wrong password.
 	dummyHash []byte
@@ -169,7 +178,8 @@ func New(st *store.Store, opt Options) *Server {
 	if maxDelay == 0 {
 		maxDelay = 15 * time.Minute
 	}
-	s.throttle = newLoginThrottle(free, maxDelay)
+	s.throttle = newLoginThrottle(free, cmp.Or(opt.LoginFailuresCeiling, 50), maxDelay)
+	s.trustedProxies = opt.TrustedProxies
 	s.auth = newAuthCache(100_000)
 	s.idPrefix = rand.Text()[:8]
 	s.dummyHash, _ = bcrypt.GenerateFromPassword([]byte(rand.Text()), s.pwCost) // fails only for a bad cost

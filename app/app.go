@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"sync"
@@ -169,6 +170,7 @@ func (a *App) open(ctx context.Context) error {
 		Domain: cfg.Domain, Now: opt.Clock.Now, Logger: a.log,
 		TTLifetime: cfg.Auth.TTLifetime, SSTLifetime: cfg.Auth.SSTLifetime, PasswordCost: cfg.Auth.PasswordCost,
 		LoginFailuresFree: cfg.Auth.LoginFailuresFree, LoginDelayMax: cfg.Auth.LoginDelayMax,
+		LoginFailuresCeiling: cfg.Auth.LoginFailuresCeiling, TrustedProxies: prefixes(cfg.HTTP.TrustedProxies),
 		MaxBodyBytes: cfg.HTTP.MaxBodyBytes, SecureCookies: cfg.HTTP.TLSCert != "",
 		Secrets: box, MinInterval: cfg.Subs.MinInterval, DefaultTimezone: cfg.Subs.DefaultTimezone,
 		Quota: store.Quota{SubscriptionsPerUser: cfg.Subs.MaxPerUser, SubscriptionsPerProject: cfg.Subs.MaxPerProject,
@@ -441,6 +443,17 @@ type realClock struct{}
 
 func (realClock) Now() time.Time                         { return time.Now() }
 func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// prefixes parses networks that Config.Validate has checked.
+func prefixes(cidrs []string) []netip.Prefix {
+	var out []netip.Prefix
+	for _, c := range cidrs {
+		if p, err := netip.ParsePrefix(c); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
 
 // accessLog turns the log configuration into the API's access-log policy.
 func accessLog(c LogConfig) *api.AccessLog {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"reflect"
 	"strconv"
@@ -139,6 +140,9 @@ type HTTPConfig struct {
 	ReadHeaderTimeout time.Duration `yaml:"readHeaderTimeout"`
 	// ShutdownTimeout bounds the graceful shutdown of the server. Default 15s.
 	ShutdownTimeout time.Duration `yaml:"shutdownTimeout"`
+	// TrustedProxies are the networks (CIDR) of reverse proxies whose X-Forwarded-For
+	// names the client's address. Default none: the peer is the client.
+	TrustedProxies []string `yaml:"trustedProxies"`
 }
 
 // AuthConfig configures the two-token login.
@@ -154,6 +158,9 @@ type AuthConfig struct {
 	LoginFailuresFree int `yaml:"loginFailuresFree"`
 	// LoginDelayMax caps the wait between attempts after repeated failures. Default 15m.
 	LoginDelayMax time.Duration `yaml:"loginDelayMax"`
+	// LoginFailuresCeiling is how many failed logins of one login, from all addresses
+	// together, make attempts from addresses it never succeeded from wait too. Default 50.
+	LoginFailuresCeiling int `yaml:"loginFailuresCeiling"`
 }
 
 // DefaultConfig returns the configuration used when nothing else is given.
@@ -169,13 +176,15 @@ func DefaultConfig() Config {
 			MaxLoadBytes:      16 << 30,
 			ReadHeaderTimeout: 10 * time.Second,
 			ShutdownTimeout:   15 * time.Second,
+			TrustedProxies:    []string{},
 		},
 		Auth: AuthConfig{
-			TTLifetime:        10 * time.Minute,
-			SSTLifetime:       14 * 24 * time.Hour,
-			PasswordCost:      10,
-			LoginFailuresFree: 5,
-			LoginDelayMax:     15 * time.Minute,
+			TTLifetime:           10 * time.Minute,
+			SSTLifetime:          14 * 24 * time.Hour,
+			PasswordCost:         10,
+			LoginFailuresFree:    5,
+			LoginDelayMax:        15 * time.Minute,
+			LoginFailuresCeiling: 50,
 		},
 		Subs: SubscriptionsConfig{MinInterval: time.Minute, DefaultTimezone: "UTC",
 			MaxPerUser: 1000, MaxPerProject: 10000, MaxChannelsPerUser: 100},
@@ -385,6 +394,14 @@ func (c *Config) Validate() error {
 	}
 	if c.HTTP.MaxLoadBytes < 1024 {
 		bad("http.maxLoadBytes", "must be at least 1024, got %d", c.HTTP.MaxLoadBytes)
+	}
+	for i, p := range c.HTTP.TrustedProxies {
+		if _, err := netip.ParsePrefix(p); err != nil {
+			bad(fmt.Sprintf("http.trustedProxies[%d]", i), "%q is not a network in CIDR form, such as 10.0.0.0/8", p)
+		}
+	}
+	if c.Auth.LoginFailuresCeiling < 1 {
+		bad("auth.loginFailuresCeiling", "must be at least 1, got %d", c.Auth.LoginFailuresCeiling)
 	}
 	if (c.HTTP.TLSCert == "") != (c.HTTP.TLSKey == "") {
 		bad("http.tlsCert", "tlsCert and tlsKey must be given together")
