@@ -57,9 +57,10 @@ func (s *Server) authenticate(r *http.Request) (store.Principal, error) {
 		if p, ok := s.auth.get(hash, now); ok {
 			return p, nil
 		}
+		gen := s.auth.generation()
 		p, err := s.store.Authenticate(r.Context(), hash, now)
 		if err == nil {
-			s.auth.put(hash, p)
+			s.auth.put(hash, p, gen)
 			return p, nil
 		}
 		if !errors.Is(err, store.ErrNotFound) {

@@ -89,3 +89,43 @@ func TestLockoutIsNoWeapon(t *testing.T) {
 	}
 	wantStatus(t, loginFrom(br, "192.0.2.99", b2.Config.AdminLogin, "wrong"), 429)
 }
+
+// TestLogoutEndsATokenInUse logs out while requests make a fresh temporary token's first
+// uses, round after round: once the logout has answered, the token answers 401 whatever
+// the interleaving was.
+func TestLogoutEndsATokenInUse(t *testing.T) {
+	b := apptest.Start(t)
+	_, uri := b.NewUser(t, "jane@example.com")
+	for round := range 100 {
+		br := newBrowser(t, b.URL, "ua")
+		br.loginWithToken("jane@example.com", "S3cret-pass")
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for range 16 {
+			wg.Go(func() {
+				<-start
+				br.do("GET", uri, "")
+			})
+		}
+		wg.Go(func() {
+			<-start
+			wantStatus(t, br.do("DELETE", "/svc/account/login/"+uid(uri), ""), 204)
+		})
+		// The browser drops its cookies at the logout; ask with the token as it was.
+		tt := ""
+		for _, c := range br.hc.Jar.Cookies(mustURL(t, b.URL+"/svc/")) {
+			if c.Name == "SVCAuthTT" {
+				tt = c.Value
+			}
+		}
+		if tt == "" {
+			t.Fatal("no temporary token in the browser")
+		}
+		close(start)
+		wg.Wait()
+		after := newBrowser(t, b.URL, "ua")
+		if r := after.do("GET", uri, "", "Cookie", "SVCAuthTT="+tt); r.status != 401 {
+			t.Fatalf("round %d: the token answers %d after the logout", round, r.status)
+		}
+	}
+}
