@@ -12,7 +12,7 @@ FROM debian:bookworm-slim
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates tzdata \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 --home-dir /data herald \
-    && mkdir -p /data && chown herald /data
+    && install -d -m 0700 -o herald /data
 COPY --from=build /out/herald /usr/local/bin/herald
 USER herald
 VOLUME /data

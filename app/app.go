@@ -104,8 +104,13 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	if a.log == nil {
 		a.log = newLogger(cfg.Log, opt.Stderr)
 	}
+	privateFiles()
 	if err := os.MkdirAll(cfg.Data, 0o700); err != nil {
 		return nil, fmt.Errorf("create data folder: %w", err)
+	}
+	// A folder made beforehand (by a container image, say) may let others in.
+	if err := os.Chmod(cfg.Data, 0o700); err != nil {
+		return nil, fmt.Errorf("data folder: %w", err)
 	}
 	_, statErr := os.Stat(filepath.Join(cfg.Data, "herald.db"))
 	a.fresh = errors.Is(statErr, os.ErrNotExist)

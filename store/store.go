@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -43,6 +44,14 @@ type Store struct {
 func Open(ctx context.Context, path string) (*Store, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	// SQLite gives the -wal and -shm files the database file's mode: create it private.
+	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	if err := f.Close(); err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	params := url.Values{}

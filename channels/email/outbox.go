@@ -54,7 +54,7 @@ func (o *Outbox) Send(ctx context.Context, m channels.Message) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("compose email: %w", err)
 	}
-	if err := os.MkdirAll(o.dir, 0o750); err != nil {
+	if err := os.MkdirAll(o.dir, 0o700); err != nil {
 		return "", fmt.Errorf("write email: %w", err)
 	}
 	// Only a finished message carries the .eml suffix: whoever watches the
