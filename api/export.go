@@ -100,6 +100,7 @@ func (s *Server) getExport(w http.ResponseWriter, r *http.Request, c *caller) er
 		return err
 	}
 	defer f.Close()
+	s.longDeadlines(w)
 	name := export.FileName(e)
 	w.Header().Set("Content-Type", render.ContentType(e.Format))
 	w.Header().Set("Content-Disposition", contentDisposition(name))

@@ -50,6 +50,7 @@ func (s *Server) loadData(w http.ResponseWriter, r *http.Request, c *caller) err
 	if err != nil || !csvTypes[mt] {
 		return newError(http.StatusUnsupportedMediaType, classUser, "api", "Content-Type must be %s", "text/csv")
 	}
+	s.longDeadlines(w)
 	body := http.MaxBytesReader(w, r.Body, s.maxLoad)
 	res, err := s.analytics.Load(r.Context(), c.project.ID, r.PathValue("dataset"), r.URL.Query().Get("mode"), body)
 	if err != nil {

@@ -39,6 +39,10 @@ type Options struct {
 	// LoginFailuresCeiling failed logins of one login from all addresses together
 	// make further attempts from addresses it never succeeded from wait too. Default 50.
 	LoginFailuresCeiling int
+	// LongTimeout is how long the routes that move big bodies (data loads, export
+	// downloads) may read and write, past the server's own read and write timeouts.
+	// Default 1h.
+	LongTimeout time.Duration
 	// TrustedProxies are the peers whose X-Forwarded-For names the client's address.
 	// Default none: the peer is the client.
 	TrustedProxies []netip.Prefix
@@ -87,6 +91,7 @@ type Server struct {
 	maxBody        int64
 	secure         bool
 	throttle       *loginThrottle
+	longTimeout    time.Duration
 	trustedProxies []netip.Prefix
 	auth           *authCache
 	// dummyHash is compared against when the login is unknown, so a wrong
@@ -180,6 +185,7 @@ func New(st *store.Store, opt Options) *Server {
 	}
 	s.throttle = newLoginThrottle(free, cmp.Or(opt.LoginFailuresCeiling, 50), maxDelay)
 	s.trustedProxies = opt.TrustedProxies
+	s.longTimeout = cmp.Or(opt.LongTimeout, time.Hour)
 	s.auth = newAuthCache(100_000)
 	s.idPrefix = rand.Text()[:8]
 	s.dummyHash, _ = bcrypt.GenerateFromPassword([]byte(rand.Text()), s.pwCost) // fails only for a bad cost
@@ -257,6 +263,15 @@ func (s *Server) routes() {
 	s.route("GET /svc/exporter/result/{pid}/{id}", permProjectView, s.getExport)
 
 	s.mux.HandleFunc("/", s.unmatched)
+}
+
+// longDeadlines gives a route that moves a big body the long read and write deadlines
+// in place of the server's short ones.
+func (s *Server) longDeadlines(w http.ResponseWriter) {
+	rc := http.NewResponseController(w)
+	at := time.Now().Add(s.longTimeout)
+	_ = rc.SetReadDeadline(at) // not every writer has deadlines (httptest's); the server's do
+	_ = rc.SetWriteDeadline(at)
 }
 
 // probeMethods are the methods unmatched tries on a path that matched no route.

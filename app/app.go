@@ -17,6 +17,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/crypto/bcrypt"
+	"golang.org/x/net/netutil"
 
 	"github.com/heraldhq/herald/analytics"
 	"github.com/heraldhq/herald/analytics/export"
@@ -176,6 +177,7 @@ func (a *App) open(ctx context.Context) error {
 		TTLifetime: cfg.Auth.TTLifetime, SSTLifetime: cfg.Auth.SSTLifetime, PasswordCost: cfg.Auth.PasswordCost,
 		LoginFailuresFree: cfg.Auth.LoginFailuresFree, LoginDelayMax: cfg.Auth.LoginDelayMax,
 		LoginFailuresCeiling: cfg.Auth.LoginFailuresCeiling, TrustedProxies: prefixes(cfg.HTTP.TrustedProxies),
+		LongTimeout:  cfg.HTTP.LongTimeout,
 		MaxBodyBytes: cfg.HTTP.MaxBodyBytes, SecureCookies: cfg.HTTP.TLSCert != "",
 		Secrets: box, MinInterval: cfg.Subs.MinInterval, DefaultTimezone: cfg.Subs.DefaultTimezone,
 		Quota: store.Quota{SubscriptionsPerUser: cfg.Subs.MaxPerUser, SubscriptionsPerProject: cfg.Subs.MaxPerProject,
@@ -194,6 +196,7 @@ func (a *App) open(ctx context.Context) error {
 	if a.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	a.ln = netutil.LimitListener(a.ln, cfg.HTTP.MaxConnections)
 	a.reg.MustRegister(newStateCollector(a))
 	return a.listenOps()
 }
@@ -222,6 +225,9 @@ func (a *App) Run(ctx context.Context) error {
 	srv := &http.Server{
 		Handler:           a.api,
 		ReadHeaderTimeout: a.cfg.HTTP.ReadHeaderTimeout,
+		ReadTimeout:       a.cfg.HTTP.ReadTimeout,
+		WriteTimeout:      a.cfg.HTTP.WriteTimeout,
+		IdleTimeout:       a.cfg.HTTP.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
 		ConnState:         fresh.track,
 	}

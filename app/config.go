@@ -138,6 +138,18 @@ type HTTPConfig struct {
 	TLSKey  string `yaml:"tlsKey"`
 	// ReadHeaderTimeout bounds how long a client may take to send headers. Default 10s.
 	ReadHeaderTimeout time.Duration `yaml:"readHeaderTimeout"`
+	// ReadTimeout bounds how long a client may take to send a whole request, body
+	// included. Default 30s.
+	ReadTimeout time.Duration `yaml:"readTimeout"`
+	// WriteTimeout bounds how long the answer to one request may take to write. Default 2m.
+	WriteTimeout time.Duration `yaml:"writeTimeout"`
+	// IdleTimeout is how long a kept-alive connection may wait for its next request. Default 2m.
+	IdleTimeout time.Duration `yaml:"idleTimeout"`
+	// LongTimeout replaces the read and write timeouts on the routes that move big bodies:
+	// data loads and export downloads. Default 1h.
+	LongTimeout time.Duration `yaml:"longTimeout"`
+	// MaxConnections caps the connections served at once; more wait to be accepted. Default 1024.
+	MaxConnections int `yaml:"maxConnections"`
 	// ShutdownTimeout bounds the graceful shutdown of the server. Default 15s.
 	ShutdownTimeout time.Duration `yaml:"shutdownTimeout"`
 	// TrustedProxies are the networks (CIDR) of reverse proxies whose X-Forwarded-For
@@ -175,6 +187,11 @@ func DefaultConfig() Config {
 			MaxBodyBytes:      1 << 20,
 			MaxLoadBytes:      16 << 30,
 			ReadHeaderTimeout: 10 * time.Second,
+			ReadTimeout:       30 * time.Second,
+			WriteTimeout:      2 * time.Minute,
+			IdleTimeout:       2 * time.Minute,
+			LongTimeout:       time.Hour,
+			MaxConnections:    1024,
 			ShutdownTimeout:   15 * time.Second,
 			TrustedProxies:    []string{},
 		},
@@ -394,6 +411,16 @@ func (c *Config) Validate() error {
 	}
 	if c.HTTP.MaxLoadBytes < 1024 {
 		bad("http.maxLoadBytes", "must be at least 1024, got %d", c.HTTP.MaxLoadBytes)
+	}
+	for key, d := range map[string]time.Duration{"http.readHeaderTimeout": c.HTTP.ReadHeaderTimeout,
+		"http.readTimeout": c.HTTP.ReadTimeout, "http.writeTimeout": c.HTTP.WriteTimeout,
+		"http.idleTimeout": c.HTTP.IdleTimeout, "http.longTimeout": c.HTTP.LongTimeout} {
+		if d < 100*time.Millisecond {
+			bad(key, "must be at least 100ms, got %s", d)
+		}
+	}
+	if c.HTTP.MaxConnections < 8 {
+		bad("http.maxConnections", "must be at least 8, got %d", c.HTTP.MaxConnections)
 	}
 	for i, p := range c.HTTP.TrustedProxies {
 		if _, err := netip.ParsePrefix(p); err != nil {
