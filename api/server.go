@@ -63,7 +63,7 @@ type Options struct {
 	Notifier Notifier
 	// Analytics serves the model, data and metadata routes of /svc/md. Nil: none.
 	Analytics *analytics.Service
-	// MaxLoadBytes caps the CSV body of a data load. Default 16 GiB.
+	// MaxLoadBytes caps the CSV body of a data load. Default 1 GiB.
 	MaxLoadBytes int64
 	// Previewer evaluates subscriptions for the preview endpoint. Default: none (503).
 	Previewer Previewer
@@ -174,7 +174,7 @@ func New(st *store.Store, opt Options) *Server {
 		s.maxBody = 1 << 20
 	}
 	if s.maxLoad == 0 {
-		s.maxLoad = 16 << 30
+		s.maxLoad = 1 << 30
 	}
 	free, maxDelay := opt.LoginFailuresFree, opt.LoginDelayMax
 	if free == 0 {

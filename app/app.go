@@ -23,6 +23,7 @@ import (
 	"github.com/heraldhq/herald/analytics/export"
 	"github.com/heraldhq/herald/analytics/maintenance"
 	"github.com/heraldhq/herald/analytics/task"
+	"github.com/heraldhq/herald/analytics/warehouse"
 	"github.com/heraldhq/herald/analytics/xtab"
 	"github.com/heraldhq/herald/api"
 	"github.com/heraldhq/herald/engine"
@@ -160,7 +161,8 @@ func (a *App) open(ctx context.Context) error {
 		Grace: cfg.Engine.Grace, FailuresBeforeNotice: cfg.Engine.FailuresBeforeNotice, Retention: cfg.Engine.Retention,
 		FilesDir: filepath.Join(cfg.Data, "runs"), Clock: opt.Clock, Registerer: a.reg,
 	}, a.log.With("component", "engine"), a.worker.Notify)
-	a.md, err = analytics.New(ctx, analytics.Options{Store: st, Dir: filepath.Join(cfg.Data, "warehouse"), Now: opt.Clock.Now})
+	a.md, err = analytics.New(ctx, analytics.Options{Store: st, Dir: filepath.Join(cfg.Data, "warehouse"), Now: opt.Clock.Now,
+		Warehouse: warehouse.Options{MemoryLimit: cfg.Warehouse.MemoryLimit, Threads: cfg.Warehouse.Threads}})
 	if err != nil {
 		return err
 	}

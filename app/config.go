@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"os"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -45,6 +46,16 @@ type Config struct {
 	Export     ExportConfig        `yaml:"export"`
 	Maint      MaintenanceConfig   `yaml:"maintenance"`
 	Metrics    MetricsConfig       `yaml:"metrics"`
+	Warehouse  WarehouseConfig     `yaml:"warehouse"`
+}
+
+// WarehouseConfig bounds DuckDB, which loads the data and computes every report.
+type WarehouseConfig struct {
+	// MemoryLimit caps DuckDB's memory; past it, DuckDB spills to <data>/warehouse/tmp or
+	// fails the query. Default 1GiB.
+	MemoryLimit string `yaml:"memoryLimit"`
+	// Threads is how many threads one query may use; 0 means one per CPU. Default 0.
+	Threads int `yaml:"threads"`
 }
 
 // MaintenanceConfig configures validation and the export and import of projects.
@@ -131,7 +142,7 @@ type LogConfig struct {
 type HTTPConfig struct {
 	// MaxBodyBytes caps request bodies. Default 1 MiB.
 	MaxBodyBytes int64 `yaml:"maxBodyBytes"`
-	// MaxLoadBytes caps the CSV body of a data load. Default 16 GiB.
+	// MaxLoadBytes caps the CSV body of a data load. Default 1 GiB.
 	MaxLoadBytes int64 `yaml:"maxLoadBytes"`
 	// TLSCert and TLSKey, when both set, serve HTTPS. Default empty (plain HTTP).
 	TLSCert string `yaml:"tlsCert"`
@@ -185,7 +196,7 @@ func DefaultConfig() Config {
 		Log:        LogConfig{Level: "info", Format: "text", Access: "info", AccessSample: 1},
 		HTTP: HTTPConfig{
 			MaxBodyBytes:      1 << 20,
-			MaxLoadBytes:      16 << 30,
+			MaxLoadBytes:      1 << 30,
 			ReadHeaderTimeout: 10 * time.Second,
 			ReadTimeout:       30 * time.Second,
 			WriteTimeout:      2 * time.Minute,
@@ -216,6 +227,7 @@ func DefaultConfig() Config {
 		Export:    ExportConfig{Workers: 2, Retention: 24 * time.Hour},
 		Maint:     MaintenanceConfig{Workers: 2, Queue: 64, ArchiveRetention: 48 * time.Hour},
 		Metrics:   MetricsConfig{Listen: "127.0.0.1:9180"},
+		Warehouse: WarehouseConfig{MemoryLimit: "1GiB"},
 	}
 }
 
@@ -367,6 +379,9 @@ func setScalar(f reflect.Value, s string) error {
 	return nil
 }
 
+// memorySize is a size DuckDB's memory_limit takes.
+var memorySize = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$`)
+
 // Validate checks values that parse but make no sense, naming the key.
 func (c *Config) Validate() error {
 	var errs []error
@@ -405,6 +420,12 @@ func (c *Config) Validate() error {
 		if _, _, err := net.SplitHostPort(c.Metrics.Listen); err != nil {
 			bad("metrics.listen", "%q is not host:port", c.Metrics.Listen)
 		}
+	}
+	if !memorySize.MatchString(c.Warehouse.MemoryLimit) {
+		bad("warehouse.memoryLimit", "%q is not a size such as 512MiB or 2GB", c.Warehouse.MemoryLimit)
+	}
+	if c.Warehouse.Threads < 0 {
+		bad("warehouse.threads", "must not be negative, got %d", c.Warehouse.Threads)
 	}
 	if c.HTTP.MaxBodyBytes < 1024 {
 		bad("http.maxBodyBytes", "must be at least 1024, got %d", c.HTTP.MaxBodyBytes)

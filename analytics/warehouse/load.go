@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/heraldhq/herald/analytics/ldm"
@@ -60,6 +61,10 @@ func (e *RowError) Error() string {
 	}
 	return fmt.Sprintf("row %d, column %s: %s", e.Row, e.Column, e.Msg)
 }
+
+// maxRejects bounds the rejected rows a load keeps to report: without it, a body of bad
+// rows is held whole, with each row's text, in the rejects table.
+const maxRejects = 20
 
 // firstDate is the earliest date a date dimension holds: element ids count days from it.
 const firstDate = "1900-01-01"
@@ -243,7 +248,8 @@ func (l *loader) stage(ctx context.Context, path string) (int64, error) {
 	}
 	q := "CREATE TABLE " + l.staging() + " AS SELECT " + strings.Join(sel, ", ") + " FROM read_csv(" + literal(path) +
 		", header = true, auto_detect = false, delim = ',', quote = '\"', escape = '\"', columns = {" + strings.Join(csvCols, ", ") +
-		"}, store_rejects = true, rejects_table = " + literal(l.rejects()) + ", rejects_scan = " + literal(l.scans()) + ")"
+		"}, store_rejects = true, rejects_limit = " + strconv.Itoa(maxRejects) + ", rejects_table = " + literal(l.rejects()) +
+		", rejects_scan = " + literal(l.scans()) + ")"
 	if _, err := l.conn.ExecContext(ctx, q); err != nil {
 		return 0, fmt.Errorf("read CSV: %s", firstLine(err))
 	}

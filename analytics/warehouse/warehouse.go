@@ -49,9 +49,15 @@ type attachment struct {
 	gone  chan struct{} // set while DETACH runs, closed when it is done
 }
 
-// Open opens the warehouse kept in dir, creating the folder if needed.
+// Open opens the warehouse kept in dir, creating the folder if needed. What a previous
+// process left in its temporary folder (the spooled CSV of a load it did not finish,
+// DuckDB's spill files) is removed.
 func Open(ctx context.Context, dir string, opt Options) (*Warehouse, error) {
-	if err := os.MkdirAll(filepath.Join(dir, "tmp"), 0o700); err != nil {
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.RemoveAll(tmp); err != nil {
+		return nil, fmt.Errorf("open warehouse: clear %s: %w", tmp, err)
+	}
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
 		return nil, fmt.Errorf("open warehouse: %w", err)
 	}
 	abs, err := filepath.Abs(dir)
