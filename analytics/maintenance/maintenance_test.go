@@ -319,9 +319,9 @@ func TestPartialImportReportsInItsTask(t *testing.T) {
 	}{
 		{"into a project with the model", "owner", withModel, good.Token, store.TaskOK, ""},
 		{"into a project without it", "owner", empty, good.Token, store.TaskError, "The object with uri (/svc/md/" + f.src + "/obj/"},
-		{"an unknown token", "owner", withModel, "NOPE", store.TaskError, "The token (NOPE) is not valid."},
-		{"someone else's token", "stranger", withModel, good.Token, store.TaskError, "The token (" + good.Token + ") is not valid."},
-		{"the token of a failed export", "owner", withModel, bad.Token, store.TaskError, "The token (" + bad.Token + ") is not valid."},
+		{"an unknown token", "owner", withModel, "NOPE", store.TaskError, "The token is not valid."},
+		{"someone else's token", "stranger", withModel, good.Token, store.TaskError, "The token is not valid."},
+		{"the token of a failed export", "owner", withModel, bad.Token, store.TaskError, "The token is not valid."},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -231,9 +231,29 @@ func (l *loader) run(ctx context.Context, path string) (int64, error) {
 }
 
 // stage reads the file into the staging table, with the table's columns in its order
-// (columns the CSV leaves out are empty), and reports the first row DuckDB's reader
-// rejected. Rows keep the file's order, so rowids count them.
+// (columns the CSV leaves out are empty). Rows keep the file's order, so rowids count
+// them. The read stops at the first row it cannot convert, which firstBadRow then
+// names: DuckDB's reader keeps what it rejects in memory, so it is asked to keep
+// rejects only over a bounded head of the file.
 func (l *loader) stage(ctx context.Context, path string) (int64, error) {
+	if _, err := l.conn.ExecContext(ctx, "CREATE TABLE "+l.staging()+" AS "+l.readCSV(path, "")); err != nil {
+		if !strings.Contains(err.Error(), "CSV Error on Line") {
+			return 0, fmt.Errorf("read CSV: %s", firstLine(err))
+		}
+		return 0, l.firstBadRow(ctx, path, err)
+	}
+	var n int64
+	var base sql.NullInt64
+	if err := l.conn.QueryRowContext(ctx, "SELECT count(*), min(rowid) FROM "+l.staging()).Scan(&n, &base); err != nil {
+		return 0, fmt.Errorf("read CSV: %w", err)
+	}
+	l.base = base.Int64
+	return n, nil
+}
+
+// readCSV is the query that reads the file as the table's rows; options are added to
+// read_csv's.
+func (l *loader) readCSV(path, options string) string {
 	csvCols := make([]string, len(l.req.Columns))
 	for i, name := range l.req.Columns {
 		c, _ := l.req.Table.Column(name)
@@ -246,30 +266,101 @@ func (l *loader) stage(ctx context.Context, path string) (int64, error) {
 			sel[i] = "CAST(NULL AS " + sqlType(c.Type) + ") AS " + ident(c.Name)
 		}
 	}
-	q := "CREATE TABLE " + l.staging() + " AS SELECT " + strings.Join(sel, ", ") + " FROM read_csv(" + literal(path) +
-		", header = true, auto_detect = false, delim = ',', quote = '\"', escape = '\"', columns = {" + strings.Join(csvCols, ", ") +
-		"}, store_rejects = true, rejects_limit = " + strconv.Itoa(maxRejects) + ", rejects_table = " + literal(l.rejects()) +
-		", rejects_scan = " + literal(l.scans()) + ")"
-	if _, err := l.conn.ExecContext(ctx, q); err != nil {
-		return 0, fmt.Errorf("read CSV: %s", firstLine(err))
+	return "SELECT " + strings.Join(sel, ", ") + " FROM read_csv(" + literal(path) +
+		", header = true, auto_detect = false, delim = ',', quote = '\"', escape = '\"', columns = {" +
+		strings.Join(csvCols, ", ") + "}" + options + ")"
+}
+
+// probeBytes and probeLines bound the head of a file read again to find its first bad
+// row: DuckDB holds every row it rejects in memory, whatever rejects_limit keeps.
+const (
+	probeBytes = 1 << 20
+	probeLines = 2000
+)
+
+var csvErrorLine = regexp.MustCompile(`CSV Error on Line: ([0-9]+)`)
+
+// firstBadRow names the first row of the file that cannot be loaded, after the strict
+// read failed with readErr: it reads the head of the file again keeping at most
+// maxRejects rejected rows. When the head is all good (the bad row is further on), the
+// row is the one the strict read stopped at.
+func (l *loader) firstBadRow(ctx context.Context, path string, readErr error) (err error) {
+	// The failed read aborted the load's transaction: probe outside it, and begin it
+	// again for the load's rollback.
+	if _, err := l.conn.ExecContext(ctx, "ROLLBACK"); err != nil {
+		return fmt.Errorf("read CSV: %s", firstLine(err))
+	}
+	defer func() {
+		if _, berr := l.conn.ExecContext(context.WithoutCancel(ctx), "BEGIN TRANSACTION"); berr != nil {
+			err = errors.Join(err, fmt.Errorf("load begin: %w", berr))
+		}
+	}()
+	head, err := headOf(path, probeBytes, probeLines)
+	if err != nil {
+		return fmt.Errorf("read CSV: %w", err)
+	}
+	defer os.Remove(head)
+	probe := "temp.main." + ident("probe_"+l.suffix)
+	_, err = l.conn.ExecContext(ctx, "CREATE TEMP TABLE "+ident("probe_"+l.suffix)+" AS "+l.readCSV(head, ", store_rejects = true, rejects_limit = "+
+		strconv.Itoa(maxRejects)+", rejects_table = "+literal(l.rejects())+", rejects_scan = "+literal(l.scans())))
+	if err != nil {
+		return fmt.Errorf("read CSV: %s", firstLine(err))
+	}
+	if _, err := l.conn.ExecContext(ctx, "DROP TABLE "+probe); err != nil {
+		return fmt.Errorf("read CSV: %s", firstLine(err))
 	}
 	var line int64
 	var column, kind, msg sql.NullString
-	err := l.conn.QueryRowContext(ctx, "SELECT line, column_name, error_type, error_message FROM "+ident(l.rejects())+
+	err = l.conn.QueryRowContext(ctx, "SELECT line, column_name, error_type, error_message FROM "+ident(l.rejects())+
 		" ORDER BY line LIMIT 1").Scan(&line, &column, &kind, &msg)
 	switch {
 	case err == nil:
-		return 0, l.rejectError(line, column.String, kind.String, msg.String)
+		return l.rejectError(line, column.String, kind.String, msg.String)
 	case !errors.Is(err, sql.ErrNoRows):
-		return 0, fmt.Errorf("read CSV rejects: %w", err)
+		return fmt.Errorf("read CSV rejects: %w", err)
 	}
-	var n int64
-	var base sql.NullInt64
-	if err := l.conn.QueryRowContext(ctx, "SELECT count(*), min(rowid) FROM "+l.staging()).Scan(&n, &base); err != nil {
-		return 0, fmt.Errorf("read CSV: %w", err)
+	e := &RowError{Msg: "the row cannot be loaded"}
+	if m := csvErrorLine.FindStringSubmatch(readErr.Error()); m != nil {
+		e.Row, _ = strconv.ParseInt(m[1], 10, 64)
 	}
-	l.base = base.Int64
-	return n, nil
+	if m := couldNotConvert.FindStringSubmatch(readErr.Error()); m != nil {
+		e.Msg = fmt.Sprintf("%q cannot be converted", m[1])
+	}
+	return e
+}
+
+// headOf copies the first lines of the file at path, at most max bytes and lines of
+// them, to a file beside it and returns its path.
+func headOf(path string, max int64, lines int) (string, error) {
+	src, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer src.Close()
+	dst, err := os.CreateTemp(filepath.Dir(path), "head*.csv")
+	if err != nil {
+		return "", err
+	}
+	br := bufio.NewReaderSize(io.LimitReader(src, max), 64<<10)
+	bw := bufio.NewWriterSize(dst, 64<<10)
+	for n := 0; n <= lines; {
+		line, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			bw.Write(line)
+			continue
+		}
+		if err != nil {
+			break // the last line may be cut by the limit: leave it out
+		}
+		bw.Write(line)
+		n++
+	}
+	err = errors.Join(bw.Flush(), dst.Close())
+	if err != nil {
+		os.Remove(dst.Name())
+		return "", err
+	}
+	return dst.Name(), nil
 }
 
 var couldNotConvert = regexp.MustCompile(`Could not convert string "(.*)" to`)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -390,5 +391,30 @@ func TestAttachManyProjects(t *testing.T) {
 	}
 	if _, err := w.Begin(context.Background(), "../x"); err == nil {
 		t.Fatal("a bad project id was accepted")
+	}
+}
+
+// TestOpenRemovesWhatACrashLeft: the spooled CSV of a load that a killed process never
+// finished, and DuckDB's spill files, are gone once the warehouse opens again.
+func TestOpenRemovesWhatACrashLeft(t *testing.T) {
+	dir := t.TempDir()
+	left := []string{filepath.Join(dir, "tmp", "load123.csv"), filepath.Join(dir, "tmp", "duckdb_temp_storage-0.tmp")}
+	if err := os.MkdirAll(filepath.Join(dir, "tmp"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range left {
+		if err := os.WriteFile(f, []byte("id\n1\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w, err := Open(context.Background(), dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for _, f := range left {
+		if _, err := os.Stat(f); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s is still there: %v", filepath.Base(f), err)
+		}
 	}
 }

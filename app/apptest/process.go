@@ -1,0 +1,155 @@
+package apptest
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var (
+	buildOnce sync.Once
+	binary    string
+	buildErr  error
+)
+
+// Binary builds the herald command once per test binary and returns its path.
+func Binary(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "herald-test-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binary = filepath.Join(dir, "herald")
+		out, err := exec.Command("go", "build", "-o", binary, "github.com/heraldhq/herald/cmd/herald").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binary
+}
+
+// Process is the herald binary serving as a child process, as an operator runs it.
+type Process struct {
+	t      testing.TB
+	cmd    *exec.Cmd
+	Dir    string // the data folder
+	URL    string // the API
+	OpsURL string // the operator's listener
+	// Out holds what the process printed on stdout and stderr.
+	Out  *SyncBuffer
+	done chan struct{}
+	err  error
+}
+
+var (
+	listening = regexp.MustCompile(`Herald is listening on (\S+) `)
+	opsAt     = regexp.MustCompile(`Metrics, health and readiness at (\S+)/metrics`)
+)
+
+// StartProcess runs `herald serve` on the data folder dir, with the admin password
+// AdminPassword, the API and the operator's listener on free loopback ports, a cheap
+// password hash, and env (KEY=value, HERALD_* configuration keys) on top. It returns
+// once the process listens.
+func StartProcess(t testing.TB, dir string, env ...string) *Process {
+	t.Helper()
+	cmd := exec.Command(Binary(t), "serve", "--data", dir, "--listen", "127.0.0.1:0")
+	cmd.Env = append(os.Environ(), "HERALD_ADMIN_PASSWORD="+AdminPassword, "HERALD_METRICS_LISTEN=127.0.0.1:0",
+		"HERALD_AUTH_PASSWORDCOST=4")
+	cmd.Env = append(cmd.Env, env...)
+	out := &SyncBuffer{}
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = io.MultiWriter(pw, out), out
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start herald: %v", err)
+	}
+	p := &Process{t: t, cmd: cmd, Dir: dir, Out: out, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		pw.Close()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	})
+	ready := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			line := sc.Text()
+			if m := listening.FindStringSubmatch(line); m != nil {
+				p.URL = m[1]
+			}
+			if m := opsAt.FindStringSubmatch(line); m != nil {
+				p.OpsURL = m[1]
+				close(ready)
+			}
+		}
+		_, _ = io.Copy(io.Discard, pr)
+	}()
+	select {
+	case <-ready:
+	case <-p.done:
+		t.Fatalf("herald exited before it listened: %v\n%s", p.err, out.String())
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("herald did not listen within 2 minutes:\n%s", out.String())
+	}
+	return p
+}
+
+// Signal sends sig to the process.
+func (p *Process) Signal(sig os.Signal) {
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		p.t.Fatalf("signal %v: %v", sig, err)
+	}
+}
+
+// Kill ends the process with SIGKILL and waits until it is gone.
+func (p *Process) Kill() {
+	p.Signal(syscall.SIGKILL)
+	<-p.done
+}
+
+// Wait waits up to d for the process to exit and reports whether it did and how.
+func (p *Process) Wait(d time.Duration) (exited bool, err error) {
+	select {
+	case <-p.done:
+		return true, p.err
+	case <-time.After(d):
+		return false, nil
+	}
+}
+
+// PeakRSS is the most resident memory the process has had, in bytes (VmHWM).
+func (p *Process) PeakRSS() int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	if err != nil {
+		p.t.Fatalf("read the process status: %v", err)
+	}
+	for line := range strings.Lines(string(data)) {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			if err != nil {
+				p.t.Fatalf("VmHWM %q: %v", rest, err)
+			}
+			return kb << 10
+		}
+	}
+	p.t.Fatal("no VmHWM in the process status")
+	return 0
+}
