@@ -28,7 +28,7 @@ type fixture struct {
 	user string
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -64,7 +64,7 @@ func newFixture(t *testing.T) *fixture {
 	return f
 }
 
-func (f *fixture) manage(t *testing.T, script string) {
+func (f *fixture) manage(t testing.TB, script string) {
 	t.Helper()
 	if _, err := f.s.Manage(context.Background(), f.pid, f.user, script); err != nil {
 		t.Fatal(err)
@@ -108,7 +108,7 @@ func (f *fixture) repair(t *testing.T) {
 	}
 }
 
-func devsScript(t *testing.T) string {
+func devsScript(t testing.TB) string {
 	t.Helper()
 	src, err := os.ReadFile("ldm/testdata/devs.maql")
 	if err != nil {

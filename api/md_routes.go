@@ -60,6 +60,9 @@ func mdError(err error) error {
 	case errors.As(err, &stmt):
 		return badRequest("md", "line %s: %s", strconv.Itoa(stmt.Pos.Line), stmt.Msg)
 	case errors.As(err, &row):
+		if row.Row == 0 {
+			return badRequest("md", "CSV: %s", row.Msg)
+		}
 		if row.Column == "" {
 			return badRequest("md", "CSV row %s: %s", strconv.FormatInt(row.Row, 10), row.Msg)
 		}

@@ -48,7 +48,7 @@ type Reference struct {
 }
 
 // RowError is a row of a CSV that cannot be loaded. Rows are counted with the header as
-// row 1, so the first data row is row 2.
+// row 1, so the first data row is row 2; Row 0 means the file as a whole.
 type RowError struct {
 	Row    int64
 	Column string // empty when the row as a whole is wrong
@@ -56,6 +56,9 @@ type RowError struct {
 }
 
 func (e *RowError) Error() string {
+	if e.Row == 0 {
+		return e.Msg
+	}
 	if e.Column == "" {
 		return fmt.Sprintf("row %d: %s", e.Row, e.Msg)
 	}
@@ -237,8 +240,8 @@ func (l *loader) run(ctx context.Context, path string) (int64, error) {
 // rejects only over a bounded head of the file.
 func (l *loader) stage(ctx context.Context, path string) (int64, error) {
 	if _, err := l.conn.ExecContext(ctx, "CREATE TABLE "+l.staging()+" AS "+l.readCSV(path, "")); err != nil {
-		if !strings.Contains(err.Error(), "CSV Error on Line") {
-			return 0, fmt.Errorf("read CSV: %s", firstLine(err))
+		if ctx.Err() != nil {
+			return 0, fmt.Errorf("read CSV: %w", ctx.Err())
 		}
 		return 0, l.firstBadRow(ctx, path, err)
 	}
@@ -304,7 +307,8 @@ func (l *loader) firstBadRow(ctx context.Context, path string, readErr error) (e
 	_, err = l.conn.ExecContext(ctx, "CREATE TEMP TABLE "+ident("probe_"+l.suffix)+" AS "+l.readCSV(head, ", store_rejects = true, rejects_limit = "+
 		strconv.Itoa(maxRejects)+", rejects_table = "+literal(l.rejects())+", rejects_scan = "+literal(l.scans())))
 	if err != nil {
-		return fmt.Errorf("read CSV: %s", firstLine(err))
+		// The reader cannot make sense of the file at all (say, line ends of two kinds).
+		return unreadable(readErr)
 	}
 	if _, err := l.conn.ExecContext(ctx, "DROP TABLE "+probe); err != nil {
 		return fmt.Errorf("read CSV: %s", firstLine(err))
@@ -319,12 +323,19 @@ func (l *loader) firstBadRow(ctx context.Context, path string, readErr error) (e
 	case !errors.Is(err, sql.ErrNoRows):
 		return fmt.Errorf("read CSV rejects: %w", err)
 	}
-	e := &RowError{Msg: "the row cannot be loaded"}
+	return unreadable(readErr)
+}
+
+// unreadable is the RowError of a read that failed where the rejects could not tell
+// which row is wrong: the row the reader's error names, if any.
+func unreadable(readErr error) *RowError {
+	e := &RowError{Msg: "the CSV cannot be read: " + strings.TrimPrefix(firstLine(readErr), "Invalid Input Error: ")}
 	if m := csvErrorLine.FindStringSubmatch(readErr.Error()); m != nil {
 		e.Row, _ = strconv.ParseInt(m[1], 10, 64)
-	}
-	if m := couldNotConvert.FindStringSubmatch(readErr.Error()); m != nil {
-		e.Msg = fmt.Sprintf("%q cannot be converted", m[1])
+		e.Msg = "the row cannot be loaded"
+		if m := couldNotConvert.FindStringSubmatch(readErr.Error()); m != nil {
+			e.Msg = fmt.Sprintf("%q cannot be converted", m[1])
+		}
 	}
 	return e
 }
