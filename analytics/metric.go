@@ -30,12 +30,19 @@ func syntaxError(field string, err error) error {
 	return invalid(field, "%v", err)
 }
 
+// maxExpression bounds a metric's MAQL expression, in bytes.
+const maxExpression = 16 << 10
+
 // prepareMetric parses a metric, checks every object it names and rewrites identifiers
 // to URIs. self is the metric being replaced (0 on create): it must not end up using itself.
 func (s *Service) prepareMetric(ctx context.Context, pid string, self int64, c *MetricContent) (MetricContent, []int64, error) {
 	field := CategoryMetric + ".content.expression"
 	if strings.TrimSpace(c.Expression) == "" {
 		return MetricContent{}, nil, invalid(field, "is required")
+	}
+	if len(c.Expression) > maxExpression {
+		return MetricContent{}, nil, invalid(field, "is %d bytes long; a metric's expression may be at most %d KiB (use metrics in metrics)",
+			len(c.Expression), maxExpression>>10)
 	}
 	m, err := maql.ParseMetric(c.Expression)
 	if err != nil {

@@ -168,7 +168,7 @@ func (a *App) open(ctx context.Context) error {
 	}
 	a.closers = append(a.closers, a.md.Close)
 	a.exec = xtab.New(st, a.md, xtab.Config{Dir: filepath.Join(cfg.Data, "results"), PerProject: cfg.Execution.PerProject,
-		Timeout: cfg.Execution.Timeout, Retention: cfg.Execution.Retention, Now: opt.Clock.Now}, a.log.With("component", "xtab"))
+		Timeout: cfg.Execution.Timeout, Retention: cfg.Execution.Retention, MaxSQL: cfg.Execution.MaxQueryBytes, Now: opt.Clock.Now}, a.log.With("component", "xtab"))
 	a.export = export.New(st, a.exec, export.Config{Dir: filepath.Join(cfg.Data, "exports"), Workers: cfg.Export.Workers,
 		Retention: cfg.Export.Retention, Now: opt.Clock.Now, Registerer: a.reg}, a.log.With("component", "exporter"))
 	if err := a.openMaintenance(ctx); err != nil {

@@ -76,6 +76,9 @@ type ExecutionConfig struct {
 	Timeout time.Duration `yaml:"timeout"`
 	// Retention is how long a result is kept after it was last asked for. Default 24h.
 	Retention time.Duration `yaml:"retention"`
+	// MaxQueryBytes bounds the SQL a report's metrics compile to; a report past it is a
+	// 400 naming the metric. Default 256 KiB.
+	MaxQueryBytes int `yaml:"maxQueryBytes"`
 }
 
 // ExportConfig configures the export of report results into files.
@@ -223,7 +226,7 @@ func DefaultConfig() Config {
 			SendTimeout: 30 * time.Second, EmailConcurrency: 8, SMSConcurrency: 4, FeedChatConcurrency: 4},
 		Engine: EngineConfig{Workers: 8, RunTimeout: 2 * time.Minute, MetricTimeout: time.Minute, Grace: 15 * time.Minute,
 			FailuresBeforeNotice: 3, Retention: 90 * 24 * time.Hour},
-		Execution: ExecutionConfig{PerProject: 2, Timeout: 5 * time.Minute, Retention: 24 * time.Hour},
+		Execution: ExecutionConfig{PerProject: 2, Timeout: 5 * time.Minute, Retention: 24 * time.Hour, MaxQueryBytes: 256 << 10},
 		Export:    ExportConfig{Workers: 2, Retention: 24 * time.Hour},
 		Maint:     MaintenanceConfig{Workers: 2, Queue: 64, ArchiveRetention: 48 * time.Hour},
 		Metrics:   MetricsConfig{Listen: "127.0.0.1:9180"},
@@ -423,6 +426,9 @@ func (c *Config) Validate() error {
 	}
 	if !memorySize.MatchString(c.Warehouse.MemoryLimit) {
 		bad("warehouse.memoryLimit", "%q is not a size such as 512MiB or 2GB", c.Warehouse.MemoryLimit)
+	}
+	if c.Execution.MaxQueryBytes < 4096 {
+		bad("execution.maxQueryBytes", "must be at least 4096, got %d", c.Execution.MaxQueryBytes)
 	}
 	if c.Warehouse.Threads < 0 {
 		bad("warehouse.threads", "must not be negative, got %d", c.Warehouse.Threads)

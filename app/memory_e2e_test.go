@@ -2,12 +2,16 @@ package app_test
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/heraldhq/herald/app"
 	"github.com/heraldhq/herald/app/apptest"
 )
 
@@ -80,5 +84,56 @@ func TestLoadOfBadRowsRunsInBoundedMemory(t *testing.T) {
 	t.Logf("100 MiB of bad rows: %s; peak RSS %d MiB before the load, %d MiB after", took.Round(time.Millisecond), before>>20, peak>>20)
 	if peak-before > bound {
 		t.Errorf("the load raised the peak resident memory by %d MiB, more than %d MiB", (peak-before)>>20, bound>>20)
+	}
+}
+
+// TestDoublingChainRunsInBoundedMemory makes 20 metrics where each adds the one below to
+// itself and executes the top one on the real binary: it is computed, right, in bounded
+// time and memory.
+func TestDoublingChainRunsInBoundedMemory(t *testing.T) {
+	p, m := processWorld(t)
+	wantStatus(t, m.load("dataset.sales", "full", salesCSV), 200)
+	uris := m.uris("fact.sales.amount", "label.stores.name")
+	metric := m.create(metricJSON("L0", "SELECT SUM(["+uris["fact.sales.amount"]+"])"))
+	for k := 1; k <= 20; k++ {
+		metric = m.create(metricJSON(fmt.Sprintf("L%d", k), "SELECT ["+metric+"] + ["+metric+"]"))
+	}
+	before := p.PeakRSS()
+	began := time.Now()
+	x := m.run(m.content(gridDef([]any{gridAttr(uris["label.stores.name"])}, []any{"metricGroup"}, []string{metric})))
+	took := time.Since(began)
+	peak := p.PeakRSS()
+	t.Logf("a 20-level doubling chain: %s; peak RSS %d MiB before, %d MiB after", took.Round(time.Millisecond), before>>20, peak>>20)
+	var got []float64
+	for _, row := range x.Data {
+		v, _ := strconv.ParseFloat(*row[0], 64)
+		got = append(got, v)
+	}
+	slices.Sort(got)
+	if want := []float64{15.5 * (1 << 20), 20 * (1 << 20)}; !slices.Equal(got, want) {
+		t.Fatalf("values %v, want %v", got, want)
+	}
+	if took > 10*time.Second || peak-before > 128<<20 {
+		t.Errorf("took %s and %d MiB more, want under 10s and 128 MiB", took, (peak-before)>>20)
+	}
+}
+
+// TestOversizeReportNamesTheMetric executes a report whose metric compiles to more SQL
+// than execution.maxQueryBytes: a 400 naming the metric.
+func TestOversizeReportNamesTheMetric(t *testing.T) {
+	b := apptest.Start(t, func(c *app.Config) { c.Execution.MaxQueryBytes = 4096 })
+	admin := newBrowser(t, b.URL, "ua")
+	admin.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)
+	m := newMD(t, b, admin)
+	wantStatus(t, m.manage(salesMAQL), 200)
+	var expr strings.Builder
+	expr.WriteString("SELECT SUM({fact.sales.amount})")
+	for i := range 1000 {
+		fmt.Fprintf(&expr, " + %d", i)
+	}
+	metric := m.create(metricJSON("Sprawling", expr.String()))
+	r := m.execute(m.content(gridDef(nil, []any{"metricGroup"}, []string{metric})))
+	if r.status != 400 || !strings.Contains(r.body, "is too complex") || !strings.Contains(r.body, "metrics[0]") {
+		t.Fatalf("%d %s, want 400 naming the metric", r.status, r.body)
 	}
 }

@@ -2,6 +2,7 @@ package query
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -40,6 +41,13 @@ func (c *compiler) assemble(metrics []string) (string, error) {
 	for i := range c.reportAttrs {
 		where = append(where, fmt.Sprintf("%s.k%d IS NOT NULL", keys, i))
 	}
+	if len(c.sharedCols) > 0 {
+		sql := c.layered(cols, metrics, b.String(), where)
+		if len(ctes) > 0 {
+			sql = "WITH " + strings.Join(ctes, ",\n") + "\n" + sql
+		}
+		return sql, nil
+	}
 	for j, m := range metrics {
 		cols = append(cols, fmt.Sprintf("%s AS m%d", m, j))
 	}
@@ -47,18 +55,55 @@ func (c *compiler) assemble(metrics []string) (string, error) {
 	if len(where) > 0 {
 		inner += " WHERE " + strings.Join(where, " AND ")
 	}
-	sql := "SELECT * FROM (" + inner + ") r"
-	if len(metrics) > 0 {
-		var notNull []string
-		for j := range metrics {
-			notNull = append(notNull, fmt.Sprintf("m%d IS NOT NULL", j))
-		}
-		sql += " WHERE " + strings.Join(notNull, " OR ")
-	}
+	sql := "SELECT * FROM (" + inner + ") r" + c.anyMetric(len(metrics))
 	if len(ctes) > 0 {
 		sql = "WITH " + strings.Join(ctes, ",\n") + "\n" + sql
 	}
 	return sql, nil
+}
+
+// anyMetric is the WHERE clause that keeps the rows where some metric has a value.
+func (c *compiler) anyMetric(n int) string {
+	if n == 0 {
+		return ""
+	}
+	notNull := make([]string, n)
+	for j := range notNull {
+		notNull[j] = fmt.Sprintf("m%d IS NOT NULL", j)
+	}
+	return " WHERE " + strings.Join(notNull, " OR ")
+}
+
+// groupRef is how metric expressions name a subquery's value column: q3.v1.
+var groupRef = regexp.MustCompile(`\b(q[0-9]+)\.(v[0-9]+)\b`)
+
+// layered writes the rows of a report whose metrics share metrics: the first SELECT
+// gives the rows with every subquery value under a flat name (q3_v1), each shared metric
+// is computed once in a SELECT of its own around it, in the order compiled, and the
+// report's metrics in the last. A shared metric's column is named by the SELECTs
+// around it, never written out again: DuckDB expands an alias named in the same SELECT.
+func (c *compiler) layered(cols, metrics []string, from string, where []string) string {
+	var names []string
+	for _, col := range cols {
+		names = append(names, col[strings.LastIndex(col, " AS ")+4:])
+	}
+	for _, g := range c.order {
+		for i := range g.leaves {
+			ref := g.name + ".v" + strconv.Itoa(i)
+			cols = append(cols, ref+" AS "+groupRef.ReplaceAllString(ref, "${1}_${2}"))
+		}
+	}
+	sql := "SELECT " + strings.Join(cols, ", ") + from
+	if len(where) > 0 {
+		sql += " WHERE " + strings.Join(where, " AND ")
+	}
+	for i, col := range c.sharedCols {
+		sql = "SELECT *, " + groupRef.ReplaceAllString(col, "${1}_${2}") + " FROM (" + sql + ") s" + strconv.Itoa(i)
+	}
+	for j, m := range metrics {
+		names = append(names, groupRef.ReplaceAllString(m, "${1}_${2}")+" AS m"+strconv.Itoa(j))
+	}
+	return "SELECT * FROM (SELECT " + strings.Join(names, ", ") + " FROM (" + sql + ") s) r" + c.anyMetric(len(metrics))
 }
 
 // split sorts the subqueries into those at the report's level, which give its rows, and

@@ -86,15 +86,47 @@ func (c *compiler) expr(e maql.Expr, f frame) (string, error) {
 		if o.Category != CategoryMetric || o.Metric == nil {
 			return "", c.fail(f, "%s is {%s}, not a metric; aggregate facts and count attributes", x, o.Identifier)
 		}
-		if f.depth >= maxDepth {
-			return "", c.fail(f, "metrics use metrics more than %d deep", maxDepth)
-		}
-		inner := f
-		inner.depth++
-		return c.selectExpr(o.Metric.Root, inner)
+		return c.sharedMetric(x.URI, o, f)
 	}
 	return "", c.fail(f, "unknown expression %T", e)
 }
+
+// sharedMetric compiles a metric that another metric uses. One the report reaches more
+// than once is compiled once per level and conditions, into a column of the final
+// SELECT, whose name it returns; one reached once is written in place.
+func (c *compiler) sharedMetric(uri string, o Object, f frame) (string, error) {
+	key := fmt.Sprintf("%s\x00%v\x00%#v", uri, f.grain, f.conds)
+	if col, ok := c.shared[key]; ok {
+		return col, nil
+	}
+	if f.depth >= maxDepth {
+		return "", c.fail(f, "metrics use metrics more than %d deep", maxDepth)
+	}
+	inner := f
+	inner.depth++
+	sql, err := c.selectExpr(o.Metric.Root, inner)
+	if err != nil || c.uses[uri] < 2 || len(sql) <= inlineSQL {
+		return sql, err // used once, or as short as a column's name: written in place
+	}
+	col := sharedColumn(len(c.sharedCols))
+	if c.shared == nil {
+		c.shared = map[string]string{}
+	}
+	c.shared[key] = col
+	c.sharedCols = append(c.sharedCols, sql+" AS "+col)
+	c.sharedSize += len(sql)
+	if c.sharedSize > c.maxSQL {
+		return "", c.fail(f, "{%s} is too complex: its metrics compile to more than %d KiB of SQL", o.Identifier, c.maxSQL>>10)
+	}
+	return col, nil
+}
+
+// inlineSQL is the length up to which a shared metric is written in place: a column
+// reference such as q12.v3 costs no more than the shared column's name.
+const inlineSQL = 32
+
+// sharedColumn names the n-th shared metric's column: a name no table column has.
+func sharedColumn(n int) string { return "__shared_" + strconv.Itoa(n) }
 
 // arith writes l op r; a division by zero is NULL.
 func arith(l, op, r string) string {
@@ -217,4 +249,69 @@ func (c *compiler) facts(e maql.Expr, f frame, out []string) ([]string, error) {
 		return c.facts(x.Right, f, out)
 	}
 	return out, nil
+}
+
+// countUses counts, for every metric the report's metrics use, the ways it is reached
+// from them, capped at 2: a metric reached twice or more is compiled once, into a shared
+// column. Each metric is walked once, so a chain of metrics that each use the one below
+// twice costs as much as its length.
+func (c *compiler) countUses(roots []string) {
+	children := map[string]map[string]int{} // metric → the metrics its expression names, and how often
+	var order []string                      // post-order: children before parents
+	state := map[string]int{}               // 1 visiting, 2 done
+	var walk func(uri string)
+	walk = func(uri string) {
+		if state[uri] != 0 {
+			return // done, or a cycle, which compiling reports
+		}
+		state[uri] = 1
+		o, ok := c.req.Objects[uri]
+		kids := map[string]int{}
+		if ok && o.Category == CategoryMetric && o.Metric != nil {
+			refs(o.Metric.Root, func(r maql.Ref) {
+				if ro, ok := c.req.Objects[r.URI]; ok && ro.Category == CategoryMetric && ro.Metric != nil {
+					kids[r.URI]++
+				}
+			})
+		}
+		children[uri] = kids
+		for k := range kids {
+			walk(k)
+		}
+		state[uri] = 2
+		order = append(order, uri)
+	}
+	paths := map[string]int{}
+	for _, r := range roots {
+		walk(r)
+		paths[r] = min(paths[r]+1, 2)
+	}
+	for i := len(order) - 1; i >= 0; i-- { // parents before children
+		uri := order[i]
+		for k, n := range children[uri] {
+			paths[k] = min(paths[k]+n*paths[uri], 2)
+		}
+	}
+	c.uses = paths
+}
+
+// refs calls fn for every reference in e's expression tree.
+func refs(e maql.Expr, fn func(maql.Ref)) {
+	switch x := e.(type) {
+	case maql.Select:
+		refs(x.Expr, fn)
+	case maql.Agg:
+		for _, a := range x.Args {
+			refs(a, fn)
+		}
+	case maql.Ifnull:
+		refs(x.Expr, fn)
+	case maql.Unary:
+		refs(x.X, fn)
+	case maql.Binary:
+		refs(x.Left, fn)
+		refs(x.Right, fn)
+	case maql.Ref:
+		fn(x)
+	}
 }

@@ -1,6 +1,7 @@
 package query
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -36,6 +37,9 @@ type Request struct {
 	Metrics []Part
 	// Filters restrict every metric.
 	Filters []Filter
+	// MaxSQL bounds the SQL the metrics compile to, in bytes; a report past it is an
+	// *Error naming the metric. Default DefaultMaxSQL.
+	MaxSQL int
 }
 
 // Part is an object of the request by URI; Field names it in errors.
@@ -86,15 +90,25 @@ func (e *Error) Error() string {
 // maxDepth bounds how deeply metrics may use metrics.
 const maxDepth = 32
 
+// DefaultMaxSQL bounds the SQL a report's metrics compile to, in bytes, when
+// Request.MaxSQL is zero.
+const DefaultMaxSQL = 256 << 10
+
 // Compile compiles a report into a query.
 func Compile(req *Request) (*Query, error) {
-	c := &compiler{req: req, m: req.Model, groups: map[string]*group{}, reachCache: map[string]*reach{}}
+	c := &compiler{req: req, m: req.Model, groups: map[string]*group{}, reachCache: map[string]*reach{},
+		maxSQL: cmp.Or(req.MaxSQL, DefaultMaxSQL)}
 	if err := c.grain(); err != nil {
 		return nil, err
 	}
 	if err := c.filters(); err != nil {
 		return nil, err
 	}
+	roots := make([]string, len(req.Metrics))
+	for i, p := range req.Metrics {
+		roots[i] = p.URI
+	}
+	c.countUses(roots)
 	metrics := make([]string, len(req.Metrics))
 	for i, p := range req.Metrics {
 		o, err := c.object(p.URI, p.Field)
@@ -107,6 +121,10 @@ func Compile(req *Request) (*Query, error) {
 		f := frame{grain: c.reportGrain(), field: p.Field}
 		if metrics[i], err = c.selectExpr(o.Metric.Root, f); err != nil {
 			return nil, err
+		}
+		if c.sharedSize+len(metrics[i]) > c.maxSQL {
+			return nil, &Error{Field: p.Field, Msg: fmt.Sprintf("{%s} is too complex: it compiles to more than %d KiB of SQL",
+				o.Identifier, c.maxSQL>>10)}
 		}
 	}
 	sql, err := c.assemble(metrics)

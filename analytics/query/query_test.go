@@ -322,3 +322,47 @@ func run(t testing.TB, wh *warehouse.Warehouse, q *Query) []string {
 	slices.Sort(out)
 	return out
 }
+
+// TestDoublingChainCompilesOnce builds metrics where each adds the one below to itself,
+// 40 levels deep: each is compiled once into a shared column, so the SQL grows with the
+// chain's length, not with 2^40, and DuckDB computes 2^40 times the base.
+func TestDoublingChainCompilesOnce(t *testing.T) {
+	f, steps := newFixture(t)
+	prev := "m.revenue"
+	for k := 1; k <= 30; k++ {
+		name := fmt.Sprintf("m.double%d", k)
+		f.metric(t, name, "SELECT {"+prev+"} + {"+prev+"}")
+		prev = name
+	}
+	tc := tcase{name: "chain", attrs: []string{"label.regions.name"}, metrics: []string{"SELECT {" + prev + "}"}}
+	q, err := Compile(f.request(t, tc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(q.SQL) > 8<<10 {
+		t.Fatalf("a 30-level chain compiles to %d bytes of SQL", len(q.SQL))
+	}
+	wh := openWarehouse(t, f.model, steps)
+	want := []string{"1|East|" + strconv.FormatFloat(35.5*(1<<30), 'f', -1, 64), "2|West|" + strconv.FormatFloat(7.5*(1<<30), 'f', -1, 64)}
+	if got := run(t, wh, q); !slices.Equal(got, want) {
+		t.Fatalf("rows %v, want %v", got, want)
+	}
+}
+
+// TestOversizeQueryNamesTheMetric refuses a report whose metrics compile to more SQL than
+// the cap, naming the request field and the metric.
+func TestOversizeQueryNamesTheMetric(t *testing.T) {
+	f, _ := newFixture(t)
+	var b strings.Builder
+	b.WriteString("SELECT {m.revenue}")
+	for i := range 2000 {
+		fmt.Fprintf(&b, " + %d", i)
+	}
+	req := f.request(t, tcase{name: "huge", metrics: []string{b.String()}})
+	req.MaxSQL = 8 << 10
+	_, err := Compile(req)
+	var e *Error
+	if !errors.As(err, &e) || e.Field != "metrics[0]" || !strings.Contains(e.Msg, "{huge.0} is too complex") {
+		t.Fatalf("error %v, want metrics[0]: {huge.0} is too complex", err)
+	}
+}

@@ -26,6 +26,14 @@ type compiler struct {
 	order      []*group
 	reachCache map[string]*reach
 	args       []any
+	// shared are the metrics used by other metrics, each compiled once per level and
+	// conditions into a column of the final SELECT that later columns name: a metric
+	// used twice is not written out twice.
+	shared     map[string]string // key of a metric use to its column
+	sharedCols []string          // "expression AS column", in the order compiled
+	sharedSize int               // bytes of the shared columns
+	uses       map[string]int    // metric URI → ways the report reaches it, capped at 2
+	maxSQL     int
 }
 
 // gattr is an attribute of the report's rows, or one derived from them.

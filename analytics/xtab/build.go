@@ -43,7 +43,7 @@ func (e *Executor) plan(ctx context.Context, pid string, d definition) (*plan, e
 	if err != nil {
 		return nil, err
 	}
-	req := &query.Request{Project: pid, Model: model, Objects: cat.objects}
+	req := &query.Request{Project: pid, Model: model, Objects: cat.objects, MaxSQL: e.cfg.MaxSQL}
 	p := &plan{Definition: d.uri, Filters: []string{}}
 	p.Rows = layout(req, cat, content.Grid.Rows, "grid.rows")
 	p.Columns = layout(req, cat, content.Grid.Columns, "grid.columns")

@@ -40,6 +40,9 @@ type Config struct {
 	Timeout time.Duration
 	// Retention is how long a result is kept after it was last asked for. Default 24h.
 	Retention time.Duration
+	// MaxSQL bounds the SQL a report's metrics compile to, in bytes. Default
+	// query.DefaultMaxSQL.
+	MaxSQL int
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
 }
