@@ -114,11 +114,16 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	if err := os.Chmod(cfg.Data, 0o700); err != nil {
 		return nil, fmt.Errorf("data folder: %w", err)
 	}
+	unlock, err := lockFolder(cfg.Data)
+	if err != nil {
+		return nil, fmt.Errorf("data folder: %w", err)
+	}
+	a.closers = append(a.closers, unlock)
 	_, statErr := os.Stat(filepath.Join(cfg.Data, "herald.db"))
 	a.fresh = errors.Is(statErr, os.ErrNotExist)
 	st, err := store.Open(ctx, filepath.Join(cfg.Data, "herald.db"))
 	if err != nil {
-		return nil, err
+		return nil, errors.Join(err, a.close())
 	}
 	a.store = st
 	a.closers = append(a.closers, st.Close)
@@ -159,7 +164,7 @@ func (a *App) open(ctx context.Context) error {
 	a.engine = engine.New(st, nil, engine.Config{
 		Workers: cfg.Engine.Workers, RunTimeout: cfg.Engine.RunTimeout, MetricTimeout: cfg.Engine.MetricTimeout,
 		Grace: cfg.Engine.Grace, FailuresBeforeNotice: cfg.Engine.FailuresBeforeNotice, Retention: cfg.Engine.Retention,
-		FilesDir: filepath.Join(cfg.Data, "runs"), Clock: opt.Clock, Registerer: a.reg,
+		FilesDir: filepath.Join(cfg.Data, "runs"), Clock: opt.Clock, Registerer: a.reg, Exclusive: true,
 	}, a.log.With("component", "engine"), a.worker.Notify)
 	a.md, err = analytics.New(ctx, analytics.Options{Store: st, Dir: filepath.Join(cfg.Data, "warehouse"), Now: opt.Clock.Now,
 		Warehouse: warehouse.Options{MemoryLimit: cfg.Warehouse.MemoryLimit, Threads: cfg.Warehouse.Threads}})

@@ -55,6 +55,10 @@ type Config struct {
 	Clock Clock
 	// Registerer receives the engine's metrics. Default: none (they are kept nowhere).
 	Registerer prometheus.Registerer
+	// Exclusive says that no other engine shares the store (the process holds the
+	// data folder's lock): at start, every run another incarnation left running is a
+	// dead predecessor's and is adopted at once, not after RunTimeout.
+	Exclusive bool
 }
 
 func (c *Config) defaults() {
@@ -97,6 +101,8 @@ type Engine struct {
 	channels *recent[string, store.Channel]
 	fires    chan Fire
 	metrics  *metrics
+	// incarnation names this engine in the runs it claims.
+	incarnation string
 
 	mu      sync.Mutex
 	started bool
@@ -113,7 +119,8 @@ func New(st *store.Store, exec Executor, cfg Config, log *slog.Logger, notify fu
 	e := &Engine{st: st, exec: exec, cfg: cfg, log: log, notify: notify,
 		fires: make(chan Fire, 1<<16),
 		subs:  newRecent[string, store.Subscription](time.Second), owners: newRecent[[2]string, string](time.Second),
-		channels: newRecent[string, store.Channel](time.Second), metrics: newMetrics(cfg.Registerer)}
+		channels: newRecent[string, store.Channel](time.Second), metrics: newMetrics(cfg.Registerer),
+		incarnation: store.NewID(16)}
 	e.memo = newMetricMemo(time.Hour, cfg.MetricTimeout, e.metrics)
 	e.sched = NewScheduler(func(f Fire) {
 		e.metrics.fired(f.At, e.now())
@@ -440,23 +447,26 @@ func (e *Engine) prefetch(ctx context.Context, runs []store.Run) {
 }
 
 // adoptOrphans takes over runs that a process claimed and never finished
-// (it crashed), at start and then every RunTimeout. A run still running
+// (it crashed), at start and then every RunTimeout. At start, an Exclusive
+// engine adopts every run another incarnation left running at once: nobody
+// else can be running it. Otherwise, and later on, a run still running
 // longer than RunTimeout has no live owner: every owner fails its runs at
 // that age. Taking one over is a compare-and-swap on the run, so two engines
 // never both adopt it. An orphan still within the grace window is processed;
 // an older one is recorded as failed.
 func (e *Engine) adoptOrphans(ctx context.Context, claimed chan<- store.Run) {
-	for {
+	for first := true; ; first = false {
 		runs, err := e.st.RunningRuns(ctx)
 		if err != nil && ctx.Err() == nil {
 			e.log.Error("find unfinished runs", "err", err)
 		}
 		now := e.now()
 		for _, run := range runs {
-			if now.Sub(run.Started) <= e.cfg.RunTimeout+time.Minute {
+			dead := first && e.cfg.Exclusive && run.Incarnation != e.incarnation
+			if !dead && now.Sub(run.Started) <= e.cfg.RunTimeout+time.Minute {
 				continue // maybe still under way in another process
 			}
-			ok, err := e.st.TakeOverRun(ctx, run, now)
+			ok, err := e.st.TakeOverRun(ctx, run, e.incarnation, now)
 			if err != nil || !ok {
 				continue
 			}

@@ -52,7 +52,7 @@ func (e *Engine) claim(ctx context.Context, fires []Fire) []store.Run {
 	now := e.now()
 	for i, f := range fires {
 		runs[i] = store.Run{ID: store.NewID(24), SubscriptionID: f.SubscriptionID, ScheduledAt: f.At,
-			State: store.RunRunning, Started: now}
+			State: store.RunRunning, Started: now, Incarnation: e.incarnation}
 	}
 	claimed, err := e.st.ClaimRuns(ctx, runs)
 	if err != nil {

@@ -41,6 +41,8 @@ type Run struct {
 	Error          string
 	Started        time.Time
 	Finished       time.Time // zero while the run is not finished
+	// Incarnation is the process that claimed the run (set while it runs).
+	Incarnation string
 }
 
 // Delivery is one message of a run to one channel: a row of the ledger.

@@ -35,8 +35,8 @@ func (s *Store) ClaimRun(ctx context.Context, run Run) error {
 func (s *Store) ClaimRuns(ctx context.Context, runs []Run) ([]bool, error) {
 	claimed := make([]bool, len(runs))
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO runs(id, subscription_id, scheduled_at, state, detail, error, started, finished)
-			SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM subscriptions WHERE id = ?)
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO runs(id, subscription_id, scheduled_at, state, detail, error, started, finished,
+			incarnation) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM subscriptions WHERE id = ?)
 			ON CONFLICT (subscription_id, scheduled_at) DO NOTHING`)
 		if err != nil {
 			return fmt.Errorf("claim runs: %w", err)
@@ -44,7 +44,7 @@ func (s *Store) ClaimRuns(ctx context.Context, runs []Run) ([]bool, error) {
 		defer stmt.Close()
 		for i, run := range runs {
 			res, err := stmt.ExecContext(ctx, run.ID, run.SubscriptionID, run.ScheduledAt.Unix(), run.State, detailOf(run),
-				run.Error, run.Started.Unix(), unixOrNull(run.Finished), run.SubscriptionID)
+				run.Error, run.Started.Unix(), unixOrNull(run.Finished), run.Incarnation, run.SubscriptionID)
 			if err != nil {
 				return fmt.Errorf("claim run: %w", err)
 			}
@@ -106,9 +106,9 @@ func (s *Store) FinishRuns(ctx context.Context, fins []Finish, now time.Time) er
 
 // TakeOverRun makes a running run this process's own by moving its start
 // to now, only if nobody did so since run was read.
-func (s *Store) TakeOverRun(ctx context.Context, run Run, now time.Time) (bool, error) {
-	res, err := s.w.ExecContext(ctx, `UPDATE runs SET started = ? WHERE id = ? AND state = 'running' AND started = ?`,
-		now.Unix(), run.ID, run.Started.Unix())
+func (s *Store) TakeOverRun(ctx context.Context, run Run, incarnation string, now time.Time) (bool, error) {
+	res, err := s.w.ExecContext(ctx, `UPDATE runs SET started = ?, incarnation = ? WHERE id = ? AND state = 'running' AND started = ?
+		AND incarnation = ?`, now.Unix(), incarnation, run.ID, run.Started.Unix(), run.Incarnation)
 	if err != nil {
 		return false, fmt.Errorf("take over run: %w", err)
 	}
@@ -119,7 +119,12 @@ func (s *Store) TakeOverRun(ctx context.Context, run Run, now time.Time) (bool, 
 // RunningRuns lists the runs still in state running: claimed by a process
 // that stopped before finishing them.
 func (s *Store) RunningRuns(ctx context.Context) ([]Run, error) {
-	out, err := queryAll(ctx, s.r, scanRun, `SELECT id, subscription_id, scheduled_at, state, detail, error, started, finished
+	out, err := queryAll(ctx, s.r, func(row scanner) (Run, error) {
+		var inc string
+		r, err := scanRun(incarnated{row, &inc})
+		r.Incarnation = inc
+		return r, err
+	}, `SELECT id, subscription_id, scheduled_at, state, detail, error, started, finished, incarnation
 		FROM runs WHERE state = 'running' ORDER BY scheduled_at`)
 	if err != nil {
 		return nil, fmt.Errorf("running runs: %w", err)
@@ -155,6 +160,14 @@ func (s *Store) SubscriptionRuns(ctx context.Context, subscriptionID string, lim
 	}
 	return out, nil
 }
+
+// incarnated scans a run's row with its incarnation last, into inc.
+type incarnated struct {
+	row scanner
+	inc *string
+}
+
+func (r incarnated) Scan(dest ...any) error { return r.row.Scan(append(dest, r.inc)...) }
 
 func scanRun(row scanner) (Run, error) {
 	var r Run

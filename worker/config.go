@@ -33,10 +33,10 @@ type Config struct {
 	SendTimeout time.Duration
 
 	// AckWait is how long JetStream waits for the outcome of a delivery it
-	// handed out before it hands it out again. A message waits for its send
-	// behind at most three rounds of the kind's sends (in the pull buffer,
-	// the queue and its batch), so AckWait should exceed 4×SendTimeout; it
-	// must exceed SendTimeout. Default 4×SendTimeout + 30s.
+	// handed out before it hands it out again. While this process holds a
+	// message (waiting for a send slot, or sending) it tells JetStream so every
+	// AckWait/3, so AckWait bounds only how long the messages of a process that
+	// died wait to be handed out again. Default 10s.
 	AckWait time.Duration
 
 	// MaxAttempts is how many sends of one delivery are tried before it is
@@ -91,6 +91,7 @@ const (
 	DefaultDedupeWindow  = 10 * time.Minute
 	DefaultMaxAge        = 7 * 24 * time.Hour
 	DefaultSendTimeout   = 30 * time.Second
+	DefaultAckWait       = 10 * time.Second
 	DefaultMaxAttempts   = 10
 	DefaultBackoffBase   = 5 * time.Second
 	DefaultBackoffCap    = 30 * time.Minute
@@ -111,7 +112,7 @@ func (c Config) withDefaults() (Config, error) {
 	c.MaxAge = cmp.Or(c.MaxAge, DefaultMaxAge)
 	c.Replicas = cmp.Or(c.Replicas, 1)
 	c.SendTimeout = cmp.Or(c.SendTimeout, DefaultSendTimeout)
-	c.AckWait = cmp.Or(c.AckWait, 4*c.SendTimeout+30*time.Second)
+	c.AckWait = cmp.Or(c.AckWait, DefaultAckWait)
 	c.MaxAttempts = cmp.Or(c.MaxAttempts, DefaultMaxAttempts)
 	c.BackoffBase = cmp.Or(c.BackoffBase, DefaultBackoffBase)
 	c.BackoffCap = cmp.Or(c.BackoffCap, DefaultBackoffCap)
@@ -128,8 +129,8 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	c.Kinds = kinds
 	switch {
-	case c.AckWait <= c.SendTimeout:
-		return c, fmt.Errorf("worker config: ack wait %v must exceed the send timeout %v", c.AckWait, c.SendTimeout)
+	case c.AckWait < time.Second:
+		return c, fmt.Errorf("worker config: ack wait %v is below 1s", c.AckWait)
 	case c.DedupeWindow > c.MaxAge:
 		return c, fmt.Errorf("worker config: dedupe window %v exceeds the stream's max age %v", c.DedupeWindow, c.MaxAge)
 	case c.BackoffCap < c.BackoffBase:

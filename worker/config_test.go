@@ -13,7 +13,7 @@ func TestConfigDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Stream != DefaultStream || c.DedupeWindow != DefaultDedupeWindow || c.AckWait != 70*time.Second ||
+	if c.Stream != DefaultStream || c.DedupeWindow != DefaultDedupeWindow || c.AckWait != DefaultAckWait ||
 		c.MaxAttempts != DefaultMaxAttempts || c.BackoffBase != DefaultBackoffBase || c.Replicas != 1 {
 		t.Errorf("defaults: %+v", c)
 	}
@@ -31,7 +31,7 @@ func TestConfigInvalid(t *testing.T) {
 		cfg  Config
 		want string
 	}{
-		{name: "ack wait not above send timeout", cfg: Config{SendTimeout: time.Minute, AckWait: time.Minute}, want: "ack wait"},
+		{name: "ack wait below a second", cfg: Config{AckWait: 500 * time.Millisecond}, want: "ack wait"},
 		{name: "dedupe window beyond max age", cfg: Config{DedupeWindow: time.Hour, MaxAge: time.Minute}, want: "dedupe window"},
 		{name: "cap below base", cfg: Config{BackoffBase: time.Minute, BackoffCap: time.Second}, want: "backoff cap"},
 		{name: "negative attempts", cfg: Config{MaxAttempts: -1}, want: "negative"},

@@ -64,9 +64,33 @@ func (w *Worker) consume(ctx context.Context, k *kind, c jetstream.Consumer) err
 	var pullErr error
 	var puller sync.WaitGroup
 	puller.Go(func() { pullErr = w.pull(ctx, k, it, queue) })
+	stopBeat := make(chan struct{})
+	var beater sync.WaitGroup
+	beater.Go(func() { w.heartbeat(k, stopBeat) })
 	w.dispatch(ctx, k, queue)
 	puller.Wait()
+	close(stopBeat)
+	beater.Wait()
 	return pullErr
+}
+
+// heartbeat tells JetStream, every third of the ack wait, that the messages the kind
+// holds (queued for a send slot, or sending) are in progress, so that a short ack wait
+// hands out again only the messages of a process that is gone.
+func (w *Worker) heartbeat(k *kind, stop <-chan struct{}) {
+	t := time.NewTicker(w.cfg.AckWait / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			k.held.Range(func(key, _ any) bool {
+				_ = key.(*task).msg.InProgress()
+				return true
+			})
+		}
+	}
 }
 
 // pull moves messages from the iterator to queue, which it closes when it
@@ -87,9 +111,12 @@ func (w *Worker) pull(ctx context.Context, k *kind, it jetstream.MessagesContext
 			w.log.Warn("consume", "kind", k.kind, "err", err)
 			continue
 		}
+		t := &task{msg: msg, id: string(msg.Data()), at: time.Now()}
+		k.held.Store(t, struct{}{})
 		select {
-		case queue <- &task{msg: msg, id: string(msg.Data()), at: time.Now()}:
+		case queue <- t:
 		case <-ctx.Done():
+			k.held.Delete(t)
 			_ = msg.Nak()
 			handBack(it)
 			return nil
@@ -144,7 +171,7 @@ func (w *Worker) dispatch(ctx context.Context, k *kind, queue <-chan *task) {
 				}
 			}
 			if err != nil {
-				w.handBackUnread(ctx, batch[i:], err)
+				w.handBackUnread(ctx, k, batch[i:], err)
 				break
 			}
 			wg.Go(func() {
@@ -179,12 +206,13 @@ func (w *Worker) readLedger(ctx context.Context, batch []*task) error {
 
 // handBackUnread returns messages that will not be sent now: at once when
 // stopping, after a short delay when the ledger could not be read.
-func (w *Worker) handBackUnread(ctx context.Context, ts []*task, err error) {
+func (w *Worker) handBackUnread(ctx context.Context, k *kind, ts []*task, err error) {
 	stopping := ctx.Err() != nil
 	if !stopping {
 		w.log.Error("read ledger", "err", err)
 	}
 	for _, t := range ts {
+		k.held.Delete(t)
 		if stopping {
 			w.settle(t.msg.Nak(), t.id, outcomeReturned)
 		} else {

@@ -15,6 +15,7 @@ import (
 // handle delivers one message unless a copy of it is being handled here.
 // release gives up the send slot; it may be called more than once.
 func (w *Worker) handle(stop context.Context, k *kind, t *task, release func()) {
+	defer k.held.Delete(t)
 	o := outcomeBusy
 	if _, busy := w.running.LoadOrStore(t.id, struct{}{}); !busy {
 		o = w.deliver(stop, k, t, release)

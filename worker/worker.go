@@ -69,6 +69,7 @@ type kind struct {
 	sender  channels.Sender
 	cfg     KindConfig
 	limiter *rate.Limiter // nil: no limit
+	held    sync.Map      // *task → struct{}: the messages pulled and not yet settled
 }
 
 // New returns a Worker that delivers with the given senders, at most one per

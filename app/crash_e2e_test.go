@@ -1,0 +1,243 @@
+package app_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	_ "github.com/mattn/go-sqlite3"
+
+	"github.com/heraldhq/herald/app/apptest"
+	"github.com/heraldhq/herald/channels/channeltest"
+)
+
+// drill is a herald binary on a data folder, a user with 1,000 subscriptions due at one
+// instant, each mailing one address, and an SMTP server that counts Message-IDs.
+type drill struct {
+	t    *testing.T
+	dir  string
+	smtp *channeltest.SMTPServer
+	env  []string
+	p    *apptest.Process
+	at   time.Time // the instant every subscription fires at
+}
+
+const drillSubscriptions = 1000
+
+func newDrill(t *testing.T, env ...string) *drill {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("kills the herald binary mid-burst")
+	}
+	d := &drill{t: t, dir: t.TempDir(), smtp: channeltest.NewSMTPServer(t)}
+	d.env = append([]string{
+		"HERALD_SMTP_HOST=" + d.smtp.Host(), fmt.Sprintf("HERALD_SMTP_PORT=%d", d.smtp.Port()), "HERALD_SMTP_TLSPOLICY=none",
+		"HERALD_SMTP_FROM=alerts@herald.test", "HERALD_SUBSCRIPTIONS_MAXPERUSER=5000", "HERALD_SUBSCRIPTIONS_MAXPERPROJECT=5000",
+		"HERALD_SUBSCRIPTIONS_MAXCHANNELSPERUSER=5000", "HERALD_LOG_ACCESS=off", "HERALD_LOG_LEVEL=warn",
+	}, env...)
+	d.start()
+	admin := newBrowser(t, d.p.URL, "ua")
+	admin.loginWithToken("admin@herald.local", apptest.AdminPassword)
+	r := admin.do("POST", "/svc/projects/", `{"project":{"meta":{"title":"Drill"}}}`)
+	wantStatus(t, r, 201)
+	pid := strings.TrimPrefix(r.json(t)["uri"].(string), "/svc/projects/")
+	profile := admin.do("GET", "/svc/account/profile/current", "").header.Get("Location")
+	base := "/svc/projects/" + pid + "/users/" + uid(profile) + "/subscriptions"
+	// Far enough ahead for 1,000 subscriptions to be made, on a whole second.
+	d.at = time.Now().UTC().Add(25 * time.Second).Truncate(time.Second)
+	cron := fmt.Sprintf("%d %d %d * * *", d.at.Second(), d.at.Minute(), d.at.Hour())
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8)
+	for i := range drillSubscriptions {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			r := admin.do("POST", profile+"/channelConfigurations", fmt.Sprintf(
+				`{"channelConfiguration":{"configuration":{"emailConfiguration":{"to":"team%d@example.com"}},"meta":{"title":"Mail %d"}}}`, i, i))
+			if r.status != 201 {
+				t.Errorf("channel %d: %d %s", i, r.status, r.body)
+				return
+			}
+			ch := r.json(t)["channelConfiguration"].(map[string]any)["meta"].(map[string]any)["uri"].(string)
+			r = admin.do("POST", base, fmt.Sprintf(`{"subscription":{"triggers":[{"timerEvent":{"cronExpression":%q}}],`+
+				`"condition":{"condition":{"expression":"true"}},"subject":{"template":{"expression":"Drill %d"}},`+
+				`"message":{"template":{"expression":"Number %d"}},"channels":[%q],"meta":{"title":"S%d"}}}`, cron, i, i, ch, i))
+			if r.status != 201 {
+				t.Errorf("subscription %d: %d %s", i, r.status, r.body)
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	if time.Now().After(d.at.Add(-2 * time.Second)) {
+		t.Fatalf("making the subscriptions took until %s, past the instant %s", time.Now().UTC(), d.at)
+	}
+	return d
+}
+
+func (d *drill) start() { d.p = apptest.StartProcess(d.t, d.dir, d.env...) }
+
+// counts returns the distinct Message-IDs the SMTP server accepted and how many were
+// accepted more than once.
+func (d *drill) counts() (distinct, dups int) {
+	seen := map[string]int{}
+	for _, m := range d.smtp.Messages() {
+		seen[m.MessageID]++
+	}
+	for _, n := range seen {
+		if n > 1 {
+			dups += n - 1
+		}
+	}
+	return len(seen), dups
+}
+
+// waitMails waits until n distinct Message-IDs arrived, and returns when that was.
+func (d *drill) waitMails(n int, within time.Duration) time.Time {
+	d.t.Helper()
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		if got, _ := d.counts(); got >= n {
+			return time.Now()
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	got, dups := d.counts()
+	d.t.Fatalf("%d of %d mails (%d duplicates) within %s\n%s", got, n, dups, within, tail(d.p.Out.String(), 3000))
+	return time.Time{}
+}
+
+// waitAccepted waits, polling, until the SMTP server has accepted n mails.
+func (d *drill) waitAccepted(n int) {
+	d.t.Helper()
+	deadline := time.Now().Add(d.at.Sub(time.Now()) + 60*time.Second)
+	for len(d.smtp.Messages()) < n {
+		if time.Now().After(deadline) {
+			d.t.Fatalf("only %d mails accepted", len(d.smtp.Messages()))
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+// states counts the runs and deliveries by state in the data folder's database.
+func (d *drill) states() (runs, deliveries map[string]int) {
+	d.t.Helper()
+	db, err := sql.Open("sqlite3", "file:"+filepath.Join(d.dir, "herald.db")+"?mode=ro&_busy_timeout=5000")
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	defer db.Close()
+	count := func(q string) map[string]int {
+		rows, err := db.QueryContext(context.Background(), q)
+		if err != nil {
+			d.t.Fatal(err)
+		}
+		defer rows.Close()
+		out := map[string]int{}
+		for rows.Next() {
+			var s string
+			var n int
+			if err := rows.Scan(&s, &n); err != nil {
+				d.t.Fatal(err)
+			}
+			out[s] = n
+		}
+		return out
+	}
+	return count(`SELECT state, count(*) FROM runs GROUP BY state`), count(`SELECT state, count(*) FROM deliveries GROUP BY state`)
+}
+
+// waitFinal waits until every run and delivery is final.
+func (d *drill) waitFinal(within time.Duration) {
+	d.t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		runs, dels := d.states()
+		if runs["delivered"] == drillSubscriptions && dels["sent"] == drillSubscriptions {
+			return
+		}
+		if time.Now().After(deadline) {
+			d.t.Fatalf("within %s: runs %v, deliveries %v", within, runs, dels)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func tail(s string, n int) string { return s[max(len(s)-n, 0):] }
+
+// TestKillAtTheFireInstant kills the binary with SIGKILL just after the instant, when
+// it has claimed the runs and sent little or nothing, and starts it again on the same
+// folder: every mail arrives once, within 30 s of the restart.
+func TestKillAtTheFireInstant(t *testing.T) {
+	d := newDrill(t)
+	time.Sleep(time.Until(d.at.Add(60 * time.Millisecond)))
+	d.p.Kill()
+	sent, _ := d.counts()
+	restart := time.Now()
+	d.start()
+	done := d.waitMails(drillSubscriptions, 30*time.Second)
+	d.waitFinal(30*time.Second - time.Since(restart))
+	distinct, dups := d.counts()
+	t.Logf("SIGKILL 60ms after the instant (%d sent before): all %d mails %s after the restart, %d duplicates",
+		sent, distinct, done.Sub(restart).Round(time.Millisecond), dups)
+	if dups > 8 {
+		t.Errorf("%d duplicates, more than the send concurrency", dups)
+	}
+}
+
+// TestKillMidBurst kills the binary with SIGKILL at three points of the burst: nothing is
+// lost, duplicates stay within the send concurrency, and everything is final within 30 s
+// of the restart.
+func TestKillMidBurst(t *testing.T) {
+	for _, at := range []int{100, 500, 900} {
+		t.Run(fmt.Sprint(at), func(t *testing.T) {
+			d := newDrill(t)
+			d.waitAccepted(at)
+			d.p.Kill()
+			before, _ := d.counts()
+			restart := time.Now()
+			d.start()
+			done := d.waitMails(drillSubscriptions, 30*time.Second)
+			d.waitFinal(30*time.Second - time.Since(restart))
+			distinct, dups := d.counts()
+			t.Logf("SIGKILL after %d accepted (%d by the kill): %d mails, the last %s after the restart, %d duplicates",
+				at, before, distinct, done.Sub(restart).Round(time.Millisecond), dups)
+			if dups > 8 {
+				t.Errorf("%d duplicates, more than the send concurrency (8)", dups)
+			}
+		})
+	}
+}
+
+// TestTermMidBurst stops the binary with SIGTERM in the middle of the burst: it exits
+// within its shutdown deadline, and after a restart every mail has arrived exactly once,
+// the rest within 10 s.
+func TestTermMidBurst(t *testing.T) {
+	d := newDrill(t)
+	d.waitAccepted(300)
+	d.p.Signal(syscall.SIGTERM)
+	began := time.Now()
+	if exited, err := d.p.Wait(45 * time.Second); !exited || err != nil {
+		t.Fatalf("after SIGTERM: exited %v (%v)\n%s", exited, err, tail(d.p.Out.String(), 3000))
+	}
+	stopped := time.Since(began)
+	before, _ := d.counts()
+	restart := time.Now()
+	d.start()
+	done := d.waitMails(drillSubscriptions, 10*time.Second)
+	d.waitFinal(15 * time.Second)
+	distinct, dups := d.counts()
+	t.Logf("SIGTERM after 300 accepted: exited in %s with %d sent; all %d mails %s after the restart, %d duplicates",
+		stopped.Round(time.Millisecond), before, distinct, done.Sub(restart).Round(time.Millisecond), dups)
+	if dups != 0 {
+		t.Errorf("%d duplicates after a SIGTERM", dups)
+	}
+}

@@ -1,6 +1,0 @@
-//go:build !unix
-
-package app
-
-// privateFiles has nothing to do where there is no umask.
-func privateFiles() {}
