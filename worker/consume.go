@@ -49,12 +49,12 @@ type task struct {
 // the messages it holds unsent and waits for those in flight. One goroutine
 // pulls, and the dispatcher reads the ledger entries of the messages that
 // queued up meanwhile in one query and starts a send for each as a send
-// slot frees. A message holds its slot until its send returns: the ledger
-// write and the acknowledgement that follow overlap the next sends, and the
-// ledger writes of many go in one transaction.
+// slot frees. A message holds its slot until its outcome is in the ledger, so
+// that a crash leaves at most one accepted, unrecorded send per slot; the
+// ledger writes of the slots go in one transaction.
 //
-// Before its send a message waits in the pull buffer, the queue and its
-// batch: three rounds of sends at most, which Config.AckWait allows for.
+// While a message waits (in the pull buffer, the queue or its batch) and while
+// it is sent, heartbeat tells JetStream it is in progress.
 func (w *Worker) consume(ctx context.Context, k *kind, c jetstream.Consumer) error {
 	it, err := c.Messages(jetstream.PullMaxMessages(k.cfg.Concurrency))
 	if err != nil {
@@ -175,9 +175,8 @@ func (w *Worker) dispatch(ctx context.Context, k *kind, queue <-chan *task) {
 				break
 			}
 			wg.Go(func() {
-				release := sync.OnceFunc(func() { <-slots })
-				defer release()
-				w.handle(ctx, k, t, release)
+				defer func() { <-slots }()
+				w.handle(ctx, k, t)
 			})
 		}
 	}

@@ -13,12 +13,11 @@ import (
 )
 
 // handle delivers one message unless a copy of it is being handled here.
-// release gives up the send slot; it may be called more than once.
-func (w *Worker) handle(stop context.Context, k *kind, t *task, release func()) {
+func (w *Worker) handle(stop context.Context, k *kind, t *task) {
 	defer k.held.Delete(t)
 	o := outcomeBusy
 	if _, busy := w.running.LoadOrStore(t.id, struct{}{}); !busy {
-		o = w.deliver(stop, k, t, release)
+		o = w.deliver(stop, k, t)
 		w.running.Delete(t.id)
 	}
 	w.metrics.handled.WithLabelValues(string(k.kind), o.String()).Inc()
@@ -34,8 +33,11 @@ func (w *Worker) report(id string, o outcome) {
 
 // deliver checks the ledger entry, sends and records the outcome. Once the
 // send starts, stop no longer cuts it: the send is bounded by the send
-// timeout and the ledger write that follows is always made.
-func (w *Worker) deliver(stop context.Context, k *kind, t *task, release func()) outcome {
+// timeout and the ledger write that follows is always made. The message
+// holds its send slot until its outcome is in the ledger, so that a crash
+// finds at most one accepted, unrecorded send per slot (the ledger writes of
+// the slots still go in one transaction).
+func (w *Worker) deliver(stop context.Context, k *kind, t *task) outcome {
 	msg, id, d := t.msg, t.id, t.entry
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(stop), ledgerTimeout)
 	defer cancel()
@@ -64,7 +66,6 @@ func (w *Worker) deliver(stop context.Context, k *kind, t *task, release func())
 	providerID, sendErr := k.sender.Send(sendCtx, m)
 	w.metrics.sent(string(k.kind), time.Since(began), sendErr)
 	cancelSend()
-	release()
 	ctx, cancel = context.WithTimeout(context.WithoutCancel(stop), ledgerTimeout)
 	defer cancel()
 	if sendErr != nil {
