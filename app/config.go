@@ -223,7 +223,7 @@ func DefaultConfig() Config {
 		SMS:      SMSConfig{BaseURL: "https://api.twilio.com", MaxSegments: 3},
 		FeedChat: FeedChatConfig{LoginURL: "https://login.salesforce.com", APIVersion: "59.0"},
 		Delivery: DeliveryConfig{MaxAttempts: 10, BackoffBase: 5 * time.Second, BackoffCap: 30 * time.Minute,
-			SendTimeout: 30 * time.Second, EmailConcurrency: 8, SMSConcurrency: 4, FeedChatConcurrency: 4},
+			SendTimeout: 30 * time.Second, AckWait: 5 * time.Second, EmailConcurrency: 8, SMSConcurrency: 4, FeedChatConcurrency: 4},
 		Engine: EngineConfig{Workers: 8, RunTimeout: 2 * time.Minute, MetricTimeout: time.Minute, Grace: 15 * time.Minute,
 			FailuresBeforeNotice: 3, Retention: 90 * 24 * time.Hour},
 		Execution: ExecutionConfig{PerProject: 2, Timeout: 5 * time.Minute, Retention: 24 * time.Hour, MaxQueryBytes: 256 << 10},
@@ -513,6 +513,9 @@ func (c *Config) Validate() error {
 	}
 	if !strings.Contains(c.SMTP.From, "@") {
 		bad("smtp.from", "%q is not an e-mail address", c.SMTP.From)
+	}
+	if c.Delivery.AckWait < time.Second {
+		bad("delivery.ackWait", "must be at least 1s, got %s", c.Delivery.AckWait)
 	}
 	if c.SMTP.MaxIdleTime < time.Second {
 		bad("smtp.maxIdleTime", "must be at least 1s, got %s", c.SMTP.MaxIdleTime)

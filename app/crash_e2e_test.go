@@ -232,8 +232,10 @@ func TestTermMidBurst(t *testing.T) {
 	before, _ := d.counts()
 	restart := time.Now()
 	d.start()
+	first := d.waitMails(before+1, 10*time.Second)
 	done := d.waitMails(drillSubscriptions, 10*time.Second)
 	d.waitFinal(15 * time.Second)
+	t.Logf("the first mail after the restart came %s after it", first.Sub(restart).Round(time.Millisecond))
 	distinct, dups := d.counts()
 	t.Logf("SIGTERM after 300 accepted: exited in %s with %d sent; all %d mails %s after the restart, %d duplicates",
 		stopped.Round(time.Millisecond), before, distinct, done.Sub(restart).Round(time.Millisecond), dups)

@@ -78,6 +78,9 @@ type DeliveryConfig struct {
 	BackoffCap  time.Duration `yaml:"backoffCap"`
 	// SendTimeout bounds one send. Default 30s.
 	SendTimeout time.Duration `yaml:"sendTimeout"`
+	// AckWait is how long JetStream waits before it hands out again a delivery a
+	// process took and stopped telling about (it died). Default 5s.
+	AckWait time.Duration `yaml:"ackWait"`
 	// EmailConcurrency, SMSConcurrency and FeedChatConcurrency are how many
 	// sends of each kind run at once. Defaults 8, 4, 4.
 	EmailConcurrency    int `yaml:"emailConcurrency"`
@@ -126,6 +129,7 @@ func senders(cfg Config, log *slog.Logger) ([]channels.Sender, func(), error) {
 func workerConfig(d DeliveryConfig) worker.Config {
 	return worker.Config{
 		MaxAttempts: d.MaxAttempts, BackoffBase: d.BackoffBase, BackoffCap: d.BackoffCap, SendTimeout: d.SendTimeout,
+		AckWait: d.AckWait,
 		Kinds: map[channels.Kind]worker.KindConfig{
 			channels.KindEmail:    {Concurrency: d.EmailConcurrency, Rate: d.EmailRate},
 			channels.KindSMS:      {Concurrency: d.SMSConcurrency, Rate: d.SMSRate},

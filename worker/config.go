@@ -36,7 +36,7 @@ type Config struct {
 	// handed out before it hands it out again. While this process holds a
 	// message (waiting for a send slot, or sending) it tells JetStream so every
 	// AckWait/3, so AckWait bounds only how long the messages of a process that
-	// died wait to be handed out again. Default 10s.
+	// died wait to be handed out again. Default 5s.
 	AckWait time.Duration
 
 	// MaxAttempts is how many sends of one delivery are tried before it is
@@ -91,7 +91,7 @@ const (
 	DefaultDedupeWindow  = 10 * time.Minute
 	DefaultMaxAge        = 7 * 24 * time.Hour
 	DefaultSendTimeout   = 30 * time.Second
-	DefaultAckWait       = 10 * time.Second
+	DefaultAckWait       = 5 * time.Second
 	DefaultMaxAttempts   = 10
 	DefaultBackoffBase   = 5 * time.Second
 	DefaultBackoffCap    = 30 * time.Minute
