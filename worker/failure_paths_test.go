@@ -1,0 +1,94 @@
+package worker
+
+import (
+	"context"
+	"database/sql"
+	"testing"
+
+	_ "github.com/mattn/go-sqlite3"
+
+	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/channels/channeltest"
+	"github.com/heraldhq/herald/store"
+)
+
+// sabotage makes every update of a table fail until the returned func repairs it.
+func (e *env) sabotage(table string) (repair func()) {
+	e.t.Helper()
+	raw, err := sql.Open("sqlite3", e.dbPath)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := raw.Exec(`CREATE TRIGGER sabotage BEFORE UPDATE ON ` + table + ` BEGIN SELECT RAISE(ABORT, 'sabotaged'); END`); err != nil {
+		e.t.Fatal(err)
+	}
+	return func() {
+		if _, err := raw.Exec(`DROP TRIGGER sabotage`); err != nil {
+			e.t.Fatal(err)
+		}
+		raw.Close()
+	}
+}
+
+// TestLedgerFailureKeepsTheMessage: a send accepted by the provider whose ledger write
+// fails is not acknowledged: the message comes back, and once the ledger works the
+// delivery ends sent. Acknowledging before the ledger write would leave it pending for
+// ever.
+func TestLedgerFailureKeepsTheMessage(t *testing.T) {
+	e := newEnv(t)
+	peer := channeltest.NewSMTPServer(t)
+	ch := e.channel(channels.Channel{Kind: channels.KindEmail, To: "ops@example.com"})
+	_, ids := e.enqueue(store.Payload{Subject: "s", Text: "t"}, ch)
+	repair := e.sabotage("deliveries")
+	r := e.start(startNATS(t, t.TempDir()), []channels.Sender{emailSender(t, peer.Host(), peer.Port())}, testConfig())
+	r.w.Notify()
+	r.await(t, ids[0], outcomeReturned) // sent, not recorded: handed back
+	repair()
+	r.await(t, ids[0], outcomeSent)
+	if d := e.delivery(ids[0]); d.State != store.DeliverySent {
+		t.Fatalf("delivery %+v, want sent", d)
+	}
+	if got := messageIDs(peer.Messages()); len(got) != 1 {
+		t.Fatalf("Message-IDs %v: want one, sent again with the same id", got)
+	}
+}
+
+// TestRelayKeepsWhatItCouldNotPublish: with the stream gone, publishing fails and the
+// outbox keeps every row; once the stream is back, the rows are published and deleted.
+func TestRelayKeepsWhatItCouldNotPublish(t *testing.T) {
+	e := newEnv(t)
+	ch1 := e.channel(channels.Channel{Kind: channels.KindEmail, To: "ops@example.com"})
+	ch2 := e.channel(channels.Channel{Kind: channels.KindEmail, To: "cfo@example.com"})
+	n := startNATS(t, t.TempDir())
+	cfg, err := testConfig().withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := New(e.st, e.box, n.JetStream(), nil, cfg, Options{Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := w.setup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.JetStream().DeleteStream(ctx, cfg.Stream); err != nil {
+		t.Fatal(err)
+	}
+	_, ids := e.enqueue(store.Payload{Subject: "s", Text: "t"}, ch1, ch2)
+	if err := w.publishOutbox(ctx); err == nil {
+		t.Fatal("publishing without a stream succeeded")
+	}
+	if rows, _ := e.st.Outbox(ctx, 10); len(rows) != len(ids) {
+		t.Fatalf("outbox holds %d rows after a failed publish, want %d", len(rows), len(ids))
+	}
+	if _, err := w.setup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.publishOutbox(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if rows, _ := e.st.Outbox(ctx, 10); len(rows) != 0 {
+		t.Fatalf("outbox holds %d rows after the stream came back", len(rows))
+	}
+}
