@@ -118,7 +118,7 @@ func (d *drill) waitMails(n int, within time.Duration) time.Time {
 // waitAccepted waits, polling, until the SMTP server has accepted n mails.
 func (d *drill) waitAccepted(n int) {
 	d.t.Helper()
-	deadline := time.Now().Add(d.at.Sub(time.Now()) + 60*time.Second)
+	deadline := time.Now().Add(time.Until(d.at) + 60*time.Second)
 	for len(d.smtp.Messages()) < n {
 		if time.Now().After(deadline) {
 			d.t.Fatalf("only %d mails accepted", len(d.smtp.Messages()))
