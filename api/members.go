@@ -135,11 +135,17 @@ func (s *Server) listProjectUsers(w http.ResponseWriter, r *http.Request, c *cal
 	return nil
 }
 
-func (s *Server) listUserRoles(w http.ResponseWriter, r *http.Request, c *caller) error {
+// member returns the membership of the path's user in the caller's project.
+func (s *Server) member(r *http.Request, c *caller) (store.Member, error) {
 	m, err := s.store.Membership(r.Context(), c.project.ID, r.PathValue("uid"))
 	if errors.Is(err, store.ErrNotFound) {
-		return notFound("projects", "User %s is not a member of the project", r.PathValue("uid"))
+		return m, notFound("projects", "User %s is not a member of the project", r.PathValue("uid"))
 	}
+	return m, err
+}
+
+func (s *Server) listUserRoles(w http.ResponseWriter, r *http.Request, c *caller) error {
+	m, err := s.member(r, c)
 	if err != nil {
 		return err
 	}
@@ -150,10 +156,7 @@ func (s *Server) listUserRoles(w http.ResponseWriter, r *http.Request, c *caller
 // listUserPermissions answers what a member may do in the project: the union of
 // the permissions of her roles.
 func (s *Server) listUserPermissions(w http.ResponseWriter, r *http.Request, c *caller) error {
-	m, err := s.store.Membership(r.Context(), c.project.ID, r.PathValue("uid"))
-	if errors.Is(err, store.ErrNotFound) {
-		return notFound("projects", "User %s is not a member of the project", r.PathValue("uid"))
-	}
+	m, err := s.member(r, c)
 	if err != nil {
 		return err
 	}
