@@ -8,14 +8,10 @@ import (
 	"github.com/heraldhq/herald/store"
 )
 
-// maxSentBatch bounds how many accepted sends one ledger transaction
-// records, and sentLinger how long the first of them waits for others: a
-// commit costs SQLite far more than a row, and the send slot is free again
-// while its ledger write waits.
-const (
-	maxSentBatch = 128
-	sentLinger   = 5 * time.Millisecond
-)
+// maxSentBatch bounds how many accepted sends one ledger transaction records.
+// A batch is what waits when the previous commit ends: the sends hold their
+// slots until recorded, so waiting for more would only idle the slots.
+const maxSentBatch = 128
 
 // errLedgerClosed is returned for a send recorded after the recorder stopped.
 var errLedgerClosed = errors.New("ledger recorder stopped")
@@ -68,8 +64,6 @@ func (r *sentRecorder) record(ctx context.Context, id, providerID string) (bool,
 func (r *sentRecorder) run(stop <-chan struct{}) {
 	defer close(r.done)
 	batch := make([]sentReq, 0, maxSentBatch)
-	linger := time.NewTimer(sentLinger)
-	linger.Stop()
 	for {
 		select {
 		case req := <-r.reqs:
@@ -77,17 +71,15 @@ func (r *sentRecorder) run(stop <-chan struct{}) {
 		case <-stop:
 			return
 		}
-		linger.Reset(sentLinger)
 	gather:
 		for len(batch) < maxSentBatch {
 			select {
 			case req := <-r.reqs:
 				batch = append(batch, req)
-			case <-linger.C:
+			default:
 				break gather
 			}
 		}
-		linger.Stop()
 		r.commit(batch)
 	}
 }
