@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -62,5 +63,56 @@ func TestSubscriptionFiresAndMailIsDelivered(t *testing.T) {
 	}
 	if run["scheduledAt"] != "2026-03-02 09:05:00" || run["text"] != "Weekly numbers: 2 reports" {
 		t.Errorf("run = %v", run)
+	}
+}
+
+// TestBurstAfterTheRelayDroppedThePool fires a burst, lets the relay drop every pooled
+// connection, as relays and firewalls do with quiet ones, and fires again: every
+// delivery of the second burst is sent at its first attempt.
+func TestBurstAfterTheRelayDroppedThePool(t *testing.T) {
+	smtp := channeltest.NewSMTPServer(t)
+	w := newSubWorldWith(t, func(c *app.Config) {
+		c.SMTP.Host, c.SMTP.Port, c.SMTP.TLSPolicy, c.SMTP.From = smtp.Host(), smtp.Port(), "none", "alerts@herald.test"
+	})
+	var uris []string
+	for i := range 12 {
+		body := w.body(t, func(s map[string]any) {
+			s["triggers"] = []any{map[string]any{"timerEvent": map[string]any{"cronExpression": "0 */5 * * * *"}}}
+			s["condition"] = map[string]any{"condition": map[string]any{"expression": "true"}}
+			s["meta"] = map[string]any{"title": fmt.Sprint("Burst ", i)}
+			delete(s, "attachments")
+		})
+		r := w.jane.do("POST", w.subsBase, body)
+		wantStatus(t, r, 201)
+		uris = append(uris, r.json(t)["subscription"].(map[string]any)["meta"].(map[string]any)["uri"].(string))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	w.b.Clock.Advance(5 * time.Minute)
+	if _, err := smtp.Await(ctx, 12); err != nil {
+		t.Fatal(err)
+	}
+	smtp.DropConnections()
+	w.b.Clock.Advance(5 * time.Minute)
+	if _, err := smtp.Await(ctx, 24); err != nil {
+		t.Fatalf("second burst: %v\n%s", err, w.b.Log.String())
+	}
+	wantStatus(t, w.jane.do("GET", "/svc/account/token", ""), 200) // ten minutes passed: a new temporary token
+	for _, uri := range uris {
+		waitFor(t, func() bool {
+			items := w.jane.do("GET", uri+"/runs", "").json(t)["runs"].(map[string]any)["items"].([]any)
+			if len(items) != 2 {
+				return false
+			}
+			run := items[0].(map[string]any)["run"].(map[string]any)
+			return run["state"] == "delivered"
+		})
+		items := w.jane.do("GET", uri+"/runs", "").json(t)["runs"].(map[string]any)["items"].([]any)
+		for _, it := range items {
+			d := it.(map[string]any)["run"].(map[string]any)["deliveries"].([]any)[0].(map[string]any)
+			if d["attempts"].(float64) != 1 {
+				t.Errorf("%s: delivery %v took %v attempts", uri, d["id"], d["attempts"])
+			}
+		}
 	}
 }
