@@ -223,7 +223,8 @@ func DefaultConfig() Config {
 		SMS:      SMSConfig{BaseURL: "https://api.twilio.com", MaxSegments: 3},
 		FeedChat: FeedChatConfig{LoginURL: "https://login.salesforce.com", APIVersion: "59.0"},
 		Delivery: DeliveryConfig{MaxAttempts: 10, BackoffBase: 5 * time.Second, BackoffCap: 30 * time.Minute,
-			SendTimeout: 30 * time.Second, AckWait: 5 * time.Second, EmailConcurrency: 8, SMSConcurrency: 4, FeedChatConcurrency: 4},
+			SendTimeout: 30 * time.Second, AckWait: 5 * time.Second, ProbeInterval: time.Second, ProbeIntervalMax: 30 * time.Second,
+			MaxWait: 24 * time.Hour, EmailConcurrency: 8, SMSConcurrency: 4, FeedChatConcurrency: 4},
 		Engine: EngineConfig{Workers: 8, RunTimeout: 2 * time.Minute, MetricTimeout: time.Minute, Grace: 15 * time.Minute,
 			FailuresBeforeNotice: 3, Retention: 90 * 24 * time.Hour},
 		Execution: ExecutionConfig{PerProject: 2, Timeout: 5 * time.Minute, Retention: 24 * time.Hour, MaxQueryBytes: 256 << 10},
@@ -513,6 +514,13 @@ func (c *Config) Validate() error {
 	}
 	if !strings.Contains(c.SMTP.From, "@") {
 		bad("smtp.from", "%q is not an e-mail address", c.SMTP.From)
+	}
+	if c.Delivery.ProbeInterval < 10*time.Millisecond || c.Delivery.ProbeIntervalMax < c.Delivery.ProbeInterval {
+		bad("delivery.probeInterval", "must be at least 10ms and at most delivery.probeIntervalMax, got %s and %s",
+			c.Delivery.ProbeInterval, c.Delivery.ProbeIntervalMax)
+	}
+	if c.Delivery.MaxWait < time.Minute {
+		bad("delivery.maxWait", "must be at least 1m, got %s", c.Delivery.MaxWait)
 	}
 	if c.Delivery.AckWait < time.Second {
 		bad("delivery.ackWait", "must be at least 1s, got %s", c.Delivery.AckWait)

@@ -81,6 +81,13 @@ type DeliveryConfig struct {
 	// AckWait is how long JetStream waits before it hands out again a delivery a
 	// process took and stopped telling about (it died). Default 5s.
 	AckWait time.Duration `yaml:"ackWait"`
+	// ProbeInterval and ProbeIntervalMax pace the probes of a provider that cannot be
+	// reached, doubling from the first to the second. Defaults 1s and 30s.
+	ProbeInterval    time.Duration `yaml:"probeInterval"`
+	ProbeIntervalMax time.Duration `yaml:"probeIntervalMax"`
+	// MaxWait is how long a delivery waits for an unreachable provider before it
+	// fails. Default 24h.
+	MaxWait time.Duration `yaml:"maxWait"`
 	// EmailConcurrency, SMSConcurrency and FeedChatConcurrency are how many
 	// sends of each kind run at once. Defaults 8, 4, 4.
 	EmailConcurrency    int `yaml:"emailConcurrency"`
@@ -129,7 +136,7 @@ func senders(cfg Config, log *slog.Logger) ([]channels.Sender, func(), error) {
 func workerConfig(d DeliveryConfig) worker.Config {
 	return worker.Config{
 		MaxAttempts: d.MaxAttempts, BackoffBase: d.BackoffBase, BackoffCap: d.BackoffCap, SendTimeout: d.SendTimeout,
-		AckWait: d.AckWait,
+		AckWait: d.AckWait, ProbeInterval: d.ProbeInterval, ProbeIntervalMax: d.ProbeIntervalMax, MaxWait: d.MaxWait,
 		Kinds: map[channels.Kind]worker.KindConfig{
 			channels.KindEmail:    {Concurrency: d.EmailConcurrency, Rate: d.EmailRate},
 			channels.KindSMS:      {Concurrency: d.SMSConcurrency, Rate: d.SMSRate},

@@ -39,6 +39,16 @@ type Config struct {
 	// died wait to be handed out again. Default 5s.
 	AckWait time.Duration
 
+	// ProbeInterval and ProbeIntervalMax pace the probes of a provider that cannot be
+	// reached: the first after ProbeInterval, each next after twice the last, up to
+	// ProbeIntervalMax. Defaults 1s and 30s.
+	ProbeInterval    time.Duration
+	ProbeIntervalMax time.Duration
+
+	// MaxWait is how long a delivery may wait for a provider that cannot be reached
+	// before it fails. Default 24h.
+	MaxWait time.Duration
+
 	// MaxAttempts is how many sends of one delivery are tried before it is
 	// marked failed. Default 10. JetStream's MaxDeliver is set a few above it,
 	// so redeliveries after crashes do not use up the budget.
@@ -114,6 +124,9 @@ func (c Config) withDefaults() (Config, error) {
 	c.SendTimeout = cmp.Or(c.SendTimeout, DefaultSendTimeout)
 	c.AckWait = cmp.Or(c.AckWait, DefaultAckWait)
 	c.MaxAttempts = cmp.Or(c.MaxAttempts, DefaultMaxAttempts)
+	c.ProbeInterval = cmp.Or(c.ProbeInterval, time.Second)
+	c.ProbeIntervalMax = cmp.Or(c.ProbeIntervalMax, 30*time.Second)
+	c.MaxWait = cmp.Or(c.MaxWait, 24*time.Hour)
 	c.BackoffBase = cmp.Or(c.BackoffBase, DefaultBackoffBase)
 	c.BackoffCap = cmp.Or(c.BackoffCap, DefaultBackoffCap)
 	c.SweepInterval = cmp.Or(c.SweepInterval, DefaultSweepInterval)
@@ -133,6 +146,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("worker config: ack wait %v is below 1s", c.AckWait)
 	case c.DedupeWindow > c.MaxAge:
 		return c, fmt.Errorf("worker config: dedupe window %v exceeds the stream's max age %v", c.DedupeWindow, c.MaxAge)
+	case c.ProbeIntervalMax < c.ProbeInterval:
+		return c, fmt.Errorf("worker config: probe interval cap %v is below its start %v", c.ProbeIntervalMax, c.ProbeInterval)
 	case c.BackoffCap < c.BackoffBase:
 		return c, fmt.Errorf("worker config: backoff cap %v is below its base %v", c.BackoffCap, c.BackoffBase)
 	case c.DedupeWindow < 0 || c.SendTimeout < 0 || c.MaxAttempts < 0 || c.BackoffBase < 0 ||

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -57,21 +58,60 @@ func (w *Worker) deliver(stop context.Context, k *kind, t *task) outcome {
 	if time.Since(t.at) > w.cfg.AckWait/4 {
 		_ = msg.InProgress() // it waited long for its slot
 	}
-	if err := k.wait(stop, msg, w.cfg.AckWait); err != nil || stop.Err() != nil {
-		// Not sent yet: hand it back rather than hold the stop up.
+	providerID, sendErr, err := w.send(stop, k, t, m)
+	if err != nil {
+		// Not sent: hand it back rather than hold the stop up.
 		return w.settle(msg.Nak(), id, outcomeReturned)
 	}
-	sendCtx, cancelSend := context.WithTimeout(context.WithoutCancel(stop), w.cfg.SendTimeout)
-	began := time.Now()
-	providerID, sendErr := k.sender.Send(sendCtx, m)
-	w.metrics.sent(string(k.kind), time.Since(began), sendErr)
-	cancelSend()
+	if sendErr == errTooOld {
+		return w.fail(ctx, msg, id, fmt.Sprintf("the %s provider could not be reached for %s", k.kind, w.cfg.MaxWait))
+	}
 	ctx, cancel = context.WithTimeout(context.WithoutCancel(stop), ledgerTimeout)
 	defer cancel()
 	if sendErr != nil {
 		return w.failedAttempt(ctx, msg, id, sendErr)
 	}
 	return w.sent(ctx, msg, id, providerID)
+}
+
+// errTooOld is send's answer for a delivery that waited Config.MaxWait for its provider.
+var errTooOld = errors.New("waited too long for the provider")
+
+// send sends m once the kind's rate limit and breaker let it, and returns the
+// provider's id and the send's error. While the provider cannot be reached, the send
+// waits in its slot and tries again as the breaker's probes allow, and that costs no
+// attempt; a delivery older than Config.MaxWait gets errTooOld. err is stop's when the
+// worker stops before the send went.
+func (w *Worker) send(stop context.Context, k *kind, t *task, m channels.Message) (providerID string, sendErr, err error) {
+	for {
+		if err := k.wait(stop, t.msg, w.cfg.AckWait); err != nil || stop.Err() != nil {
+			return "", nil, cmp.Or(err, stop.Err())
+		}
+		probe, err := k.breaker.acquire(stop)
+		if err != nil {
+			return "", nil, err
+		}
+		if md, err := t.msg.Metadata(); err == nil && time.Since(md.Timestamp) > w.cfg.MaxWait {
+			k.breaker.done(probe, false)
+			return "", errTooOld, nil
+		}
+		sendCtx, cancelSend := context.WithTimeout(context.WithoutCancel(stop), w.cfg.SendTimeout)
+		began := time.Now()
+		providerID, sendErr = k.sender.Send(sendCtx, m)
+		w.metrics.sent(string(k.kind), time.Since(began), sendErr)
+		cancelSend()
+		down := unreachable(sendErr)
+		if down && !k.breaker.isOpen() {
+			w.log.Warn("provider unreachable; holding the kind's sends", "kind", k.kind, "delivery", t.id, "err", sendErr)
+		}
+		k.breaker.done(probe, down)
+		if !down {
+			if probe {
+				w.log.Info("provider reachable again", "kind", k.kind)
+			}
+			return providerID, sendErr, nil
+		}
+	}
 }
 
 // sent records an accepted send and acknowledges the message.

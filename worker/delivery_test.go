@@ -3,6 +3,7 @@ package worker
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -161,34 +162,43 @@ func TestSMTPReplies(t *testing.T) {
 	}
 }
 
-// TestSMTPServerDownThenBack takes the mail relay away, lets two attempts
-// fail, and brings it back on the same port.
+// TestSMTPServerDownThenBack takes the mail relay away and brings it back on the same
+// port: the sends wait for it without being charged attempts, the breaker's probes find
+// it back, and every delivery is sent at its first attempt.
 func TestSMTPServerDownThenBack(t *testing.T) {
 	e := newEnv(t)
 	peer := channeltest.NewSMTPServer(t)
 	relay := newTCPProxy(t, peer.Addr())
 	sender := emailSender(t, "127.0.0.1", relay.port())
-	_, ids := e.enqueue(store.Payload{Subject: "Alert", Text: "Disk full"}, e.channel(peer.Channel()))
+	var ids []string
+	for i := range 20 {
+		_, got := e.enqueue(store.Payload{Subject: "Alert", Text: fmt.Sprint("Disk full ", i)}, e.channel(peer.Channel()))
+		ids = append(ids, got...)
+	}
 
 	relay.down()
 	cfg := testConfig()
-	cfg.MaxAttempts = 1000
+	cfg.ProbeInterval, cfg.ProbeIntervalMax = 10*time.Millisecond, 50*time.Millisecond
 	r := e.start(startNATS(t, t.TempDir()), []channels.Sender{sender}, cfg)
 	r.w.Notify()
-	r.await(t, ids[0], outcomeRetry)
-	r.await(t, ids[0], outcomeRetry)
+	deadline := time.Now().Add(testTimeout)
+	for !r.w.kinds[0].breaker.isOpen() {
+		if time.Now().After(deadline) {
+			t.Fatal("the breaker did not open while the relay was down")
+		}
+		time.Sleep(time.Millisecond)
+	}
 	relay.up(t)
-	r.await(t, ids[0], outcomeSent)
-
-	msgs, err := peer.Await(awaitCtx(t), 1)
-	if err != nil {
-		t.Fatal(err)
+	for _, id := range ids {
+		r.await(t, id, outcomeSent)
 	}
-	if len(msgs) != 1 || msgs[0].Subject != "Alert" {
-		t.Errorf("received %d mails, want the one", len(msgs))
+	if msgs, err := peer.Await(awaitCtx(t), len(ids)); err != nil || len(msgs) != len(ids) {
+		t.Fatalf("received %d mails (%v), want %d", len(msgs), err, len(ids))
 	}
-	if d := e.delivery(ids[0]); d.State != store.DeliverySent || d.Attempts < 3 || d.LastError == "" {
-		t.Errorf("ledger: %s after %d attempts (last error %q); want sent after at least 3", d.State, d.Attempts, d.LastError)
+	for _, id := range ids {
+		if d := e.delivery(id); d.State != store.DeliverySent || d.Attempts != 1 || d.LastError != "" {
+			t.Errorf("ledger: %s after %d attempts (last error %q); want sent at the first", d.State, d.Attempts, d.LastError)
+		}
 	}
 }
 

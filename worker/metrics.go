@@ -53,6 +53,7 @@ type collector struct {
 	pending     *prometheus.Desc
 	ackPending  *prometheus.Desc
 	redelivered *prometheus.Desc
+	down        *prometheus.Desc
 }
 
 // scrapeTimeout bounds the store and JetStream reads of one scrape.
@@ -70,6 +71,8 @@ func newCollector(w *Worker) *collector {
 			"Messages handed to the kind's consumer and not yet acknowledged.", kind, nil),
 		redelivered: prometheus.NewDesc("herald_worker_consumer_redelivered_messages",
 			"Messages handed to the kind's consumer more than once and not yet acknowledged.", kind, nil),
+		down: prometheus.NewDesc("herald_worker_provider_unreachable",
+			"1 while the kind's provider cannot be reached and its sends wait for a probe to connect.", kind, nil),
 	}
 }
 
@@ -78,6 +81,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.pending
 	ch <- c.ackPending
 	ch <- c.redelivered
+	ch <- c.down
 }
 
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
@@ -89,6 +93,11 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.outbox, prometheus.GaugeValue, float64(n))
 	}
 	for _, k := range c.w.kinds {
+		down := 0.0
+		if k.breaker.isOpen() {
+			down = 1
+		}
+		ch <- prometheus.MustNewConstMetric(c.down, prometheus.GaugeValue, down, string(k.kind))
 		cons, err := c.w.js.Consumer(ctx, c.w.cfg.Stream, durable(k.kind))
 		if err != nil {
 			continue

@@ -70,6 +70,7 @@ type kind struct {
 	cfg     KindConfig
 	limiter *rate.Limiter // nil: no limit
 	held    sync.Map      // *task → struct{}: the messages pulled and not yet settled
+	breaker *breaker
 }
 
 // New returns a Worker that delivers with the given senders, at most one per
@@ -110,7 +111,8 @@ func New(st *store.Store, box *secret.Box, js jetstream.JetStream, senders []cha
 		if kc.Rate > 0 {
 			lim = rate.NewLimiter(rate.Limit(kc.Rate), kc.Burst)
 		}
-		w.kinds = append(w.kinds, &kind{kind: k, sender: s, cfg: kc, limiter: lim})
+		w.kinds = append(w.kinds, &kind{kind: k, sender: s, cfg: kc, limiter: lim,
+			breaker: newBreaker(cfg.ProbeInterval, cfg.ProbeIntervalMax)})
 	}
 	if opt.Registerer != nil {
 		if err := opt.Registerer.Register(newCollector(w)); err != nil {
