@@ -116,3 +116,63 @@ func TestBurstAfterTheRelayDroppedThePool(t *testing.T) {
 		}
 	}
 }
+
+// TestRelayOutageHoldsDeliveries fires 200 deliveries while the relay refuses every
+// connection, keeps it away while the probes fail, and brings it back: every mail is
+// accepted within 10 s, each delivery sent at its first attempt, none failed.
+func TestRelayOutageHoldsDeliveries(t *testing.T) {
+	smtp := channeltest.NewSMTPServer(t)
+	relay := channeltest.NewTCPProxy(t, smtp.Addr())
+	w := newSubWorldWith(t, func(c *app.Config) {
+		c.SMTP.Host, c.SMTP.Port, c.SMTP.TLSPolicy, c.SMTP.From = "127.0.0.1", relay.Port(), "none", "alerts@herald.test"
+		c.Delivery.ProbeInterval, c.Delivery.ProbeIntervalMax = 50*time.Millisecond, 200*time.Millisecond
+	})
+	chans := []any{}
+	for i := range 10 {
+		r := w.jane.do("POST", w.janeURI+"/channelConfigurations", fmt.Sprintf(
+			`{"channelConfiguration":{"configuration":{"emailConfiguration":{"to":"team%d@example.com"}},"meta":{"title":"T%d"}}}`, i, i))
+		wantStatus(t, r, 201)
+		chans = append(chans, r.json(t)["channelConfiguration"].(map[string]any)["meta"].(map[string]any)["uri"].(string))
+	}
+	var uris []string
+	for i := range 20 {
+		r := w.jane.do("POST", w.subsBase, w.body(t, func(s map[string]any) {
+			s["triggers"] = []any{map[string]any{"timerEvent": map[string]any{"cronExpression": "0 */5 * * * *"}}}
+			s["condition"] = map[string]any{"condition": map[string]any{"expression": "true"}}
+			s["channels"] = chans
+			s["meta"] = map[string]any{"title": fmt.Sprint("Outage ", i)}
+			delete(s, "attachments")
+		}))
+		wantStatus(t, r, 201)
+		uris = append(uris, r.json(t)["subscription"].(map[string]any)["meta"].(map[string]any)["uri"].(string))
+	}
+
+	relay.Down()
+	w.b.Clock.Advance(5 * time.Minute)
+	waitFor(t, func() bool {
+		m := scrape(t, w.b.App.OpsURL())
+		return m[`herald_worker_provider_unreachable{kind="email"}`] == 1 && m[`herald_worker_send_attempts_total{kind="email",result="error"}`] >= 5
+	})
+	relay.Up(t)
+	back := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := smtp.Await(ctx, 200); err != nil {
+		t.Fatalf("%d of 200 mails within 10 s of the relay's return: %v", len(smtp.Messages()), err)
+	}
+	t.Logf("200 mails accepted %s after the relay came back", time.Since(back).Round(time.Millisecond))
+	wantStatus(t, w.jane.do("GET", "/svc/account/token", ""), 200)
+	for _, uri := range uris {
+		var run map[string]any
+		waitFor(t, func() bool {
+			items := w.jane.do("GET", uri+"/runs", "").json(t)["runs"].(map[string]any)["items"].([]any)
+			run = items[0].(map[string]any)["run"].(map[string]any)
+			return run["state"] == "delivered"
+		})
+		for _, d := range run["deliveries"].([]any) {
+			if d := d.(map[string]any); d["attempts"].(float64) != 1 || d["state"] != "sent" {
+				t.Errorf("delivery %v: %v after %v attempts", d["id"], d["state"], d["attempts"])
+			}
+		}
+	}
+}

@@ -168,15 +168,15 @@ func TestSMTPReplies(t *testing.T) {
 func TestSMTPServerDownThenBack(t *testing.T) {
 	e := newEnv(t)
 	peer := channeltest.NewSMTPServer(t)
-	relay := newTCPProxy(t, peer.Addr())
-	sender := emailSender(t, "127.0.0.1", relay.port())
+	relay := channeltest.NewTCPProxy(t, peer.Addr())
+	sender := emailSender(t, "127.0.0.1", relay.Port())
 	var ids []string
 	for i := range 20 {
 		_, got := e.enqueue(store.Payload{Subject: "Alert", Text: fmt.Sprint("Disk full ", i)}, e.channel(peer.Channel()))
 		ids = append(ids, got...)
 	}
 
-	relay.down()
+	relay.Down()
 	cfg := testConfig()
 	cfg.ProbeInterval, cfg.ProbeIntervalMax = 10*time.Millisecond, 50*time.Millisecond
 	r := e.start(startNATS(t, t.TempDir()), []channels.Sender{sender}, cfg)
@@ -188,7 +188,7 @@ func TestSMTPServerDownThenBack(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	relay.up(t)
+	relay.Up(t)
 	for _, id := range ids {
 		r.await(t, id, outcomeSent)
 	}

@@ -1,4 +1,4 @@
-package worker
+package channeltest
 
 import (
 	"io"
@@ -8,10 +8,10 @@ import (
 	"testing"
 )
 
-// tcpProxy forwards connections from a fixed loopback port to target. down
-// closes the port and every connection, as a relay going away does; up opens
+// TCPProxy forwards connections from a fixed loopback port to a target. Down
+// closes the port and every connection, as a relay going away does; Up opens
 // the same port again.
-type tcpProxy struct {
+type TCPProxy struct {
 	target string
 	addr   string
 
@@ -21,21 +21,24 @@ type tcpProxy struct {
 	wg    sync.WaitGroup
 }
 
-func newTCPProxy(t *testing.T, target string) *tcpProxy {
+// NewTCPProxy forwards a new loopback port to target until the test ends.
+func NewTCPProxy(t testing.TB, target string) *TCPProxy {
 	t.Helper()
-	p := &tcpProxy{target: target, addr: "127.0.0.1:0", conns: make(map[net.Conn]struct{})}
-	p.up(t)
-	t.Cleanup(p.down)
+	p := &TCPProxy{target: target, addr: "127.0.0.1:0", conns: make(map[net.Conn]struct{})}
+	p.Up(t)
+	t.Cleanup(p.Down)
 	return p
 }
 
-func (p *tcpProxy) port() int {
+// Port is the proxy's port.
+func (p *TCPProxy) Port() int {
 	_, port, _ := net.SplitHostPort(p.addr)
 	n, _ := strconv.Atoi(port)
 	return n
 }
 
-func (p *tcpProxy) up(t *testing.T) {
+// Up opens the port again.
+func (p *TCPProxy) Up(t testing.TB) {
 	t.Helper()
 	ln, err := net.Listen("tcp", p.addr)
 	if err != nil {
@@ -47,7 +50,8 @@ func (p *tcpProxy) up(t *testing.T) {
 	p.wg.Go(func() { p.accept(ln) })
 }
 
-func (p *tcpProxy) down() {
+// Down closes the port and every connection through it.
+func (p *TCPProxy) Down() {
 	p.mu.Lock()
 	if p.ln != nil {
 		_ = p.ln.Close()
@@ -60,7 +64,7 @@ func (p *tcpProxy) down() {
 	p.wg.Wait()
 }
 
-func (p *tcpProxy) accept(ln net.Listener) {
+func (p *TCPProxy) accept(ln net.Listener) {
 	for {
 		c, err := ln.Accept()
 		if err != nil {
@@ -86,7 +90,7 @@ func (p *tcpProxy) accept(ln net.Listener) {
 }
 
 // pipe copies src to dst and closes both when src ends.
-func (p *tcpProxy) pipe(dst, src net.Conn) {
+func (p *TCPProxy) pipe(dst, src net.Conn) {
 	_, _ = io.Copy(dst, src)
 	p.mu.Lock()
 	delete(p.conns, dst)
