@@ -224,7 +224,7 @@ func DefaultConfig() Config {
 		FeedChat: FeedChatConfig{LoginURL: "https://login.salesforce.com", APIVersion: "59.0"},
 		Delivery: DeliveryConfig{MaxAttempts: 10, BackoffBase: 5 * time.Second, BackoffCap: 30 * time.Minute,
 			SendTimeout: 30 * time.Second, AckWait: 5 * time.Second, ProbeInterval: time.Second, ProbeIntervalMax: 30 * time.Second,
-			MaxWait: 24 * time.Hour, EmailConcurrency: 8, SMSConcurrency: 4, FeedChatConcurrency: 4},
+			MaxWait: 24 * time.Hour, ReconcileAfter: time.Minute, ReconcileInterval: 30 * time.Second, EmailConcurrency: 8, SMSConcurrency: 4, FeedChatConcurrency: 4},
 		Engine: EngineConfig{Workers: 8, RunTimeout: 2 * time.Minute, MetricTimeout: time.Minute, Grace: 15 * time.Minute,
 			FailuresBeforeNotice: 3, Retention: 90 * 24 * time.Hour},
 		Execution: ExecutionConfig{PerProject: 2, Timeout: 5 * time.Minute, Retention: 24 * time.Hour, MaxQueryBytes: 256 << 10},
@@ -518,6 +518,10 @@ func (c *Config) Validate() error {
 	if c.Delivery.ProbeInterval < 10*time.Millisecond || c.Delivery.ProbeIntervalMax < c.Delivery.ProbeInterval {
 		bad("delivery.probeInterval", "must be at least 10ms and at most delivery.probeIntervalMax, got %s and %s",
 			c.Delivery.ProbeInterval, c.Delivery.ProbeIntervalMax)
+	}
+	if c.Delivery.ReconcileAfter < 10*time.Second || c.Delivery.ReconcileInterval < time.Second {
+		bad("delivery.reconcileAfter", "must be at least 10s, with delivery.reconcileInterval at least 1s; got %s and %s",
+			c.Delivery.ReconcileAfter, c.Delivery.ReconcileInterval)
 	}
 	if c.Delivery.MaxWait < time.Minute {
 		bad("delivery.maxWait", "must be at least 1m, got %s", c.Delivery.MaxWait)

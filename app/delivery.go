@@ -88,6 +88,11 @@ type DeliveryConfig struct {
 	// MaxWait is how long a delivery waits for an unreachable provider before it
 	// fails. Default 24h.
 	MaxWait time.Duration `yaml:"maxWait"`
+	// ReconcileAfter is how long a delivery may stay pending without a change before
+	// the stream is asked whether it still holds its message (and it is published
+	// again if not); ReconcileInterval is how often that is looked at. Defaults 1m, 30s.
+	ReconcileAfter    time.Duration `yaml:"reconcileAfter"`
+	ReconcileInterval time.Duration `yaml:"reconcileInterval"`
 	// EmailConcurrency, SMSConcurrency and FeedChatConcurrency are how many
 	// sends of each kind run at once. Defaults 8, 4, 4.
 	EmailConcurrency    int `yaml:"emailConcurrency"`
@@ -137,6 +142,7 @@ func workerConfig(d DeliveryConfig) worker.Config {
 	return worker.Config{
 		MaxAttempts: d.MaxAttempts, BackoffBase: d.BackoffBase, BackoffCap: d.BackoffCap, SendTimeout: d.SendTimeout,
 		AckWait: d.AckWait, ProbeInterval: d.ProbeInterval, ProbeIntervalMax: d.ProbeIntervalMax, MaxWait: d.MaxWait,
+		ReconcileAfter: d.ReconcileAfter, ReconcileInterval: d.ReconcileInterval,
 		Kinds: map[channels.Kind]worker.KindConfig{
 			channels.KindEmail:    {Concurrency: d.EmailConcurrency, Rate: d.EmailRate},
 			channels.KindSMS:      {Concurrency: d.SMSConcurrency, Rate: d.SMSRate},

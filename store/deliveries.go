@@ -478,3 +478,27 @@ func unixOrNull(t time.Time) any {
 	}
 	return t.Unix()
 }
+
+// StalePending lists, oldest first, up to limit deliveries still pending that have not
+// changed since before and have no outbox row: each should have a message in the stream,
+// and the reconciler checks that it has.
+func (s *Store) StalePending(ctx context.Context, before time.Time, limit int) ([]OutboxItem, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT d.id, d.kind, d.created FROM deliveries d
+		WHERE d.state = 'pending' AND d.updated < ? AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.delivery_id = d.id)
+		ORDER BY d.updated LIMIT ?`, before.Unix(), limit)
+	if err != nil {
+		return nil, fmt.Errorf("stale deliveries: %w", err)
+	}
+	defer rows.Close()
+	var out []OutboxItem
+	for rows.Next() {
+		var it OutboxItem
+		var created int64
+		if err := rows.Scan(&it.DeliveryID, &it.Kind, &created); err != nil {
+			return nil, fmt.Errorf("stale deliveries: %w", err)
+		}
+		it.Created = time.Unix(created, 0).UTC()
+		out = append(out, it)
+	}
+	return out, rows.Err()
+}

@@ -49,6 +49,12 @@ type Config struct {
 	// before it fails. Default 24h.
 	MaxWait time.Duration
 
+	// ReconcileAfter is how long a pending delivery may go without a change before the
+	// reconciler checks that the stream still holds its message, and publishes it again
+	// when it does not; ReconcileInterval is how often it looks. Defaults 1m and 30s.
+	ReconcileAfter    time.Duration
+	ReconcileInterval time.Duration
+
 	// MaxAttempts is how many sends of one delivery are tried before it is
 	// marked failed. Default 10. JetStream's MaxDeliver is set a few above it,
 	// so redeliveries after crashes do not use up the budget.
@@ -127,6 +133,8 @@ func (c Config) withDefaults() (Config, error) {
 	c.ProbeInterval = cmp.Or(c.ProbeInterval, time.Second)
 	c.ProbeIntervalMax = cmp.Or(c.ProbeIntervalMax, 30*time.Second)
 	c.MaxWait = cmp.Or(c.MaxWait, 24*time.Hour)
+	c.ReconcileAfter = cmp.Or(c.ReconcileAfter, time.Minute)
+	c.ReconcileInterval = cmp.Or(c.ReconcileInterval, 30*time.Second)
 	c.BackoffBase = cmp.Or(c.BackoffBase, DefaultBackoffBase)
 	c.BackoffCap = cmp.Or(c.BackoffCap, DefaultBackoffCap)
 	c.SweepInterval = cmp.Or(c.SweepInterval, DefaultSweepInterval)

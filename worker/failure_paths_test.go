@@ -92,3 +92,45 @@ func TestRelayKeepsWhatItCouldNotPublish(t *testing.T) {
 		t.Fatalf("outbox holds %d rows after the stream came back", len(rows))
 	}
 }
+
+// TestReconcilerPublishesWhatTheStreamLost leaves one delivery pending with no outbox
+// row and no message (its message was acknowledged before a crash cut its ledger write,
+// or the stream lost it) and another whose message waits in the stream: the reconciler
+// publishes the first again, which is then sent, and leaves the second alone.
+func TestReconcilerPublishesWhatTheStreamLost(t *testing.T) {
+	e := newEnv(t)
+	peer := channeltest.NewSMTPServer(t)
+	lostCh := e.channel(channels.Channel{Kind: channels.KindEmail, To: "lost@example.com"})
+	_, lost := e.enqueue(store.Payload{Subject: "lost", Text: "t"}, lostCh)
+	ctx := context.Background()
+	if err := e.st.DeleteOutbox(ctx, lost...); err != nil { // as if published, then lost
+		t.Fatal(err)
+	}
+	n := startNATS(t, t.TempDir())
+	cfg := testConfig()
+	w, err := New(e.st, e.box, n.JetStream(), nil, cfg, Options{Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.setup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitingCh := e.channel(channels.Channel{Kind: channels.KindEmail, To: "waiting@example.com"})
+	_, waiting := e.enqueue(store.Payload{Subject: "waiting", Text: "t"}, waitingCh)
+	if err := w.publishOutbox(ctx); err != nil { // in the stream, no sender has taken it yet
+		t.Fatal(err)
+	}
+	published, err := w.reconcile(ctx)
+	if err != nil || published != 1 {
+		t.Fatalf("reconcile published %d (%v), want 1", published, err)
+	}
+	if published, err := w.reconcile(ctx); err != nil || published != 0 {
+		t.Fatalf("a second sweep published %d (%v), want 0", published, err)
+	}
+	r := e.start(n, []channels.Sender{emailSender(t, peer.Host(), peer.Port())}, cfg)
+	r.await(t, lost[0], outcomeSent)
+	r.await(t, waiting[0], outcomeSent)
+	if got := messageIDs(peer.Messages()); len(got) != 2 {
+		t.Fatalf("Message-IDs %v, want the two deliveries once each", got)
+	}
+}

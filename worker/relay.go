@@ -71,7 +71,7 @@ func (w *Worker) publishBatch(ctx context.Context, items []store.OutboxItem) ([]
 	futures := make([]jetstream.PubAckFuture, 0, len(items))
 	var firstErr error
 	for _, it := range items {
-		m := nats.NewMsg(subject(it.Kind))
+		m := nats.NewMsg(deliverySubject(it.Kind, it.DeliveryID))
 		m.Data = []byte(it.DeliveryID)
 		m.Header.Set(jetstream.MsgIDHeader, it.DeliveryID)
 		f, err := w.js.PublishMsgAsync(m, jetstream.WithExpectStream(w.cfg.Stream))

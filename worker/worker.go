@@ -23,6 +23,10 @@ const subjectPrefix = "herald.deliveries."
 
 func subject(kind string) string { return subjectPrefix + kind }
 
+// deliverySubject is the subject of one delivery's message: its kind's, with the
+// delivery id appended, so that the stream can be asked whether it still holds it.
+func deliverySubject(kind, id string) string { return subject(kind) + "." + id }
+
 // durable is the name of the durable consumer of a kind.
 func durable(kind channels.Kind) string { return "herald-" + string(kind) }
 
@@ -161,6 +165,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	errs := make([]error, len(consumers))
 	wg.Go(func() { w.relay(ctx) })
+	wg.Go(func() { w.reconcileLoop(ctx) })
 	for i, c := range consumers {
 		wg.Go(func() {
 			if errs[i] = w.consume(ctx, w.kinds[i], c); errs[i] != nil {
@@ -193,7 +198,8 @@ func (w *Worker) setup(ctx context.Context) ([]jetstream.Consumer, error) {
 		c, err := stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
 			Durable:       durable(k.kind),
 			Description:   "Herald " + string(k.kind) + " sender",
-			FilterSubject: subject(string(k.kind)),
+			// The kind's subject too: messages published before deliveries had a subject each.
+			FilterSubjects: []string{subject(string(k.kind)), subject(string(k.kind)) + ".>"},
 			DeliverPolicy: jetstream.DeliverAllPolicy,
 			AckPolicy:     jetstream.AckExplicitPolicy,
 			AckWait:       w.cfg.AckWait,
