@@ -223,7 +223,7 @@ func DefaultConfig() Config {
 		SMS:      SMSConfig{BaseURL: "https://api.twilio.com", MaxSegments: 3},
 		FeedChat: FeedChatConfig{LoginURL: "https://login.salesforce.com", APIVersion: "59.0"},
 		Delivery: DeliveryConfig{MaxAttempts: 10, BackoffBase: 5 * time.Second, BackoffCap: 30 * time.Minute,
-			SendTimeout: 30 * time.Second, AckWait: 5 * time.Second, ProbeInterval: time.Second, ProbeIntervalMax: 30 * time.Second,
+			SendTimeout: 30 * time.Second, AckWait: 5 * time.Second, ProbeInterval: time.Second, ProbeIntervalMax: 5 * time.Second,
 			MaxWait: 24 * time.Hour, ReconcileAfter: time.Minute, ReconcileInterval: 30 * time.Second, EmailConcurrency: 8, SMSConcurrency: 4, FeedChatConcurrency: 4},
 		Engine: EngineConfig{Workers: 8, RunTimeout: 2 * time.Minute, MetricTimeout: time.Minute, Grace: 15 * time.Minute,
 			FailuresBeforeNotice: 3, Retention: 90 * 24 * time.Hour},

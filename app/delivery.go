@@ -82,7 +82,7 @@ type DeliveryConfig struct {
 	// process took and stopped telling about (it died). Default 5s.
 	AckWait time.Duration `yaml:"ackWait"`
 	// ProbeInterval and ProbeIntervalMax pace the probes of a provider that cannot be
-	// reached, doubling from the first to the second. Defaults 1s and 30s.
+	// reached, doubling from the first to the second. Defaults 1s and 5s.
 	ProbeInterval    time.Duration `yaml:"probeInterval"`
 	ProbeIntervalMax time.Duration `yaml:"probeIntervalMax"`
 	// MaxWait is how long a delivery waits for an unreachable provider before it

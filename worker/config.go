@@ -41,7 +41,7 @@ type Config struct {
 
 	// ProbeInterval and ProbeIntervalMax pace the probes of a provider that cannot be
 	// reached: the first after ProbeInterval, each next after twice the last, up to
-	// ProbeIntervalMax. Defaults 1s and 30s.
+	// ProbeIntervalMax. Defaults 1s and 5s: a provider back after any outage is found within 5s.
 	ProbeInterval    time.Duration
 	ProbeIntervalMax time.Duration
 
@@ -131,7 +131,7 @@ func (c Config) withDefaults() (Config, error) {
 	c.AckWait = cmp.Or(c.AckWait, DefaultAckWait)
 	c.MaxAttempts = cmp.Or(c.MaxAttempts, DefaultMaxAttempts)
 	c.ProbeInterval = cmp.Or(c.ProbeInterval, time.Second)
-	c.ProbeIntervalMax = cmp.Or(c.ProbeIntervalMax, 30*time.Second)
+	c.ProbeIntervalMax = cmp.Or(c.ProbeIntervalMax, 5*time.Second)
 	c.MaxWait = cmp.Or(c.MaxWait, 24*time.Hour)
 	c.ReconcileAfter = cmp.Or(c.ReconcileAfter, time.Minute)
 	c.ReconcileInterval = cmp.Or(c.ReconcileInterval, 30*time.Second)
