@@ -196,15 +196,15 @@ func (w *Worker) setup(ctx context.Context) ([]jetstream.Consumer, error) {
 	var out []jetstream.Consumer
 	for _, k := range w.kinds {
 		c, err := stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
-			Durable:       durable(k.kind),
-			Description:   "Herald " + string(k.kind) + " sender",
+			Durable:     durable(k.kind),
+			Description: "Herald " + string(k.kind) + " sender",
 			// The kind's subject too: messages published before deliveries had a subject each.
 			FilterSubjects: []string{subject(string(k.kind)), subject(string(k.kind)) + ".>"},
-			DeliverPolicy: jetstream.DeliverAllPolicy,
-			AckPolicy:     jetstream.AckExplicitPolicy,
-			AckWait:       w.cfg.AckWait,
-			MaxDeliver:    w.cfg.MaxAttempts + maxDeliverSlack,
-			MaxAckPending: k.cfg.MaxPending,
+			DeliverPolicy:  jetstream.DeliverAllPolicy,
+			AckPolicy:      jetstream.AckExplicitPolicy,
+			AckWait:        w.cfg.AckWait,
+			MaxDeliver:     w.cfg.MaxAttempts + maxDeliverSlack,
+			MaxAckPending:  k.cfg.MaxPending,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("create consumer %s: %w", durable(k.kind), err)
