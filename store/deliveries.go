@@ -142,25 +142,20 @@ func insertDelivery(ctx context.Context, tx *sql.Tx, run Run, d Delivery) error 
 
 // Outbox returns up to limit deliveries waiting to be published, oldest first.
 func (s *Store) Outbox(ctx context.Context, limit int) ([]OutboxItem, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT delivery_id, kind, created FROM outbox ORDER BY rowid LIMIT ?`, limit)
+	out, err := queryAll(ctx, s.r, scanOutboxItem, `SELECT delivery_id, kind, created FROM outbox ORDER BY rowid LIMIT ?`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read outbox: %w", err)
 	}
-	defer rows.Close()
-	var out []OutboxItem
-	for rows.Next() {
-		var it OutboxItem
-		var created int64
-		if err := rows.Scan(&it.DeliveryID, &it.Kind, &created); err != nil {
-			return nil, fmt.Errorf("read outbox: %w", err)
-		}
-		it.Created = time.Unix(created, 0).UTC()
-		out = append(out, it)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read outbox: %w", err)
-	}
 	return out, nil
+}
+
+// scanOutboxItem scans a delivery id, kind and creation time.
+func scanOutboxItem(row scanner) (OutboxItem, error) {
+	var it OutboxItem
+	var created int64
+	err := row.Scan(&it.DeliveryID, &it.Kind, &created)
+	it.Created = time.Unix(created, 0).UTC()
+	return it, err
 }
 
 // maxLedgerParams bounds the host parameters of one statement.
@@ -483,22 +478,11 @@ func unixOrNull(t time.Time) any {
 // changed since before and have no outbox row: each should have a message in the stream,
 // and the reconciler checks that it has.
 func (s *Store) StalePending(ctx context.Context, before time.Time, limit int) ([]OutboxItem, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT d.id, d.kind, d.created FROM deliveries d
+	out, err := queryAll(ctx, s.r, scanOutboxItem, `SELECT d.id, d.kind, d.created FROM deliveries d
 		WHERE d.state = 'pending' AND d.updated < ? AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.delivery_id = d.id)
 		ORDER BY d.updated LIMIT ?`, before.Unix(), limit)
 	if err != nil {
 		return nil, fmt.Errorf("stale deliveries: %w", err)
 	}
-	defer rows.Close()
-	var out []OutboxItem
-	for rows.Next() {
-		var it OutboxItem
-		var created int64
-		if err := rows.Scan(&it.DeliveryID, &it.Kind, &created); err != nil {
-			return nil, fmt.Errorf("stale deliveries: %w", err)
-		}
-		it.Created = time.Unix(created, 0).UTC()
-		out = append(out, it)
-	}
-	return out, rows.Err()
+	return out, nil
 }
