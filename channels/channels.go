@@ -2,41 +2,26 @@ package channels
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 )
 
-// Kind is a stable channel kind string.
+// Kind is a channel kind's stable name, such as "email": see Descriptor.
 type Kind string
 
-// The channel kinds Herald delivers to.
-const (
-	KindEmail    Kind = "email"
-	KindSMS      Kind = "sms"
-	KindFeedChat Kind = "feedchat"
-)
-
-// Valid reports whether k is one of the known kinds.
-func (k Kind) Valid() bool {
-	switch k {
-	case KindEmail, KindSMS, KindFeedChat:
-		return true
-	}
-	return false
-}
-
-// Channel is a decrypted channel configuration as the worker hands it over.
+// Channel is a channel configuration as the worker hands it to a sender: its
+// kind's configuration as Descriptor.Parse kept it, and its secret opened.
 //
-// Its String, Format and LogValue methods redact Password, so a Channel may be
+// Its String, Format and LogValue methods redact Secret, so a Channel may be
 // printed or logged as a whole.
 type Channel struct {
-	ID       string // channel configuration id
-	Kind     Kind
-	To       string // e-mail address (email) or E.164 number (sms)
-	From     string // E.164 number (sms)
-	Username string // sms: Twilio account SID; feedchat: user name
-	Password string `json:"-"` // sms: auth token; feedchat: password + security token. Never logged.
+	ID     string // channel configuration id
+	Kind   Kind
+	Config json.RawMessage // the kind's configuration, without the secret
+	Secret string          `json:"-"` // the kind's secret (password, token); never logged
 }
 
 const redacted = "[redacted]"
@@ -48,28 +33,35 @@ func redact(secret string) string {
 	return redacted
 }
 
-// String describes the channel with its password redacted.
+// String describes the channel with its secret redacted.
 func (c Channel) String() string {
-	return fmt.Sprintf("{ID:%s Kind:%s To:%s From:%s Username:%s Password:%s}",
-		c.ID, c.Kind, c.To, c.From, c.Username, redact(c.Password))
+	return fmt.Sprintf("{ID:%s Kind:%s Config:%s Secret:%s}", c.ID, c.Kind, c.Config, redact(c.Secret))
 }
 
 // Format prints the channel as String does for every verb and flag, so that
-// neither %v, %+v nor %#v can reveal the password.
+// neither %v, %+v nor %#v can reveal the secret.
 func (c Channel) Format(f fmt.State, _ rune) {
 	fmt.Fprint(f, c.String())
 }
 
-// LogValue implements slog.LogValuer with the password redacted.
+// LogValue implements slog.LogValuer with the secret redacted.
 func (c Channel) LogValue() slog.Value {
 	return slog.GroupValue(
 		slog.String("id", c.ID),
 		slog.String("kind", string(c.Kind)),
-		slog.String("to", c.To),
-		slog.String("from", c.From),
-		slog.String("username", c.Username),
-		slog.String("password", redact(c.Password)),
+		slog.String("config", string(c.Config)),
+		slog.String("secret", redact(c.Secret)),
 	)
+}
+
+// Decode decodes the channel's configuration into v (a pointer to the kind's
+// configuration type). Its error is permanent: a configuration the API kept
+// that no longer decodes will not decode on a retry either.
+func (c Channel) Decode(v any) error {
+	if err := json.Unmarshal(c.Config, v); err != nil {
+		return Permanent(fmt.Errorf("channel %s: configuration: %w", c.ID, err))
+	}
+	return nil
 }
 
 // Attachment is a file on disk to attach to a message.
@@ -87,6 +79,19 @@ type Message struct {
 	Text        string
 	HTML        string // optional
 	Attachments []Attachment
+	// Source is the run the message comes from; zero for a message no run made.
+	Source Source
+}
+
+// Source is what a receiver may want to know of the run behind a message.
+type Source struct {
+	Subscription      string              `json:"subscription,omitempty"` // URI
+	SubscriptionTitle string              `json:"subscriptionTitle,omitempty"`
+	Run               string              `json:"run,omitempty"` // id
+	Instant           time.Time           `json:"instant,omitzero"`
+	Manual            bool                `json:"manual,omitempty"`   // sent now by a person, not by the schedule
+	Resolved          bool                `json:"resolved,omitempty"` // the condition stopped holding
+	Values            map[string]*float64 `json:"values,omitempty"`   // metric URI → value the condition saw; nil: no value
 }
 
 // LogValue implements slog.LogValuer: the delivery, its channel and subject, no body.
@@ -127,4 +132,31 @@ func Permanent(err error) error {
 func IsPermanent(err error) bool {
 	var p *permanentError
 	return errors.As(err, &p)
+}
+
+type retryAfterError struct {
+	err   error
+	after time.Duration
+}
+
+func (e *retryAfterError) Error() string { return e.err.Error() }
+func (e *retryAfterError) Unwrap() error { return e.err }
+
+// RetryAfter marks err as transient with the delay the provider asked for (an
+// HTTP Retry-After, Slack's ratelimited): the next attempt waits at least d.
+// RetryAfter(nil, d) is nil.
+func RetryAfter(err error, d time.Duration) error {
+	if err == nil {
+		return nil
+	}
+	return &retryAfterError{err: err, after: d}
+}
+
+// RetryDelay returns the delay RetryAfter put on err or an error it wraps.
+func RetryDelay(err error) (time.Duration, bool) {
+	var r *retryAfterError
+	if errors.As(err, &r) {
+		return r.after, true
+	}
+	return 0, false
 }

@@ -3,12 +3,14 @@ package channels_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/heraldhq/herald/channels"
 )
@@ -17,8 +19,8 @@ const secret = "hunter2-s3cr3t-token"
 
 func sampleChannel() channels.Channel {
 	return channels.Channel{
-		ID: "ch1", Kind: channels.KindSMS, To: "+420777000111", From: "+15005550006",
-		Username: "AC0123", Password: secret,
+		ID: "ch1", Kind: "sms", Secret: secret,
+		Config: json.RawMessage(`{"username":"AC0123","from":"+15005550006","to":"+420777000111"}`),
 	}
 }
 
@@ -50,7 +52,7 @@ func TestChannelNeverPrintsPassword(t *testing.T) {
 			if !strings.Contains(tc.out, "[redacted]") {
 				t.Fatalf("output does not mark the password as redacted: %s", tc.out)
 			}
-			if !strings.Contains(tc.out, ch.To) {
+			if !strings.Contains(tc.out, "+420777000111") {
 				t.Fatalf("output lost the other fields: %s", tc.out)
 			}
 		})
@@ -59,7 +61,7 @@ func TestChannelNeverPrintsPassword(t *testing.T) {
 
 func TestChannelEmptyPasswordPrintsEmpty(t *testing.T) {
 	ch := sampleChannel()
-	ch.Password = ""
+	ch.Secret = ""
 	if got := ch.String(); strings.Contains(got, "[redacted]") {
 		t.Fatalf("String() = %q, want no redaction marker for an empty password", got)
 	}
@@ -123,15 +125,65 @@ func TestPermanent(t *testing.T) {
 	}
 }
 
-func TestKindValid(t *testing.T) {
-	for _, k := range []channels.Kind{channels.KindEmail, channels.KindSMS, channels.KindFeedChat} {
-		if !k.Valid() {
-			t.Errorf("%q not valid", k)
+func TestRegistryRefusesDuplicatesAndGaps(t *testing.T) {
+	kind := func(name, wire, section string) channels.Descriptor {
+		return channels.Descriptor{Kind: channels.Kind(name), Wire: wire, Title: name, Section: section,
+			Settings:  func() channels.Settings { return &channels.Limits{Concurrency: 1} },
+			Parse:     func(channels.Settings, json.RawMessage) (json.RawMessage, error) { return nil, nil },
+			Recipient: func(json.RawMessage) string { return "" },
+			NewSender: func(channels.Settings, channels.Env) (channels.Sender, func() error, error) { return nil, nil, nil },
 		}
 	}
-	for _, k := range []channels.Kind{"", "Email", "slack"} {
-		if k.Valid() {
-			t.Errorf("%q valid", k)
+	r, err := channels.NewRegistry(kind("a", "aConfiguration", "a"), kind("b", "bConfiguration", "b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, ok := r.ByWire("bConfiguration"); !ok || d.Kind != "b" {
+		t.Fatalf("ByWire = %v, %v", d, ok)
+	}
+	if _, ok := r.Lookup("c"); ok {
+		t.Fatal("Lookup found an unregistered kind")
+	}
+	if got := r.Wires(); len(got) != 2 || got[0] != "aConfiguration" {
+		t.Fatalf("Wires = %v, want registration order", got)
+	}
+	for name, ds := range map[string][]channels.Descriptor{
+		"same kind":    {kind("a", "x", "x"), kind("a", "y", "y")},
+		"same wire":    {kind("a", "x", "x"), kind("b", "x", "y")},
+		"same section": {kind("a", "x", "s"), kind("b", "y", "s")},
+		"no wire":      {kind("a", "", "s")},
+	} {
+		if _, err := channels.NewRegistry(ds...); err == nil {
+			t.Errorf("%s: NewRegistry accepted it", name)
 		}
+	}
+}
+
+func TestDecodeStrictNamesTheField(t *testing.T) {
+	var v struct {
+		To string `json:"to"`
+	}
+	var fe *channels.FieldError
+	if err := channels.DecodeStrict(json.RawMessage(`{"to":"a","cc":"b"}`), &v); !errors.As(err, &fe) || fe.Field != "cc" {
+		t.Fatalf("unknown field: %v", err)
+	}
+	if err := channels.DecodeStrict(json.RawMessage(`{"to":5}`), &v); !errors.As(err, &fe) || fe.Field != "to" {
+		t.Fatalf("wrong type: %v", err)
+	}
+	if err := channels.DecodeStrict(json.RawMessage(`{"to":"a"}`), &v); err != nil || v.To != "a" {
+		t.Fatalf("good: %v %q", err, v.To)
+	}
+}
+
+func TestRetryAfter(t *testing.T) {
+	err := fmt.Errorf("send: %w", channels.RetryAfter(errors.New("429"), 7*time.Second))
+	if d, ok := channels.RetryDelay(err); !ok || d != 7*time.Second || channels.IsPermanent(err) {
+		t.Fatalf("RetryDelay = %v, %v", d, ok)
+	}
+	if _, ok := channels.RetryDelay(errors.New("x")); ok {
+		t.Fatal("RetryDelay found a delay on a plain error")
+	}
+	if channels.RetryAfter(nil, time.Second) != nil {
+		t.Fatal("RetryAfter(nil) is not nil")
 	}
 }

@@ -9,30 +9,16 @@ import (
 	"time"
 )
 
-// Channel kinds.
-const (
-	KindEmail    = "email"
-	KindSMS      = "sms"
-	KindFeedChat = "feedchat"
-)
-
-// Channel is a user's channel configuration. Secret holds the sealed password.
+// Channel is a user's channel configuration. Secret holds the sealed secret.
 type Channel struct {
 	ID      string
 	Owner   string // user id
 	Kind    string
 	Title   string
-	Config  ChannelConfig
-	Secret  []byte // sealed; nil when the kind has no password
+	Config  json.RawMessage // the kind's configuration without its secret, a JSON object
+	Secret  []byte          // sealed; nil when the kind has no secret
 	Created time.Time
 	Updated time.Time
-}
-
-// ChannelConfig holds the non-secret fields of a channel.
-type ChannelConfig struct {
-	To       string `json:"to,omitempty"`
-	From     string `json:"from,omitempty"`
-	Username string `json:"username,omitempty"`
 }
 
 // InUseError is returned when a record cannot be deleted because others use it.
@@ -45,10 +31,7 @@ func (e *InUseError) Error() string { return fmt.Sprintf("in use by %v", e.By) }
 // CreateChannel stores c, unless its owner already holds as many channels as q allows (a
 // *QuotaError).
 func (s *Store) CreateChannel(ctx context.Context, c Channel, q Quota) error {
-	cfg, err := json.Marshal(c.Config)
-	if err != nil {
-		return err
-	}
+	cfg := configOf(c)
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		if err := checkQuota(ctx, tx, "channels per user", q.ChannelsPerUser,
 			`SELECT count(*) FROM channels WHERE owner = ?`, c.Owner); err != nil {
@@ -61,6 +44,13 @@ func (s *Store) CreateChannel(ctx context.Context, c Channel, q Quota) error {
 		}
 		return nil
 	})
+}
+
+func configOf(c Channel) string {
+	if len(c.Config) == 0 {
+		return "{}"
+	}
+	return string(c.Config)
 }
 
 const channelColumns = `id, owner, kind, title, config, secret, created, updated`
@@ -76,9 +66,7 @@ func scanChannel(row scanner) (Channel, error) {
 	if err != nil {
 		return Channel{}, fmt.Errorf("scan channel: %w", err)
 	}
-	if err := json.Unmarshal([]byte(cfg), &c.Config); err != nil {
-		return Channel{}, fmt.Errorf("channel %s config: %w", c.ID, err)
-	}
+	c.Config = json.RawMessage(cfg)
 	c.Created, c.Updated = time.Unix(created, 0).UTC(), time.Unix(updated, 0).UTC()
 	return c, nil
 }
@@ -99,10 +87,7 @@ func (s *Store) Channels(ctx context.Context, owner string) ([]Channel, error) {
 
 // UpdateChannel replaces the channel's kind, title, config and secret.
 func (s *Store) UpdateChannel(ctx context.Context, c Channel) error {
-	cfg, err := json.Marshal(c.Config)
-	if err != nil {
-		return err
-	}
+	cfg := configOf(c)
 	res, err := s.w.ExecContext(ctx, `UPDATE channels SET kind = ?, title = ?, config = ?, secret = ?, updated = ?
 		WHERE id = ?`, c.Kind, c.Title, string(cfg), c.Secret, c.Updated.Unix(), c.ID)
 	if err != nil {

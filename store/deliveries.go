@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/heraldhq/herald/channels"
 )
 
 // Run states the delivery ledger rolls a run up to. A run handed over for
@@ -52,7 +54,7 @@ type Delivery struct {
 	SubscriptionID string
 	ScheduledAt    time.Time
 	ChannelID      string
-	Kind           string // KindEmail, KindSMS or KindFeedChat
+	Kind           string // the channel's kind
 	Payload        Payload
 	State          string // DeliveryPending, DeliverySent or DeliveryFailed
 	Attempts       int    // how many sends were tried
@@ -65,10 +67,11 @@ type Delivery struct {
 
 // Payload is the rendered message of a delivery.
 type Payload struct {
-	Subject     string       `json:"subject"`
-	Text        string       `json:"text"`
-	HTML        string       `json:"html,omitempty"`
-	Attachments []Attachment `json:"attachments,omitempty"`
+	Subject     string          `json:"subject"`
+	Text        string          `json:"text"`
+	HTML        string          `json:"html,omitempty"`
+	Attachments []Attachment    `json:"attachments,omitempty"`
+	Source      channels.Source `json:"source,omitzero"`
 }
 
 // Attachment is an exported file attached to a delivery.
@@ -227,7 +230,7 @@ type Outgoing struct {
 
 	ChannelGone   bool   // the channel was deleted; the fields below are empty
 	ChannelKind   string // may differ from Kind when the channel was changed
-	ChannelConfig ChannelConfig
+	ChannelConfig json.RawMessage
 	ChannelSecret []byte // sealed
 }
 
@@ -274,9 +277,7 @@ func scanOutgoing(rows *sql.Rows) (Outgoing, error) {
 	}
 	o.ChannelGone, o.ChannelKind = !chKind.Valid, chKind.String
 	if chConfig.Valid {
-		if err := json.Unmarshal([]byte(chConfig.String), &o.ChannelConfig); err != nil {
-			return Outgoing{}, fmt.Errorf("channel %s config: %w", o.ChannelID, err)
-		}
+		o.ChannelConfig = json.RawMessage(chConfig.String)
 	}
 	return o, nil
 }

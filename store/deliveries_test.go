@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -47,7 +48,7 @@ func enqueue(t *testing.T, s *Store, sub string, at time.Time, channelIDs ...str
 	run := Run{ID: fmt.Sprintf("r%d", at.Unix()), SubscriptionID: sub, ScheduledAt: at, Started: at}
 	var ds []Delivery
 	for _, ch := range channelIDs {
-		ds = append(ds, Delivery{ID: run.ID + "-" + ch, ChannelID: ch, Kind: KindEmail, Payload: Payload{
+		ds = append(ds, Delivery{ID: run.ID + "-" + ch, ChannelID: ch, Kind: "email", Payload: Payload{
 			Subject: "Revenue", Text: "up 3%",
 			Attachments: []Attachment{{Name: "r.csv", ContentType: "text/csv", Path: "/exports/r.csv"}},
 		}})
@@ -92,7 +93,7 @@ func TestEnqueueRun(t *testing.T) {
 	}
 	d := ds[0]
 	if d.State != DeliveryPending || d.RunID != run.ID || d.SubscriptionID != sub || !d.ScheduledAt.Equal(ledgerT0) ||
-		d.Kind != KindEmail || d.Attempts != 0 || !d.SentAt.IsZero() {
+		d.Kind != "email" || d.Attempts != 0 || !d.SentAt.IsZero() {
 		t.Errorf("delivery = %+v", d)
 	}
 	wantPayload := Payload{Subject: "Revenue", Text: "up 3%",
@@ -106,7 +107,7 @@ func TestEnqueueRun(t *testing.T) {
 
 	t.Run("second run of the same instant", func(t *testing.T) {
 		again := Run{ID: "other", SubscriptionID: sub, ScheduledAt: ledgerT0, Started: ledgerT0}
-		err := s.EnqueueRun(ctx, again, []Delivery{{ID: "other-c3", ChannelID: "c3", Kind: KindEmail}})
+		err := s.EnqueueRun(ctx, again, []Delivery{{ID: "other-c3", ChannelID: "c3", Kind: "email"}})
 		if !errors.Is(err, ErrConflict) {
 			t.Fatalf("err = %v, want ErrConflict", err)
 		}
@@ -122,7 +123,7 @@ func TestEnqueueRun(t *testing.T) {
 	})
 	t.Run("a channel twice in one run", func(t *testing.T) {
 		r := Run{ID: "dup", SubscriptionID: sub, ScheduledAt: ledgerT0.Add(time.Hour), Started: ledgerT0}
-		err := s.EnqueueRun(ctx, r, []Delivery{{ID: "a", ChannelID: "c1", Kind: KindEmail}, {ID: "b", ChannelID: "c1", Kind: KindEmail}})
+		err := s.EnqueueRun(ctx, r, []Delivery{{ID: "a", ChannelID: "c1", Kind: "email"}, {ID: "b", ChannelID: "c1", Kind: "email"}})
 		if !errors.Is(err, ErrConflict) {
 			t.Fatalf("err = %v, want ErrConflict", err)
 		}
@@ -144,7 +145,7 @@ func TestDeleteOutbox(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(items) != 10 || items[0].DeliveryID != run.ID+"-c0000" || items[0].Kind != KindEmail || !items[0].Created.Equal(ledgerT0) {
+	if len(items) != 10 || items[0].DeliveryID != run.ID+"-c0000" || items[0].Kind != "email" || !items[0].Created.Equal(ledgerT0) {
 		t.Fatalf("first page = %+v", items[:min(1, len(items))])
 	}
 	var all []string
@@ -302,7 +303,7 @@ func TestRunRollUp(t *testing.T) {
 func TestOutgoingDeliveries(t *testing.T) {
 	ctx := context.Background()
 	s, sub := openLedgerStore(t)
-	ch := Channel{ID: "c1", Owner: "u1", Kind: KindSMS, Title: "pager", Config: ChannelConfig{To: "+15005550010", From: "+15005550006", Username: "AC1"},
+	ch := Channel{ID: "c1", Owner: "u1", Kind: "sms", Title: "pager", Config: json.RawMessage(`{"username":"AC1","from":"+15005550006","to":"+15005550010"}`),
 		Secret: []byte("sealed"), Created: ledgerT0, Updated: ledgerT0}
 	if err := s.CreateChannel(ctx, ch, Quota{}); err != nil {
 		t.Fatal(err)
@@ -321,10 +322,10 @@ func TestOutgoingDeliveries(t *testing.T) {
 		id   string
 		want Outgoing
 	}{
-		{name: "channel present", id: run.ID + "-c1", want: Outgoing{ID: run.ID + "-c1", ChannelID: "c1", Kind: KindEmail,
+		{name: "channel present", id: run.ID + "-c1", want: Outgoing{ID: run.ID + "-c1", ChannelID: "c1", Kind: "email",
 			State: DeliveryPending, Attempts: 1, LastError: "429 too many requests", Payload: payload,
-			ChannelKind: KindSMS, ChannelConfig: ch.Config, ChannelSecret: []byte("sealed")}},
-		{name: "channel deleted", id: run.ID + "-gone", want: Outgoing{ID: run.ID + "-gone", ChannelID: "gone", Kind: KindEmail,
+			ChannelKind: "sms", ChannelConfig: ch.Config, ChannelSecret: []byte("sealed")}},
+		{name: "channel deleted", id: run.ID + "-gone", want: Outgoing{ID: run.ID + "-gone", ChannelID: "gone", Kind: "email",
 			State: DeliveryPending, Payload: payload, ChannelGone: true}},
 	}
 	for _, tt := range tests {

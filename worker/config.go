@@ -78,13 +78,14 @@ type Config struct {
 	RelayBatch int
 
 	// Kinds tunes each channel kind; kinds left out get KindConfig's defaults.
+	// app fills it from each kind's configuration section.
 	Kinds map[channels.Kind]KindConfig
 }
 
 // KindConfig tunes the delivery of one channel kind.
 type KindConfig struct {
 	// Concurrency is how many sends of the kind run at once in this
-	// process. Default 8 for e-mail, 4 for the others.
+	// process. Default 4.
 	Concurrency int
 
 	// Rate limits sends of the kind per second (a token bucket). Default 0:
@@ -114,6 +115,7 @@ const (
 	DefaultSweepInterval = 5 * time.Second
 	DefaultRelayBatch    = 256
 	DefaultMaxPending    = 1000
+	DefaultConcurrency   = 4
 
 	// maxDeliverSlack is how many deliveries of a message JetStream allows
 	// beyond MaxAttempts: redeliveries that were no attempt (a crash, a stop,
@@ -139,14 +141,9 @@ func (c Config) withDefaults() (Config, error) {
 	c.BackoffCap = cmp.Or(c.BackoffCap, DefaultBackoffCap)
 	c.SweepInterval = cmp.Or(c.SweepInterval, DefaultSweepInterval)
 	c.RelayBatch = cmp.Or(c.RelayBatch, DefaultRelayBatch)
-	kinds := make(map[channels.Kind]KindConfig, 3)
-	for _, k := range []channels.Kind{channels.KindEmail, channels.KindSMS, channels.KindFeedChat} {
-		kinds[k] = c.Kinds[k].withDefaults(k)
-	}
-	for k := range c.Kinds {
-		if !k.Valid() {
-			return c, fmt.Errorf("worker config: unknown channel kind %q", k)
-		}
+	kinds := make(map[channels.Kind]KindConfig, len(c.Kinds))
+	for k, kc := range c.Kinds {
+		kinds[k] = kc.withDefaults()
 	}
 	c.Kinds = kinds
 	switch {
@@ -170,12 +167,16 @@ func (c Config) withDefaults() (Config, error) {
 	return c, nil
 }
 
-func (k KindConfig) withDefaults(kind channels.Kind) KindConfig {
-	concurrency := 4
-	if kind == channels.KindEmail {
-		concurrency = 8
+// kindConfig returns the tuning of kind k, its defaults where Config.Kinds has none.
+func (c Config) kindConfig(k channels.Kind) KindConfig {
+	if kc, ok := c.Kinds[k]; ok {
+		return kc
 	}
-	k.Concurrency = cmp.Or(k.Concurrency, concurrency)
+	return KindConfig{}.withDefaults()
+}
+
+func (k KindConfig) withDefaults() KindConfig {
+	k.Concurrency = cmp.Or(k.Concurrency, DefaultConcurrency)
 	k.Burst = cmp.Or(k.Burst, max(1, int(math.Ceil(k.Rate))))
 	k.MaxPending = cmp.Or(k.MaxPending, DefaultMaxPending)
 	return k

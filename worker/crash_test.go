@@ -27,7 +27,7 @@ func TestCrashMidBurst(t *testing.T) {
 	sender := emailSender(t, peer.Host(), peer.Port())
 	var chs []string
 	for i := range perRun {
-		chs = append(chs, e.channel(channels.Channel{Kind: channels.KindEmail, To: fmt.Sprintf("team%d@example.com", i)}))
+		chs = append(chs, e.channel(mailTo(fmt.Sprintf("team%d@example.com", i))))
 	}
 	want := make(map[string]bool, runs*perRun)
 	var runIDs []string
@@ -177,7 +177,7 @@ func TestRepublishAfterPublishCrash(t *testing.T) {
 	if msgs := peer.Messages(); len(msgs) != 1 || counter.calls.Load() != 1 {
 		t.Errorf("%d mails received after %d sends, want 1", len(msgs), counter.calls.Load())
 	}
-	cons, err := stream.Consumer(ctx, durable(channels.KindEmail))
+	cons, err := stream.Consumer(ctx, durable("email"))
 	if err != nil {
 		t.Fatal(err)
 	}

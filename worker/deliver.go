@@ -148,6 +148,9 @@ func (w *Worker) failedAttempt(ctx context.Context, msg jetstream.Msg, id string
 		return w.fail(ctx, msg, id, fmt.Sprintf("gave up after %d attempts: %v", attempts, sendErr))
 	}
 	delay := backoff(attempts, w.cfg.BackoffBase, w.cfg.BackoffCap, w.rnd)
+	if asked, ok := channels.RetryDelay(sendErr); ok {
+		delay = max(delay, min(asked, w.cfg.BackoffCap)) // the provider's Retry-After, within the cap
+	}
 	w.log.Info("delivery failed; will retry", "delivery", id, "attempt", attempts, "retry_in", delay, "err", sendErr)
 	return w.settle(msg.NakWithDelay(delay), id, outcomeRetry)
 }
@@ -186,7 +189,7 @@ func (w *Worker) message(d store.Outgoing) (channels.Message, error) {
 	case d.ChannelKind != d.Kind:
 		return channels.Message{}, fmt.Errorf("channel %s changed kind from %s to %s", d.ChannelID, d.Kind, d.ChannelKind)
 	}
-	var password string
+	var secret string
 	if len(d.ChannelSecret) > 0 {
 		if w.box == nil {
 			return channels.Message{}, fmt.Errorf("channel %s: no key to open its secret", d.ChannelID)
@@ -195,16 +198,15 @@ func (w *Worker) message(d store.Outgoing) (channels.Message, error) {
 		if err != nil {
 			return channels.Message{}, fmt.Errorf("channel %s: %w", d.ChannelID, err)
 		}
-		password = string(p)
+		secret = string(p)
 	}
-	cfg := d.ChannelConfig
 	m := channels.Message{
 		DeliveryID: d.ID,
-		Channel: channels.Channel{ID: d.ChannelID, Kind: channels.Kind(d.ChannelKind), To: cfg.To, From: cfg.From,
-			Username: cfg.Username, Password: password},
-		Subject: d.Payload.Subject,
-		Text:    d.Payload.Text,
-		HTML:    d.Payload.HTML,
+		Channel:    channels.Channel{ID: d.ChannelID, Kind: channels.Kind(d.ChannelKind), Config: d.ChannelConfig, Secret: secret},
+		Subject:    d.Payload.Subject,
+		Text:       d.Payload.Text,
+		HTML:       d.Payload.HTML,
+		Source:     d.Payload.Source,
 	}
 	for _, a := range d.Payload.Attachments {
 		m.Attachments = append(m.Attachments, channels.Attachment{Name: a.Name, ContentType: a.ContentType, Path: a.Path})

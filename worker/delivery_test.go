@@ -235,7 +235,7 @@ func TestSettledWithoutSending(t *testing.T) {
 			}},
 		{name: "secret sealed for another channel", want: outcomeFailed, wantState: store.DeliveryFailed, wantError: "secret",
 			prepare: func(e *env, _ string) string {
-				ch := e.channel(channels.Channel{Kind: channels.KindEmail, To: "a@example.com"})
+				ch := e.channel(mailTo("a@example.com"))
 				c, err := e.st.ChannelByID(context.Background(), ch)
 				if err != nil {
 					e.t.Fatal(err)
@@ -347,7 +347,7 @@ func TestRateLimit(t *testing.T) {
 		ids = append(ids, id...)
 	}
 	cfg := testConfig()
-	cfg.Kinds = map[channels.Kind]KindConfig{channels.KindEmail: {Rate: perSecond, Burst: 1}}
+	cfg.Kinds = map[channels.Kind]KindConfig{"email": {Rate: perSecond, Burst: 1}}
 	start := time.Now()
 	r := e.start(startNATS(t, t.TempDir()), []channels.Sender{emailSender(t, peer.Host(), peer.Port())}, cfg)
 	r.w.Notify()
@@ -377,7 +377,7 @@ func TestCopyInFlightIsNotSentTwice(t *testing.T) {
 	<-r.idle // the stream exists
 	for range 2 {
 		// No message id: JetStream stores both copies, as after a redelivery.
-		if _, err := n.JetStream().Publish(ctx, subject(store.KindEmail), []byte(ids[0])); err != nil {
+		if _, err := n.JetStream().Publish(ctx, subject("email"), []byte(ids[0])); err != nil {
 			t.Fatal(err)
 		}
 	}

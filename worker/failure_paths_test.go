@@ -37,7 +37,7 @@ func (e *env) sabotage(table string) (repair func()) {
 func TestLedgerFailureKeepsTheMessage(t *testing.T) {
 	e := newEnv(t)
 	peer := channeltest.NewSMTPServer(t)
-	ch := e.channel(channels.Channel{Kind: channels.KindEmail, To: "ops@example.com"})
+	ch := e.channel(mailTo("ops@example.com"))
 	_, ids := e.enqueue(store.Payload{Subject: "s", Text: "t"}, ch)
 	repair := e.sabotage("deliveries")
 	r := e.start(startNATS(t, t.TempDir()), []channels.Sender{emailSender(t, peer.Host(), peer.Port())}, testConfig())
@@ -57,8 +57,8 @@ func TestLedgerFailureKeepsTheMessage(t *testing.T) {
 // outbox keeps every row; once the stream is back, the rows are published and deleted.
 func TestRelayKeepsWhatItCouldNotPublish(t *testing.T) {
 	e := newEnv(t)
-	ch1 := e.channel(channels.Channel{Kind: channels.KindEmail, To: "ops@example.com"})
-	ch2 := e.channel(channels.Channel{Kind: channels.KindEmail, To: "cfo@example.com"})
+	ch1 := e.channel(mailTo("ops@example.com"))
+	ch2 := e.channel(mailTo("cfo@example.com"))
 	n := startNATS(t, t.TempDir())
 	cfg, err := testConfig().withDefaults()
 	if err != nil {
@@ -100,7 +100,7 @@ func TestRelayKeepsWhatItCouldNotPublish(t *testing.T) {
 func TestReconcilerPublishesWhatTheStreamLost(t *testing.T) {
 	e := newEnv(t)
 	peer := channeltest.NewSMTPServer(t)
-	lostCh := e.channel(channels.Channel{Kind: channels.KindEmail, To: "lost@example.com"})
+	lostCh := e.channel(mailTo("lost@example.com"))
 	_, lost := e.enqueue(store.Payload{Subject: "lost", Text: "t"}, lostCh)
 	ctx := context.Background()
 	if err := e.st.DeleteOutbox(ctx, lost...); err != nil { // as if published, then lost
@@ -115,7 +115,7 @@ func TestReconcilerPublishesWhatTheStreamLost(t *testing.T) {
 	if _, err := w.setup(ctx); err != nil {
 		t.Fatal(err)
 	}
-	waitingCh := e.channel(channels.Channel{Kind: channels.KindEmail, To: "waiting@example.com"})
+	waitingCh := e.channel(mailTo("waiting@example.com"))
 	_, waiting := e.enqueue(store.Payload{Subject: "waiting", Text: "t"}, waitingCh)
 	if err := w.publishOutbox(ctx); err != nil { // in the stream, no sender has taken it yet
 		t.Fatal(err)

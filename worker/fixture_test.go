@@ -2,10 +2,12 @@ package worker
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -70,14 +72,19 @@ func newEnv(t *testing.T) *env {
 	return e
 }
 
+// mailTo is an e-mail channel to address.
+func mailTo(address string) channels.Channel {
+	return channels.Channel{Kind: "email", Config: json.RawMessage(`{"to":` + strconv.Quote(address) + `}`)}
+}
+
 // channel stores a channel like c, its password sealed, and returns its id.
 func (e *env) channel(c channels.Channel) string {
 	e.t.Helper()
 	id := store.NewID(16)
 	sc := store.Channel{ID: id, Owner: e.owner, Kind: string(c.Kind), Title: string(c.Kind),
-		Config: store.ChannelConfig{To: c.To, From: c.From, Username: c.Username}, Created: t0, Updated: t0}
-	if c.Password != "" {
-		sc.Secret = e.box.Seal([]byte(c.Password), []byte(id))
+		Config: c.Config, Created: t0, Updated: t0}
+	if c.Secret != "" {
+		sc.Secret = e.box.Seal([]byte(c.Secret), []byte(id))
 	}
 	if err := e.st.CreateChannel(context.Background(), sc, store.Quota{}); err != nil {
 		e.t.Fatal(err)
@@ -100,7 +107,7 @@ func (e *env) enqueue(p store.Payload, channelIDs ...string) (store.Run, []strin
 		if err == nil {
 			kind = c.Kind
 		} else if errors.Is(err, store.ErrNotFound) {
-			kind = store.KindEmail
+			kind = "email"
 		} else {
 			e.t.Fatal(err)
 		}

@@ -103,14 +103,14 @@ func New(st *store.Store, box *secret.Box, js jetstream.JetStream, senders []cha
 	seen := make(map[channels.Kind]bool)
 	for _, s := range senders {
 		k := s.Kind()
-		if !k.Valid() {
-			return nil, fmt.Errorf("worker: sender of unknown kind %q", k)
+		if k == "" {
+			return nil, errors.New("worker: a sender without a kind")
 		}
 		if seen[k] {
 			return nil, fmt.Errorf("worker: two senders of kind %s", k)
 		}
 		seen[k] = true
-		kc := cfg.Kinds[k]
+		kc := cfg.kindConfig(k)
 		var lim *rate.Limiter
 		if kc.Rate > 0 {
 			lim = rate.NewLimiter(rate.Limit(kc.Rate), kc.Burst)

@@ -121,7 +121,7 @@ func pipeline(ctx context.Context, dir string, n, conc int) (accepted result, le
 		return result{}, 0, err
 	}
 	defer sender.Close()
-	cfg := worker.Config{Kinds: map[channels.Kind]worker.KindConfig{channels.KindEmail: {Concurrency: conc}}}
+	cfg := worker.Config{Kinds: map[channels.Kind]worker.KindConfig{email.Kind: {Concurrency: conc}}}
 	w, err := worker.New(st, nil, nc.JetStream(), []channels.Sender{sender}, cfg, worker.Options{})
 	if err != nil {
 		return result{}, 0, err
@@ -195,8 +195,8 @@ func handOver(ctx context.Context, path string, n int) (*store.Store, []string, 
 	var chs []string
 	for i := range perRun {
 		id := fmt.Sprintf("ch%d", i)
-		c := store.Channel{ID: id, Owner: "u1", Kind: store.KindEmail, Title: id,
-			Config: store.ChannelConfig{To: fmt.Sprintf("team%d@example.com", i)}, Created: t0, Updated: t0}
+		c := store.Channel{ID: id, Owner: "u1", Kind: string(email.Kind), Title: id,
+			Config: fmt.Appendf(nil, `{"to":"team%d@example.com"}`, i), Created: t0, Updated: t0}
 		if err := st.CreateChannel(ctx, c, store.Quota{}); err != nil {
 			return fail(err)
 		}
@@ -208,7 +208,7 @@ func handOver(ctx context.Context, path string, n int) (*store.Store, []string, 
 		run := store.Run{ID: fmt.Sprintf("run%05d", r), SubscriptionID: "s1", ScheduledAt: at, Started: at}
 		var ds []store.Delivery
 		for _, ch := range chs[:min(perRun, n-r*perRun)] {
-			ds = append(ds, store.Delivery{ID: run.ID + "-" + ch, ChannelID: ch, Kind: store.KindEmail,
+			ds = append(ds, store.Delivery{ID: run.ID + "-" + ch, ChannelID: ch, Kind: string(email.Kind),
 				Payload: store.Payload{Subject: subject, Text: text}})
 		}
 		if err := st.EnqueueRun(ctx, run, ds); err != nil {

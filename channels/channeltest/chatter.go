@@ -124,7 +124,8 @@ func (s *ChatterServer) FailNext(n, status int, errorCode string) {
 
 // Channel is a feed-chat channel of the server's user.
 func (s *ChatterServer) Channel() channels.Channel {
-	return channels.Channel{ID: "chatter-peer", Kind: channels.KindFeedChat, Username: s.username, Password: s.password}
+	return channels.Channel{ID: "chatter-peer", Kind: "feedchat", Config: config(map[string]string{"username": s.username}),
+		Secret: s.password}
 }
 
 // Deliveries is Posts reduced to what every channel kind has; the key is

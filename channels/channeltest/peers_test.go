@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/channels/channeltest"
 )
 
@@ -187,7 +188,7 @@ func TestChatterServer(t *testing.T) {
 	login := func(password string) (int, map[string]any) {
 		return postForm(t, srv.URL()+"/services/oauth2/token", "", "", url.Values{
 			"grant_type": {"password"}, "client_id": {srv.ClientID()}, "client_secret": {srv.ClientSecret()},
-			"username": {ch.Username}, "password": {password},
+			"username": {chatterUser(t, ch)}, "password": {password},
 		})
 	}
 	post := func(token string) (int, map[string]any) {
@@ -199,7 +200,7 @@ func TestChatterServer(t *testing.T) {
 	if status, body := login("wrong"); status != 400 || body["error"] != "invalid_grant" {
 		t.Fatalf("wrong password: %d %v", status, body)
 	}
-	status, body := login(ch.Password)
+	status, body := login(ch.Secret)
 	if status != 200 || body["instance_url"] != srv.URL() || body["token_type"] != "Bearer" {
 		t.Fatalf("login: %d %v", status, body)
 	}
@@ -217,4 +218,13 @@ func TestChatterServer(t *testing.T) {
 	if posts := srv.Posts(); len(posts) != 1 || posts[0].Text != "hi" || posts[0].Token != token {
 		t.Fatalf("Posts = %+v", posts)
 	}
+}
+
+func chatterUser(t *testing.T, ch channels.Channel) string {
+	t.Helper()
+	var a struct{ Username string }
+	if err := json.Unmarshal(ch.Config, &a); err != nil {
+		t.Fatal(err)
+	}
+	return a.Username
 }

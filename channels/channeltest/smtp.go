@@ -128,7 +128,7 @@ func (s *SMTPServer) Close() error {
 
 // Channel is an e-mail channel addressed to a mailbox this server accepts.
 func (s *SMTPServer) Channel() channels.Channel {
-	return channels.Channel{ID: "smtp-peer", Kind: channels.KindEmail, To: "alerts@example.com"}
+	return channels.Channel{ID: "smtp-peer", Kind: "email", Config: config(map[string]string{"to": "alerts@example.com"})}
 }
 
 // Deliveries is Messages reduced to what every channel kind has; the key is

@@ -101,8 +101,8 @@ func (s *TwilioServer) FailNext(n, status, code int) {
 // Channel is an SMS channel of the server's account.
 func (s *TwilioServer) Channel() channels.Channel {
 	return channels.Channel{
-		ID: "twilio-peer", Kind: channels.KindSMS, To: "+15005550010", From: "+15005550006",
-		Username: s.sid, Password: s.token,
+		ID: "twilio-peer", Kind: "sms", Secret: s.token,
+		Config: config(map[string]string{"username": s.sid, "from": "+15005550006", "to": "+15005550010"}),
 	}
 }
 

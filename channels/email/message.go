@@ -54,8 +54,12 @@ func (c composer) compose(m channels.Message) (*mail.Msg, error) {
 	if err := msg.From(c.from); err != nil {
 		return nil, channels.Permanent(fmt.Errorf("from address: %w", err))
 	}
-	if err := msg.To(m.Channel.To); err != nil {
-		return nil, channels.Permanent(fmt.Errorf("recipient %q: %w", m.Channel.To, err))
+	var to Address
+	if err := m.Channel.Decode(&to); err != nil {
+		return nil, err
+	}
+	if err := msg.To(to.To); err != nil {
+		return nil, channels.Permanent(fmt.Errorf("recipient %q: %w", to.To, err))
 	}
 	msg.Subject(m.Subject)
 	msg.SetMessageIDWithValue(c.messageID(m.DeliveryID))

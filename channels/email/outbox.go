@@ -33,8 +33,8 @@ func NewOutbox(dir, from string, logger *slog.Logger) *Outbox {
 	return &Outbox{dir: dir, compose: comp, err: err, log: logger}
 }
 
-// Kind is channels.KindEmail.
-func (o *Outbox) Kind() channels.Kind { return channels.KindEmail }
+// Kind is the e-mail kind.
+func (o *Outbox) Kind() channels.Kind { return Kind }
 
 // Path is the file a delivery is written to.
 func (o *Outbox) Path(deliveryID string) string {

@@ -18,7 +18,7 @@ func TestOutboxWritesParseableMessage(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "outbox")
 	var logs bytes.Buffer
 	o := email.NewOutbox(dir, from, slog.New(slog.NewTextHandler(&logs, nil)))
-	if o.Kind() != channels.KindEmail {
+	if o.Kind() != email.Kind {
 		t.Fatalf("Kind() = %q", o.Kind())
 	}
 	if n := strings.Count(logs.String(), "\n"); n != 1 || !strings.Contains(logs.String(), dir) {
@@ -27,7 +27,7 @@ func TestOutboxWritesParseableMessage(t *testing.T) {
 	att := filepath.Join(t.TempDir(), "r.csv")
 	writeFile(t, att, []byte("a,b\n1,2\n"))
 	m := message("sub-1.c1")
-	m.Channel.Password = "outbox-secret-never-logged"
+	m.Channel.Secret = "outbox-secret-never-logged"
 	m.Attachments = []channels.Attachment{{Name: "r.csv", ContentType: "text/csv", Path: att}}
 
 	id, err := o.Send(t.Context(), m)
@@ -44,7 +44,7 @@ func TestOutboxWritesParseableMessage(t *testing.T) {
 	if len(e.Attachments) != 1 || string(e.Attachments[0].Data) != "a,b\n1,2\n" {
 		t.Errorf("file attachments = %+v", e.Attachments)
 	}
-	if strings.Contains(logs.String(), m.Channel.Password) {
+	if strings.Contains(logs.String(), m.Channel.Secret) {
 		t.Errorf("log reveals the password:\n%s", logs.String())
 	}
 }

@@ -144,8 +144,8 @@ func tlsPolicy(s string) (mail.TLSPolicy, error) {
 	return 0, fmt.Errorf("email: unknown TLS policy %q (want mandatory, opportunistic or none)", s)
 }
 
-// Kind is channels.KindEmail.
-func (s *Sender) Kind() channels.Kind { return channels.KindEmail }
+// Kind is the e-mail kind.
+func (s *Sender) Kind() channels.Kind { return Kind }
 
 // Send delivers m to m.Channel.To and returns its Message-ID, angle brackets
 // included. SMTP 5xx replies and unusable addresses or attachments are

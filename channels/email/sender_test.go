@@ -46,7 +46,7 @@ func TestConformance(t *testing.T) {
 func message(id string) channels.Message {
 	return channels.Message{
 		DeliveryID: id,
-		Channel:    channels.Channel{ID: "c1", Kind: channels.KindEmail, To: "ops@example.com"},
+		Channel:    channels.Channel{ID: "c1", Kind: email.Kind, Config: []byte(`{"to":"ops@example.com"}`)},
 		Subject:    "Revenue alert",
 		Text:       "Revenue fell to 12.",
 	}
@@ -300,8 +300,8 @@ func TestSendRefusesBadInput(t *testing.T) {
 		name string
 		edit func(*channels.Message)
 	}{
-		{"invalid recipient", func(m *channels.Message) { m.Channel.To = "not an address" }},
-		{"empty recipient", func(m *channels.Message) { m.Channel.To = "" }},
+		{"invalid recipient", func(m *channels.Message) { m.Channel = channeltest.SetField(m.Channel, "to", "not an address") }},
+		{"empty recipient", func(m *channels.Message) { m.Channel = channeltest.SetField(m.Channel, "to", "") }},
 		{"missing attachment", func(m *channels.Message) {
 			m.Attachments = []channels.Attachment{{Name: "r.csv", Path: filepath.Join(dir, "gone.csv")}}
 		}},

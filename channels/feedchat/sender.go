@@ -82,8 +82,8 @@ func New(cfg Config, httpClient *http.Client) *Sender {
 	return s
 }
 
-// Kind is channels.KindFeedChat.
-func (s *Sender) Kind() channels.Kind { return channels.KindFeedChat }
+// Kind is the feed chat kind.
+func (s *Sender) Kind() channels.Kind { return Kind }
 
 // Text is what a message posts: the subject on the first line and the text
 // below it, or either alone, cut with an ellipsis at Chatter's 10,000
@@ -119,11 +119,16 @@ func (s *Sender) Send(ctx context.Context, m channels.Message) (string, error) {
 	if text == "" {
 		return "", channels.Permanent(errors.New("post to feed: empty message"))
 	}
+	var a Account
+	if err := m.Channel.Decode(&a); err != nil {
+		return "", err
+	}
+	creds := credentials{Username: a.Username, Password: m.Channel.Secret}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
 	stale := ""
 	for attempt := 0; ; attempt++ {
-		tok, err := s.accessToken(ctx, m.Channel, stale)
+		tok, err := s.accessToken(ctx, creds, stale)
 		if err != nil {
 			return "", fmt.Errorf("post to feed: log in: %w", err)
 		}

@@ -138,8 +138,8 @@ func TestBadCredentialsArePermanent(t *testing.T) {
 		config func(*feedchat.Config)
 		ch     func(*channels.Channel)
 	}{
-		{"wrong password", nil, func(c *channels.Channel) { c.Password = "wrong-password-TOKEN123" }},
-		{"unknown user", nil, func(c *channels.Channel) { c.Username = "nobody@example.com" }},
+		{"wrong password", nil, func(c *channels.Channel) { c.Secret = "wrong-password-TOKEN123" }},
+		{"unknown user", nil, func(c *channels.Channel) { *c = channeltest.SetField(*c, "username", "nobody@example.com") }},
 		{"wrong client secret", func(c *feedchat.Config) { c.ClientSecret = "nope" }, nil},
 		{"wrong client id", func(c *feedchat.Config) { c.ClientID = "nope" }, nil},
 	}
@@ -158,7 +158,7 @@ func TestBadCredentialsArePermanent(t *testing.T) {
 			if !channels.IsPermanent(err) {
 				t.Fatalf("Send = %v, want a permanent error", err)
 			}
-			if strings.Contains(err.Error(), ch.Password) {
+			if strings.Contains(err.Error(), ch.Secret) {
 				t.Fatalf("error reveals the password: %v", err)
 			}
 		})
@@ -172,7 +172,7 @@ func TestCachedTokenNotReusedForAnotherPassword(t *testing.T) {
 		t.Fatalf("Send: %v", err)
 	}
 	ch := srv.Channel()
-	ch.Password = "changed-password"
+	ch.Secret = "changed-password"
 	if _, err := s.Send(t.Context(), message(ch, "d2")); !channels.IsPermanent(err) {
 		t.Fatalf("Send with another password = %v, want the login to fail", err)
 	}
@@ -235,7 +235,7 @@ func fixedServer(t *testing.T, tokenStatus, feedStatus int) (*httptest.Server, *
 func TestRefusedFreshTokenIsPermanent(t *testing.T) {
 	srv, logins, posts := fixedServer(t, http.StatusOK, http.StatusUnauthorized)
 	s := feedchat.New(feedchat.Config{LoginURL: srv.URL}, srv.Client())
-	_, err := s.Send(t.Context(), message(channels.Channel{Username: "u", Password: "p"}, "d1"))
+	_, err := s.Send(t.Context(), message(channels.Channel{Config: []byte(`{"username":"u"}`), Secret: "p"}, "d1"))
 	if !channels.IsPermanent(err) {
 		t.Fatalf("Send = %v, want a permanent error", err)
 	}
@@ -248,7 +248,7 @@ func TestLoginServerErrorsAreTransient(t *testing.T) {
 	for _, status := range []int{http.StatusServiceUnavailable, http.StatusTooManyRequests} {
 		t.Run(fmt.Sprint(status), func(t *testing.T) {
 			srv, _, posts := fixedServer(t, status, http.StatusCreated)
-			_, err := feedchat.New(feedchat.Config{LoginURL: srv.URL}, nil).Send(t.Context(), message(channels.Channel{Username: "u", Password: "p"}, "d1"))
+			_, err := feedchat.New(feedchat.Config{LoginURL: srv.URL}, nil).Send(t.Context(), message(channels.Channel{Config: []byte(`{"username":"u"}`), Secret: "p"}, "d1"))
 			if err == nil || channels.IsPermanent(err) {
 				t.Fatalf("Send = %v, want a transient error", err)
 			}

@@ -38,11 +38,14 @@ func (s *Sender) secretKey(password string) string {
 	return hex.EncodeToString(mac.Sum(nil))
 }
 
+// credentials are a channel's user name and its password with the security token.
+type credentials struct{ Username, Password string }
+
 // accessToken returns the cached token for ch's credentials, or logs in for
 // a new one. A token equal to stale, which the server has just refused, is
 // not returned again. Concurrent logins for the same credentials share one
 // request.
-func (s *Sender) accessToken(ctx context.Context, ch channels.Channel, stale string) (token, error) {
+func (s *Sender) accessToken(ctx context.Context, ch credentials, stale string) (token, error) {
 	secret := s.secretKey(ch.Password)
 	if tok, ok := s.cachedToken(ch.Username, secret, stale); ok {
 		return tok, nil
@@ -101,7 +104,7 @@ var transientOAuthErrors = map[string]bool{
 }
 
 // login runs the OAuth 2 password grant for ch's user.
-func (s *Sender) login(ctx context.Context, ch channels.Channel) (token, error) {
+func (s *Sender) login(ctx context.Context, ch credentials) (token, error) {
 	form := url.Values{
 		"grant_type":    {"password"},
 		"client_id":     {s.cfg.ClientID},

@@ -66,8 +66,8 @@ func New(cfg Config) *Sender {
 	return &Sender{base: base, maxSegments: cfg.MaxSegments, timeout: cfg.Timeout, transport: transport}
 }
 
-// Kind is channels.KindSMS.
-func (s *Sender) Kind() channels.Kind { return channels.KindSMS }
+// Kind is the SMS kind.
+func (s *Sender) Kind() channels.Kind { return Kind }
 
 // Body is the text sent for a subject and text: the subject on the first
 // line and the text below it, or either alone when the other is empty.
@@ -83,7 +83,7 @@ func Body(subject, text string) string {
 }
 
 // Send sends Body(m.Subject, m.Text), trimmed to the configured number of
-// segments, from m.Channel.From to m.Channel.To and returns the message SID.
+// segments, from the channel's number to its recipient and returns the message SID.
 // The delivery id travels as the Idempotency-Key header; Twilio itself does
 // not deduplicate on it, so the caller's ledger stays the guard against
 // double sends.
@@ -93,6 +93,10 @@ func (s *Sender) Send(ctx context.Context, m channels.Message) (string, error) {
 	}
 	if s.base == nil {
 		return "", channels.Permanent(errors.New("send sms: the API base URL is not an absolute URL"))
+	}
+	var num Numbers
+	if err := m.Channel.Decode(&num); err != nil {
+		return "", err
 	}
 	body := Trim(strings.ToValidUTF8(Body(m.Subject, m.Text), "\uFFFD"), s.maxSegments)
 	if body == "" {
@@ -105,16 +109,16 @@ func (s *Sender) Send(ctx context.Context, m channels.Message) (string, error) {
 	defer cancel()
 	var status int // of the last response, 0 when none arrived
 	client := &twilio.Client{
-		Credentials: twilio.NewCredentials(m.Channel.Username, m.Channel.Password),
+		Credentials: twilio.NewCredentials(num.Username, m.Channel.Secret),
 		HTTPClient: &http.Client{
 			Transport:     s.roundTrip(ctx, m.DeliveryID, &status),
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
 	}
-	client.SetAccountSid(m.Channel.Username)
+	client.SetAccountSid(num.Username)
 	api := openapi.NewApiService(&twilio.RequestHandler{Client: rebased{Client: client, base: s.base}})
 	params := &openapi.CreateMessageParams{}
-	params.SetTo(m.Channel.To).SetFrom(m.Channel.From).SetBody(body)
+	params.SetTo(num.To).SetFrom(num.From).SetBody(body)
 	msg, err := api.CreateMessage(params)
 	if err != nil {
 		return "", fmt.Errorf("send sms: %w", classify(err, status))

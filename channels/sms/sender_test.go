@@ -69,10 +69,10 @@ func TestSendValidationByTheAPI(t *testing.T) {
 		name string
 		edit func(*channels.Channel)
 	}{
-		{"invalid To", func(c *channels.Channel) { c.To = "12345" }},
-		{"missing From", func(c *channels.Channel) { c.From = "" }},
-		{"wrong auth token", func(c *channels.Channel) { c.Password = "0123456789abcdef0123456789abcdef" }},
-		{"SID with illegal characters", func(c *channels.Channel) { c.Username = "AC/../x" }},
+		{"invalid To", func(c *channels.Channel) { *c = channeltest.SetField(*c, "to", "12345") }},
+		{"missing From", func(c *channels.Channel) { *c = channeltest.SetField(*c, "from", "") }},
+		{"wrong auth token", func(c *channels.Channel) { c.Secret = "0123456789abcdef0123456789abcdef" }},
+		{"SID with illegal characters", func(c *channels.Channel) { *c = channeltest.SetField(*c, "username", "AC/../x") }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -82,7 +82,7 @@ func TestSendValidationByTheAPI(t *testing.T) {
 			if !channels.IsPermanent(err) {
 				t.Fatalf("Send = %v, want a permanent error", err)
 			}
-			if strings.Contains(err.Error(), ch.Password) {
+			if strings.Contains(err.Error(), ch.Secret) {
 				t.Fatalf("error reveals the auth token: %v", err)
 			}
 		})
@@ -122,7 +122,7 @@ func TestSendBody(t *testing.T) {
 			if got[0].Body != tc.want {
 				t.Errorf("body = %q, want %q", got[0].Body, tc.want)
 			}
-			if got[0].SID != sid || got[0].From != m.Channel.From || got[0].To != m.Channel.To {
+			if got[0].SID != sid || got[0].From != channeltest.Field(m.Channel, "from") || got[0].To != channeltest.Field(m.Channel, "to") {
 				t.Errorf("server recorded %+v, sender returned sid %q", got[0], sid)
 			}
 		})
@@ -183,7 +183,7 @@ func TestSendBaseURL(t *testing.T) {
 	if _, err := sms.New(sms.Config{BaseURL: srv.URL + "/compat/"}).Send(t.Context(), message(ch)); err != nil {
 		t.Fatalf("Send: %v", err)
 	}
-	if want := "/compat/2010-04-01/Accounts/" + ch.Username + "/Messages.json"; len(paths) != 1 || paths[0] != want {
+	if want := "/compat/2010-04-01/Accounts/" + channeltest.Field(ch, "username") + "/Messages.json"; len(paths) != 1 || paths[0] != want {
 		t.Fatalf("requests went to %v, want %s", paths, want)
 	}
 }
@@ -212,7 +212,7 @@ func TestSendNetworkErrorsAreTransient(t *testing.T) {
 	if err == nil || channels.IsPermanent(err) {
 		t.Fatalf("Send to a closed port = %v, want a transient error", err)
 	}
-	if strings.Contains(err.Error(), ch.Password) {
+	if strings.Contains(err.Error(), ch.Secret) {
 		t.Fatalf("error reveals the auth token: %v", err)
 	}
 }

@@ -1,0 +1,115 @@
+package email
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/mail"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/heraldhq/herald/channels"
+)
+
+// Kind is the e-mail channel kind.
+const Kind channels.Kind = "email"
+
+// Address is an e-mail channel's configuration: its one recipient. The wire
+// shape is {"emailConfiguration":{"to":"jane@example.com"}}.
+type Address struct {
+	To string `json:"to"`
+}
+
+// Settings is the smtp section of the configuration.
+type Settings struct {
+	// Host of the SMTP relay. Default empty: messages are written as .eml
+	// files into <data>/outbox instead.
+	Host string `yaml:"host"`
+	// Port of the relay. Default 587.
+	Port int `yaml:"port"`
+	// TLSPolicy is mandatory, opportunistic or none. Default mandatory.
+	TLSPolicy string `yaml:"tlsPolicy"`
+	// Username and Password authenticate to the relay. Default none.
+	Username string `yaml:"username"`
+	Password string `yaml:"password"`
+	// From is the sender address. Default herald@localhost.
+	From string `yaml:"from"`
+	// MaxIdleTime is how long a pooled connection may stay quiet and still be used;
+	// older ones are replaced before a send. Default 20s.
+	MaxIdleTime time.Duration `yaml:"maxIdleTime"`
+	// Concurrency (default 8) and Rate (sends per second, default 0: no limit).
+	channels.Limits `yaml:",inline"`
+}
+
+// DefaultSettings returns the smtp section's defaults.
+func DefaultSettings() *Settings {
+	return &Settings{Port: 587, TLSPolicy: "mandatory", From: "herald@localhost", MaxIdleTime: DefaultMaxIdleTime,
+		Limits: channels.Limits{Concurrency: 8}}
+}
+
+// Validate names the wrong key.
+func (s *Settings) Validate() error {
+	var errs []error
+	if _, err := tlsPolicy(s.TLSPolicy); err != nil || s.TLSPolicy == "" {
+		errs = append(errs, fmt.Errorf("tlsPolicy: %q is not one of mandatory, opportunistic, none", s.TLSPolicy))
+	}
+	if s.Port < 1 || s.Port > 65535 {
+		errs = append(errs, fmt.Errorf("port: must be a port number, got %d", s.Port))
+	}
+	if !strings.Contains(s.From, "@") {
+		errs = append(errs, fmt.Errorf("from: %q is not an e-mail address", s.From))
+	}
+	if s.MaxIdleTime < time.Second {
+		errs = append(errs, fmt.Errorf("maxIdleTime: must be at least 1s, got %s", s.MaxIdleTime))
+	}
+	return errors.Join(append(errs, s.Limits.Validate())...)
+}
+
+// Descriptor registers the e-mail kind.
+var Descriptor = channels.Descriptor{
+	Kind:     Kind,
+	Wire:     "emailConfiguration",
+	Title:    "E-mail",
+	Section:  "smtp",
+	Settings: func() channels.Settings { return DefaultSettings() },
+	Parse: func(_ channels.Settings, config json.RawMessage) (json.RawMessage, error) {
+		var a Address
+		if err := channels.DecodeStrict(config, &a); err != nil {
+			return nil, err
+		}
+		if err := CheckAddress(a.To); err != nil {
+			return nil, channels.Invalid("to", "%s", err)
+		}
+		return channels.Encode(a), nil
+	},
+	Recipient: func(config json.RawMessage) string {
+		var a Address
+		_ = json.Unmarshal(config, &a)
+		return a.To
+	},
+	NewSender: func(set channels.Settings, env channels.Env) (channels.Sender, func() error, error) {
+		s := set.(*Settings)
+		if s.Host == "" {
+			return NewOutbox(filepath.Join(env.Data, "outbox"), s.From, env.Logger), nil, nil
+		}
+		snd, err := New(Config{Host: s.Host, Port: s.Port, TLSPolicy: s.TLSPolicy, Username: s.Username,
+			Password: s.Password, From: s.From, Timeout: env.SendTimeout, MaxIdleTime: s.MaxIdleTime, Now: env.Now}, env.Logger)
+		if err != nil {
+			return nil, nil, err
+		}
+		return snd, snd.Close, nil
+	},
+}
+
+// CheckAddress accepts exactly one bare e-mail address.
+func CheckAddress(v string) error {
+	if v == "" {
+		return errors.New("is required")
+	}
+	a, err := mail.ParseAddress(v)
+	if err != nil || a.Address != v || len(v) > 254 {
+		return errors.New("must be one e-mail address such as jane@example.com")
+	}
+	return nil
+}

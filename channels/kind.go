@@ -1,0 +1,199 @@
+package channels
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+)
+
+// Descriptor is everything Herald knows of one channel kind. Every layer reads
+// kinds from a Registry of descriptors: the API decodes and shows a channel's
+// configuration through it, the domain layer seals its secret, the worker builds
+// its sender and tunes its sends, and app reads its configuration section.
+// Nothing else names a kind.
+type Descriptor struct {
+	// Kind is the stable name stored with each channel and used in delivery
+	// subjects and metric labels, such as "email".
+	Kind Kind
+	// Wire is the key of the kind's configuration on the API, such as
+	// "emailConfiguration".
+	Wire string
+	// Title names the kind for people, such as "E-mail".
+	Title string
+	// Secret is the wire field of the kind's one secret (a password or a token),
+	// or "" when the kind has none. The secret is write-only on the API, sealed
+	// at rest, handed to the sender in Channel.Secret and never logged.
+	Secret string
+	// Section is the key of the kind's section in the configuration file, such
+	// as "smtp".
+	Section string
+	// Settings returns a new copy of the kind's configuration section holding
+	// its defaults.
+	Settings func() Settings
+	// Parse validates a channel configuration as the API carries it, the secret
+	// field taken out, under the kind's settings. It returns the configuration
+	// to keep, which is also what the API shows; its errors are *FieldError with
+	// paths inside the wire object.
+	Parse func(s Settings, config json.RawMessage) (json.RawMessage, error)
+	// Recipient names where a kept configuration sends to: an address, a
+	// number, a user name, a host.
+	Recipient func(config json.RawMessage) string
+	// NewSender builds the kind's sender over its settings. The closer, which
+	// may be nil, releases what the sender holds.
+	NewSender func(s Settings, env Env) (Sender, func() error, error)
+}
+
+// Settings is a kind's configuration section: a pointer to a struct with yaml
+// tags that embeds Limits inline.
+type Settings interface {
+	// Validate names the wrong key, relative to the section.
+	Validate() error
+	// Limits are the section's limits of sends.
+	SendLimits() Limits
+}
+
+// Limits bound the sends of one kind in one process. Kind sections embed it
+// with the yaml tag ",inline", so its keys sit in the kind's section.
+type Limits struct {
+	// Concurrency is how many sends of the kind run at once.
+	Concurrency int `yaml:"concurrency"`
+	// Rate limits sends per second (a token bucket); 0 means no limit.
+	Rate float64 `yaml:"rate"`
+}
+
+// SendLimits returns l, so that a section embedding Limits satisfies Settings.
+func (l Limits) SendLimits() Limits { return l }
+
+// Validate checks the limits.
+func (l Limits) Validate() error {
+	switch {
+	case l.Concurrency < 1:
+		return fmt.Errorf("concurrency: must be at least 1, got %d", l.Concurrency)
+	case l.Rate < 0:
+		return fmt.Errorf("rate: must be 0 (no limit) or more, got %v", l.Rate)
+	}
+	return nil
+}
+
+// Env is what a sender may need of the process it runs in.
+type Env struct {
+	// Logger receives the sender's log.
+	Logger *slog.Logger
+	// Data is the process's data folder.
+	Data string
+	// SendTimeout bounds one send.
+	SendTimeout time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// FieldError is a channel configuration that does not validate, with the
+// path of the wrong field inside the kind's wire object ("to", "url").
+type FieldError struct {
+	Field   string
+	Message string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Message }
+
+// Invalid returns a *FieldError.
+func Invalid(field, format string, args ...any) error {
+	return &FieldError{Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// DecodeStrict decodes a channel configuration into v, refusing fields v does
+// not have and trailing data; errors are *FieldError.
+func DecodeStrict(config json.RawMessage, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(config))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &te) && te.Field != "":
+			return Invalid(te.Field, "must be a %s", te.Type)
+		case strings.HasPrefix(err.Error(), "json: unknown field "):
+			name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+			return Invalid(name, "is not a field of this kind")
+		}
+		return Invalid("", "must be a JSON object: %v", err)
+	}
+	if dec.More() {
+		return Invalid("", "must be one JSON object")
+	}
+	return nil
+}
+
+// Encode marshals a kept configuration; a value that cannot be marshalled is
+// a programming error.
+func Encode(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("channels: encode configuration: %v", err))
+	}
+	return b
+}
+
+// Registry is the set of channel kinds a process knows, in registration order.
+type Registry struct {
+	all    []*Descriptor
+	byKind map[Kind]*Descriptor
+	byWire map[string]*Descriptor
+}
+
+// NewRegistry checks the descriptors and returns their registry.
+func NewRegistry(ds ...Descriptor) (*Registry, error) {
+	r := &Registry{byKind: map[Kind]*Descriptor{}, byWire: map[string]*Descriptor{}}
+	sections := map[string]bool{}
+	for i := range ds {
+		d := &ds[i]
+		switch {
+		case d.Kind == "" || d.Wire == "" || d.Section == "" || d.Title == "":
+			return nil, fmt.Errorf("channels: kind %d lacks a name, wire name, title or section", i)
+		case d.Settings == nil || d.Parse == nil || d.Recipient == nil || d.NewSender == nil:
+			return nil, fmt.Errorf("channels: kind %s lacks a function", d.Kind)
+		case r.byKind[d.Kind] != nil || r.byWire[d.Wire] != nil || sections[d.Section]:
+			return nil, fmt.Errorf("channels: kind %s registered twice (or its wire name or section)", d.Kind)
+		}
+		r.all = append(r.all, d)
+		r.byKind[d.Kind], r.byWire[d.Wire], sections[d.Section] = d, d, true
+	}
+	return r, nil
+}
+
+// MustRegistry is NewRegistry that panics on an error: for the fixed list of
+// kinds a program is built with.
+func MustRegistry(ds ...Descriptor) *Registry {
+	r, err := NewRegistry(ds...)
+	if err != nil {
+		panic(err)
+	}
+	return r
+}
+
+// All returns the kinds in registration order.
+func (r *Registry) All() []*Descriptor { return r.all }
+
+// Lookup returns the kind named k.
+func (r *Registry) Lookup(k Kind) (*Descriptor, bool) {
+	d, ok := r.byKind[k]
+	return d, ok
+}
+
+// ByWire returns the kind whose API key is wire.
+func (r *Registry) ByWire(wire string) (*Descriptor, bool) {
+	d, ok := r.byWire[wire]
+	return d, ok
+}
+
+// Wires lists the API keys of every kind, in registration order.
+func (r *Registry) Wires() []string {
+	out := make([]string, len(r.all))
+	for i, d := range r.all {
+		out[i] = d.Wire
+	}
+	return out
+}
