@@ -3,10 +3,12 @@ package api
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
 
+	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -98,4 +100,26 @@ func asError(err error) *Error {
 		return e
 	}
 	return newError(http.StatusInternalServerError, classInternal, "api", "Internal error; the request id identifies it in the log")
+}
+
+// fromDomain turns a refusal of the notification side into the API error
+// that says it; other errors pass through.
+func fromDomain(component string, err error) error {
+	var de *notify.Error
+	if !errors.As(err, &de) {
+		return err
+	}
+	switch de.Code {
+	case notify.Invalid:
+		return badField(de.Field, de.Text())
+	case notify.NotFound:
+		return notFound(component, de.Message, de.Params...)
+	case notify.Forbidden:
+		return forbidden(component, de.Message, de.Params...)
+	case notify.TooSoon:
+		e := newError(http.StatusTooManyRequests, classTooMany, component, de.Message, de.Params...)
+		e.header = http.Header{"Retry-After": {strconv.Itoa(int(math.Ceil(de.RetryAfter.Seconds())))}}
+		return e
+	}
+	return conflict(component, de.Message, de.Params...)
 }

@@ -18,7 +18,7 @@ type role struct {
 }
 
 var (
-	roleAdmin = role{"2", "adminRole", "Admin", "Manages the project, its members and its data", kindProjectAdmin,
+	roleAdmin = role{"2", store.RoleAdmin, "Admin", "Manages the project, its members and its data", kindProjectAdmin,
 		[]string{"canManageProject", "canInviteUserToProject", "canManageMetric", "canManageReport", "canManageReportDefinition",
 			"canManageLDM", "canExecute", "canExportReport", "canSeeOtherUserDetails", "canCreateSubscription"}}
 	roleEditor = role{"5", "editorRole", "Editor", "Changes the data model, metrics and reports", kindEditor,

@@ -1,19 +1,25 @@
 package api
 
 import (
-	"encoding/json"
+	"cmp"
+	"errors"
 	"net/http"
 	"strconv"
 	"time"
 
-	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/notify"
+	"github.com/heraldhq/herald/store"
 )
 
 // runJSON is one run as the run history shows it. Attachment files stay
 // inside the service: only their names and types are shown.
 type runJSON struct {
+	URI         string              `json:"uri"`
 	ScheduledAt string              `json:"scheduledAt"`
 	State       string              `json:"state"`
+	Trigger     string              `json:"trigger"`            // schedule or manual
+	By          string              `json:"by,omitempty"`       // who sent it now
+	Resolved    bool                `json:"resolved,omitempty"` // the all-clear of an onChange subscription
 	Condition   *bool               `json:"condition,omitempty"`
 	Values      map[string]*float64 `json:"values,omitempty"`
 	Subject     string              `json:"subject,omitempty"`
@@ -62,33 +68,63 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request, c *caller) err
 	}
 	items := make([]map[string]runJSON, 0, len(runs))
 	for _, run := range runs {
-		var d engine.RunDetail
-		_ = json.Unmarshal(run.Detail, &d) // a detail that does not parse shows as empty
-		rj := runJSON{
-			ScheduledAt: timestamp(run.ScheduledAt), State: run.State, Condition: d.Condition, Values: d.Values,
-			Subject: d.Subject, Text: d.Text, Error: run.Error, Stage: d.Stage, Reason: d.Reason,
-			TimingsMS: d.TimingsMS, Started: timestamp(run.Started), Deliveries: []deliveryJSON{},
-		}
-		if !run.Finished.IsZero() {
-			rj.Finished = timestamp(run.Finished)
-		}
-		for _, a := range d.Files {
-			rj.Attachments = append(rj.Attachments, attachmentJSON{Name: a.Name, ContentType: a.ContentType})
-		}
-		dels, err := s.store.RunDeliveries(r.Context(), run.ID)
+		rj, err := s.runJSON(r, sub, run)
 		if err != nil {
 			return err
-		}
-		for _, dl := range dels {
-			dj := deliveryJSON{Channel: channelURI(sub.Owner, dl.ChannelID), Kind: dl.Kind, State: dl.State,
-				Attempts: dl.Attempts, LastError: dl.LastError, ProviderID: dl.ProviderID}
-			if !dl.SentAt.IsZero() {
-				dj.SentAt = dl.SentAt.UTC().Format(time.DateTime)
-			}
-			rj.Deliveries = append(rj.Deliveries, dj)
 		}
 		items = append(items, map[string]runJSON{"run": rj})
 	}
 	respond(w, r, http.StatusOK, map[string]any{"runs": map[string]any{"items": items}})
 	return nil
+}
+
+// getRun is one run of a subscription (extension), as the run history shows it.
+func (s *Server) getRun(w http.ResponseWriter, r *http.Request, c *caller) error {
+	sub, err := s.ownedSubscription(r, c)
+	if err != nil {
+		return err
+	}
+	run, err := s.store.RunByID(r.Context(), r.PathValue("rid"))
+	if errors.Is(err, store.ErrNotFound) || (err == nil && run.SubscriptionID != sub.ID) {
+		return notFound("subscriptions", "Run %s not found", r.PathValue("rid"))
+	}
+	if err != nil {
+		return err
+	}
+	rj, err := s.runJSON(r, sub, run)
+	if err != nil {
+		return err
+	}
+	respond(w, r, http.StatusOK, map[string]runJSON{"run": rj})
+	return nil
+}
+
+func (s *Server) runJSON(r *http.Request, sub store.Subscription, run store.Run) (runJSON, error) {
+	d := notify.Detail(run)
+	rj := runJSON{
+		URI:         subscriptionURI(sub.ProjectID, sub.Owner, sub.ID) + "/runs/" + run.ID,
+		ScheduledAt: timestamp(run.ScheduledAt), State: run.State, Trigger: cmp.Or(d.Trigger, notify.TriggerSchedule),
+		By: d.By, Resolved: d.Resolved, Condition: d.Condition, Values: d.Values,
+		Subject: d.Subject, Text: d.Text, Error: run.Error, Stage: d.Stage, Reason: d.Reason,
+		TimingsMS: d.TimingsMS, Started: timestamp(run.Started), Deliveries: []deliveryJSON{},
+	}
+	if !run.Finished.IsZero() {
+		rj.Finished = timestamp(run.Finished)
+	}
+	for _, a := range d.Files {
+		rj.Attachments = append(rj.Attachments, attachmentJSON{Name: a.Name, ContentType: a.ContentType})
+	}
+	dels, err := s.store.RunDeliveries(r.Context(), run.ID)
+	if err != nil {
+		return rj, err
+	}
+	for _, dl := range dels {
+		dj := deliveryJSON{Channel: channelURI(sub.Owner, dl.ChannelID), Kind: dl.Kind, State: dl.State,
+			Attempts: dl.Attempts, LastError: dl.LastError, ProviderID: dl.ProviderID}
+		if !dl.SentAt.IsZero() {
+			dj.SentAt = dl.SentAt.UTC().Format(time.DateTime)
+		}
+		rj.Deliveries = append(rj.Deliveries, dj)
+	}
+	return rj, nil
 }

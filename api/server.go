@@ -14,7 +14,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/heraldhq/herald/analytics"
-	"github.com/heraldhq/herald/secret"
+	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -50,17 +50,8 @@ type Options struct {
 	MaxBodyBytes int64
 	// SecureCookies marks cookies Secure (the service is reached over TLS).
 	SecureCookies bool
-	// Secrets seals channel passwords. Required.
-	Secrets *secret.Box
-	// MinInterval is the shortest interval between two fires a subscription's
-	// trigger may have. Default 60s.
-	MinInterval time.Duration
-	// DefaultTimezone is the time zone of triggers that name none. Default UTC.
-	DefaultTimezone string
-	// Quota bounds the subscriptions and channels users and projects may hold. Zero: no bound.
-	Quota store.Quota
-	// Notifier is told of every subscription change. Default: nobody.
-	Notifier Notifier
+	// Notify holds the rules of channels, subscriptions and runs. Required.
+	Notify *notify.Service
 	// Analytics serves the model, data and metadata routes of /svc/md. Nil: none.
 	Analytics *analytics.Service
 	// MaxLoadBytes caps the CSV body of a data load. Default 1 GiB.
@@ -100,11 +91,7 @@ type Server struct {
 	mux       *http.ServeMux
 	idPrefix  string
 
-	secrets     *secret.Box
-	minInterval time.Duration
-	defaultTZ   string
-	quota       store.Quota
-	notifier    Notifier
+	notify      *notify.Service
 	analytics   *analytics.Service
 	maxLoad     int64
 	previewer   Previewer
@@ -129,11 +116,7 @@ func New(st *store.Store, opt Options) *Server {
 		secure:  opt.SecureCookies,
 		mux:     http.NewServeMux(),
 
-		secrets:     opt.Secrets,
-		minInterval: opt.MinInterval,
-		defaultTZ:   opt.DefaultTimezone,
-		quota:       opt.Quota,
-		notifier:    opt.Notifier,
+		notify:      opt.Notify,
 		analytics:   opt.Analytics,
 		maxLoad:     opt.MaxLoadBytes,
 		previewer:   opt.Previewer,
@@ -145,15 +128,6 @@ func New(st *store.Store, opt Options) *Server {
 	}
 	if opt.AccessLog != nil {
 		s.access = *opt.AccessLog
-	}
-	if s.minInterval == 0 {
-		s.minInterval = time.Minute
-	}
-	if s.defaultTZ == "" {
-		s.defaultTZ = "UTC"
-	}
-	if s.notifier == nil {
-		s.notifier = nopNotifier{}
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -254,6 +228,8 @@ func (s *Server) routes() {
 	s.route("DELETE "+subs+"/{sid}", permSubscriber, s.deleteSubscription)
 	s.route("POST "+subs+"/{sid}/preview", permSubscriber, s.previewSubscription)
 	s.route("GET "+subs+"/{sid}/runs", permSubscriber, s.listRuns)
+	s.route("GET "+subs+"/{sid}/runs/{rid}", permSubscriber, s.getRun)
+	s.route("POST "+subs+"/{sid}/send", permSubscriptionWrite, s.sendSubscription)
 
 	s.mdRoutes()
 	s.xtabRoutes()

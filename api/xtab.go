@@ -201,3 +201,13 @@ func (s *Server) dataResult(w http.ResponseWriter, r *http.Request, c *caller) e
 	}
 	return nil
 }
+
+var objURI = regexp.MustCompile(`^/svc/md/([a-z0-9]+)/obj/([A-Za-z0-9_.-]+)$`)
+
+func countSet(bs ...bool) int {
+	n := 0
+	for _, b := range bs {
+		n += btoi(b)
+	}
+	return n
+}

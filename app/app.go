@@ -26,7 +26,9 @@ import (
 	"github.com/heraldhq/herald/analytics/warehouse"
 	"github.com/heraldhq/herald/analytics/xtab"
 	"github.com/heraldhq/herald/api"
+	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/secret"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/worker"
@@ -62,6 +64,7 @@ type App struct {
 	tasks  *task.Pool
 	maint  *maintenance.Service
 	engine *engine.Engine
+	notify *notify.Service
 	nats   *worker.NATS
 	worker *worker.Worker
 	cred   credentials
@@ -151,21 +154,28 @@ func (a *App) open(ctx context.Context) error {
 		return err
 	}
 	a.closers = append(a.closers, func() error { a.nats.Close(); return nil })
-	sends, closeSenders, err := senders(cfg, a.log.With("component", "delivery"))
+	sends, closeSenders, err := senders(cfg, a.log.With("component", "delivery"), opt.Clock.Now)
 	if err != nil {
 		return err
 	}
-	a.closers = append(a.closers, func() error { closeSenders(); return nil })
-	a.worker, err = worker.New(st, box, a.nats.JetStream(), sends, workerConfig(cfg.Delivery),
+	a.closers = append(a.closers, closeSenders)
+	settings := make(map[channels.Kind]channels.Settings, len(Kinds.All()))
+	for _, d := range Kinds.All() {
+		settings[d.Kind] = cfg.Section(d)
+	}
+	a.notify = notify.New(st, cfg.Subs, notify.Options{Kinds: Kinds, Settings: settings, Box: box, Now: opt.Clock.Now,
+		Logger: a.log.With("component", "notify")})
+	a.worker, err = worker.New(st, box, a.nats.JetStream(), sends, workerConfig(cfg),
 		worker.Options{Logger: a.log.With("component", "worker"), Now: opt.Clock.Now, Registerer: a.reg})
 	if err != nil {
 		return err
 	}
 	a.engine = engine.New(st, nil, engine.Config{
 		Workers: cfg.Engine.Workers, RunTimeout: cfg.Engine.RunTimeout, MetricTimeout: cfg.Engine.MetricTimeout,
-		Grace: cfg.Engine.Grace, FailuresBeforeNotice: cfg.Engine.FailuresBeforeNotice, Retention: cfg.Engine.Retention,
+		Grace: cfg.Engine.Grace, Retention: cfg.Engine.Retention, Domain: a.notify,
 		FilesDir: filepath.Join(cfg.Data, "runs"), Clock: opt.Clock, Registerer: a.reg, Exclusive: true,
 	}, a.log.With("component", "engine"), a.worker.Notify)
+	a.notify.SetScheduler(a.engine)
 	a.md, err = analytics.New(ctx, analytics.Options{Store: st, Dir: filepath.Join(cfg.Data, "warehouse"), Now: opt.Clock.Now,
 		Warehouse: warehouse.Options{MemoryLimit: cfg.Warehouse.MemoryLimit, Threads: cfg.Warehouse.Threads}})
 	if err != nil {
@@ -186,10 +196,7 @@ func (a *App) open(ctx context.Context) error {
 		LoginFailuresCeiling: cfg.Auth.LoginFailuresCeiling, TrustedProxies: prefixes(cfg.HTTP.TrustedProxies),
 		LongTimeout:  cfg.HTTP.LongTimeout,
 		MaxBodyBytes: cfg.HTTP.MaxBodyBytes, SecureCookies: cfg.HTTP.TLSCert != "",
-		Secrets: box, MinInterval: cfg.Subs.MinInterval, DefaultTimezone: cfg.Subs.DefaultTimezone,
-		Quota: store.Quota{SubscriptionsPerUser: cfg.Subs.MaxPerUser, SubscriptionsPerProject: cfg.Subs.MaxPerProject,
-			ChannelsPerUser: cfg.Subs.MaxChannelsPerUser},
-		Notifier: a.engine, Previewer: a.engine,
+		Notify: a.notify, Previewer: a.engine,
 		Analytics: a.md, MaxLoadBytes: cfg.HTTP.MaxLoadBytes,
 		Executor: a.exec, Exporter: a.export,
 		Maintenance: a.maint,
@@ -275,6 +282,7 @@ func (a *App) Run(ctx context.Context) error {
 		{"worker", a.worker.Run},
 		{"tasks", a.tasks.Run},
 		{"maintenance", a.maint.Run},
+		{"health", a.notify.RunHealth},
 		{"engine", a.runEngine},
 	})
 	var runErr error

@@ -14,6 +14,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/secret"
 )
 
@@ -30,24 +32,27 @@ type Config struct {
 	// Domain is the name of the default domain created at first start. Default "default".
 	Domain string `yaml:"domain"`
 	// AdminLogin is the login of the domain admin created at first start. Default admin@herald.local.
-	AdminLogin string              `yaml:"adminLogin"`
-	Log        LogConfig           `yaml:"log"`
-	HTTP       HTTPConfig          `yaml:"http"`
-	Auth       AuthConfig          `yaml:"auth"`
-	Secrets    SecretsConfig       `yaml:"secrets"`
-	Subs       SubscriptionsConfig `yaml:"subscriptions"`
-	Engine     EngineConfig        `yaml:"engine"`
-	NATS       NATSConfig          `yaml:"nats"`
-	SMTP       SMTPConfig          `yaml:"smtp"`
-	SMS        SMSConfig           `yaml:"sms"`
-	FeedChat   FeedChatConfig      `yaml:"feedChat"`
-	Delivery   DeliveryConfig      `yaml:"delivery"`
-	Execution  ExecutionConfig     `yaml:"execution"`
-	Export     ExportConfig        `yaml:"export"`
-	Maint      MaintenanceConfig   `yaml:"maintenance"`
-	Metrics    MetricsConfig       `yaml:"metrics"`
-	Warehouse  WarehouseConfig     `yaml:"warehouse"`
+	AdminLogin string            `yaml:"adminLogin"`
+	Log        LogConfig         `yaml:"log"`
+	HTTP       HTTPConfig        `yaml:"http"`
+	Auth       AuthConfig        `yaml:"auth"`
+	Secrets    SecretsConfig     `yaml:"secrets"`
+	Subs       notify.Config     `yaml:"subscriptions"`
+	Engine     EngineConfig      `yaml:"engine"`
+	NATS       NATSConfig        `yaml:"nats"`
+	Delivery   DeliveryConfig    `yaml:"delivery"`
+	Execution  ExecutionConfig   `yaml:"execution"`
+	Export     ExportConfig      `yaml:"export"`
+	Maint      MaintenanceConfig `yaml:"maintenance"`
+	Metrics    MetricsConfig     `yaml:"metrics"`
+	Warehouse  WarehouseConfig   `yaml:"warehouse"`
+	// Channels are the sections of the channel kinds, by their keys (smtp, sms,
+	// feedChat, ...): each kind documents its own keys and defaults.
+	Channels map[string]channels.Settings `yaml:"-"`
 }
+
+// Section returns the configuration section of a channel kind.
+func (c *Config) Section(d *channels.Descriptor) channels.Settings { return c.Channels[d.Section] }
 
 // WarehouseConfig bounds DuckDB, which loads the data and computes every report.
 type WarehouseConfig struct {
@@ -99,9 +104,6 @@ type EngineConfig struct {
 	MetricTimeout time.Duration `yaml:"metricTimeout"`
 	// Grace is how late a fire missed during downtime may still run. Default 15m.
 	Grace time.Duration `yaml:"grace"`
-	// FailuresBeforeNotice failed runs in a row mark a subscription unhealthy
-	// and mail its owner. Default 3.
-	FailuresBeforeNotice int `yaml:"failuresBeforeNotice"`
 	// Retention is how long run history is kept. Default 2160h (90 days).
 	Retention time.Duration `yaml:"retention"`
 }
@@ -111,20 +113,6 @@ type SecretsConfig struct {
 	// Key is the AES-256 key sealing channel passwords, 32 bytes in base64.
 	// Default empty: a key is generated once into <data>/secret.key (mode 0600).
 	Key string `yaml:"key"`
-}
-
-// SubscriptionsConfig configures what subscriptions may ask for.
-type SubscriptionsConfig struct {
-	// MinInterval is the shortest time a trigger may leave between two fires. Default 60s.
-	MinInterval time.Duration `yaml:"minInterval"`
-	// DefaultTimezone is the IANA time zone of triggers that name none. Default UTC.
-	DefaultTimezone string `yaml:"defaultTimezone"`
-	// MaxPerUser is how many subscriptions one user may hold in one project; 0: no bound. Default 1000.
-	MaxPerUser int `yaml:"maxPerUser"`
-	// MaxPerProject is how many subscriptions one project may hold; 0: no bound. Default 10000.
-	MaxPerProject int `yaml:"maxPerProject"`
-	// MaxChannelsPerUser is how many channel configurations one user may hold; 0: no bound. Default 100.
-	MaxChannelsPerUser int `yaml:"maxChannelsPerUser"`
 }
 
 // LogConfig configures the process log.
@@ -217,22 +205,28 @@ func DefaultConfig() Config {
 			LoginDelayMax:        15 * time.Minute,
 			LoginFailuresCeiling: 50,
 		},
-		Subs: SubscriptionsConfig{MinInterval: time.Minute, DefaultTimezone: "UTC",
-			MaxPerUser: 1000, MaxPerProject: 10000, MaxChannelsPerUser: 100},
-		SMTP:     SMTPConfig{Port: 587, TLSPolicy: "mandatory", From: "herald@localhost", MaxIdleTime: 20 * time.Second},
-		SMS:      SMSConfig{BaseURL: "https://api.twilio.com", MaxSegments: 3},
-		FeedChat: FeedChatConfig{LoginURL: "https://login.salesforce.com", APIVersion: "59.0"},
+		Subs: notify.DefaultConfig(),
 		Delivery: DeliveryConfig{MaxAttempts: 10, BackoffBase: 5 * time.Second, BackoffCap: 30 * time.Minute,
 			SendTimeout: 30 * time.Second, AckWait: 5 * time.Second, ProbeInterval: time.Second, ProbeIntervalMax: 5 * time.Second,
-			MaxWait: 24 * time.Hour, ReconcileAfter: time.Minute, ReconcileInterval: 30 * time.Second, EmailConcurrency: 8, SMSConcurrency: 4, FeedChatConcurrency: 4},
+			MaxWait: 24 * time.Hour, ReconcileAfter: time.Minute, ReconcileInterval: 30 * time.Second},
 		Engine: EngineConfig{Workers: 8, RunTimeout: 2 * time.Minute, MetricTimeout: time.Minute, Grace: 15 * time.Minute,
-			FailuresBeforeNotice: 3, Retention: 90 * 24 * time.Hour},
+			Retention: 90 * 24 * time.Hour},
 		Execution: ExecutionConfig{PerProject: 2, Timeout: 5 * time.Minute, Retention: 24 * time.Hour, MaxQueryBytes: 256 << 10},
 		Export:    ExportConfig{Workers: 2, Retention: 24 * time.Hour},
 		Maint:     MaintenanceConfig{Workers: 2, Queue: 64, ArchiveRetention: 48 * time.Hour},
 		Metrics:   MetricsConfig{Listen: "127.0.0.1:9180"},
 		Warehouse: WarehouseConfig{MemoryLimit: "1GiB"},
+		Channels:  sections(),
 	}
+}
+
+// sections returns every channel kind's section with its defaults.
+func sections() map[string]channels.Settings {
+	out := make(map[string]channels.Settings, len(Kinds.All()))
+	for _, d := range Kinds.All() {
+		out[d.Section] = d.Settings()
+	}
+	return out
 }
 
 // LoadConfigFile reads a YAML file over cfg. Unknown keys and values of the
@@ -272,6 +266,9 @@ func decodeNode(n *yaml.Node, v reflect.Value, prefix string) error {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		key, val := n.Content[i], n.Content[i+1]
 		field, ok := fieldByTag(v, key.Value)
+		if !ok && prefix == "" {
+			field, ok = sectionOf(v, key.Value)
+		}
 		if !ok {
 			return fmt.Errorf("line %d: unknown key %q (known keys of %s: %s)", key.Line, join(prefix, key.Value),
 				orRoot(prefix), strings.Join(knownKeys(v.Type()), ", "))
@@ -283,9 +280,35 @@ func decodeNode(n *yaml.Node, v reflect.Value, prefix string) error {
 	return nil
 }
 
+// sectionOf returns the channel kind's section named name of the Config v.
+func sectionOf(v reflect.Value, name string) (reflect.Value, bool) {
+	cfg, ok := v.Addr().Interface().(*Config)
+	if !ok {
+		return reflect.Value{}, false
+	}
+	s, ok := cfg.Channels[name]
+	if !ok {
+		return reflect.Value{}, false
+	}
+	return reflect.ValueOf(s).Elem(), true
+}
+
+// inline reports whether struct field f is embedded with the yaml tag ",inline":
+// its keys sit in the struct that embeds it.
+func inline(f reflect.StructField) bool {
+	_, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+	return opts == "inline" && f.Type.Kind() == reflect.Struct
+}
+
 func fieldByTag(v reflect.Value, name string) (reflect.Value, bool) {
 	t := v.Type()
 	for i := range t.NumField() {
+		if inline(t.Field(i)) {
+			if f, ok := fieldByTag(v.Field(i), name); ok {
+				return f, true
+			}
+			continue
+		}
 		if tag, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); tag == name {
 			return v.Field(i), true
 		}
@@ -296,8 +319,17 @@ func fieldByTag(v reflect.Value, name string) (reflect.Value, bool) {
 func knownKeys(t reflect.Type) []string {
 	var keys []string
 	for i := range t.NumField() {
+		if inline(t.Field(i)) {
+			keys = append(keys, knownKeys(t.Field(i).Type)...)
+			continue
+		}
 		if tag, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); tag != "" && tag != "-" {
 			keys = append(keys, tag)
+		}
+	}
+	if t == reflect.TypeFor[Config]() {
+		for _, d := range Kinds.All() {
+			keys = append(keys, d.Section)
 		}
 	}
 	return keys
@@ -319,12 +351,27 @@ func orRoot(prefix string) string {
 
 // ApplyEnv overrides cfg from HERALD_* variables found by lookup.
 func ApplyEnv(cfg *Config, lookup func(string) (string, bool)) error {
-	return applyEnv(reflect.ValueOf(cfg).Elem(), "HERALD", "", lookup)
+	if err := applyEnv(reflect.ValueOf(cfg).Elem(), "HERALD", "", lookup); err != nil {
+		return err
+	}
+	for _, d := range Kinds.All() {
+		s := reflect.ValueOf(cfg.Channels[d.Section]).Elem()
+		if err := applyEnv(s, "HERALD_"+strings.ToUpper(d.Section), d.Section, lookup); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func applyEnv(v reflect.Value, envPrefix, keyPrefix string, lookup func(string) (string, bool)) error {
 	t := v.Type()
 	for i := range t.NumField() {
+		if inline(t.Field(i)) {
+			if err := applyEnv(v.Field(i), envPrefix, keyPrefix, lookup); err != nil {
+				return err
+			}
+			continue
+		}
 		tag, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
 		if tag == "" || tag == "-" {
 			continue
@@ -381,6 +428,18 @@ func setScalar(f reflect.Value, s string) error {
 		return fmt.Errorf("cannot be set from the environment")
 	}
 	return nil
+}
+
+// within prefixes every line of a section's errors with the section's key.
+func within(section string, err error) error {
+	if err == nil {
+		return nil
+	}
+	lines := strings.Split(err.Error(), "\n")
+	for i, l := range lines {
+		lines[i] = section + "." + l
+	}
+	return errors.New(strings.Join(lines, "\n"))
 }
 
 // memorySize is a size DuckDB's memory_limit takes.
@@ -478,19 +537,13 @@ func (c *Config) Validate() error {
 			bad("secrets.key", "%v", err)
 		}
 	}
-	if c.Subs.MinInterval < time.Second {
-		bad("subscriptions.minInterval", "must be at least 1s, got %s", c.Subs.MinInterval)
-	}
-	for _, q := range []struct {
-		key string
-		v   int
-	}{{"maxPerUser", c.Subs.MaxPerUser}, {"maxPerProject", c.Subs.MaxPerProject}, {"maxChannelsPerUser", c.Subs.MaxChannelsPerUser}} {
-		if q.v < 0 {
-			bad("subscriptions."+q.key, "must be 0 (no bound) or more, got %d", q.v)
+	errs = append(errs, within("subscriptions", c.Subs.Validate()))
+	for _, d := range Kinds.All() {
+		if s, ok := c.Channels[d.Section]; ok {
+			errs = append(errs, within(d.Section, s.Validate()))
+		} else {
+			bad(d.Section, "the section is missing")
 		}
-	}
-	if _, err := time.LoadLocation(c.Subs.DefaultTimezone); err != nil || c.Subs.DefaultTimezone == "" || c.Subs.DefaultTimezone == "Local" {
-		bad("subscriptions.defaultTimezone", "%q is not an IANA time zone", c.Subs.DefaultTimezone)
 	}
 	if c.Engine.Workers < 1 {
 		bad("engine.workers", "must be at least 1")
@@ -500,20 +553,6 @@ func (c *Config) Validate() error {
 		if d < time.Second {
 			bad(key, "must be at least 1s, got %s", d)
 		}
-	}
-	if c.Engine.FailuresBeforeNotice < 1 {
-		bad("engine.failuresBeforeNotice", "must be at least 1")
-	}
-	switch c.SMTP.TLSPolicy {
-	case "mandatory", "opportunistic", "none":
-	default:
-		bad("smtp.tlsPolicy", "%q is not one of mandatory, opportunistic, none", c.SMTP.TLSPolicy)
-	}
-	if c.SMTP.Port < 1 || c.SMTP.Port > 65535 {
-		bad("smtp.port", "must be a port number, got %d", c.SMTP.Port)
-	}
-	if !strings.Contains(c.SMTP.From, "@") {
-		bad("smtp.from", "%q is not an e-mail address", c.SMTP.From)
 	}
 	if c.Delivery.ProbeInterval < 10*time.Millisecond || c.Delivery.ProbeIntervalMax < c.Delivery.ProbeInterval {
 		bad("delivery.probeInterval", "must be at least 10ms and at most delivery.probeIntervalMax, got %s and %s",
@@ -529,12 +568,6 @@ func (c *Config) Validate() error {
 	if c.Delivery.AckWait < time.Second {
 		bad("delivery.ackWait", "must be at least 1s, got %s", c.Delivery.AckWait)
 	}
-	if c.SMTP.MaxIdleTime < time.Second {
-		bad("smtp.maxIdleTime", "must be at least 1s, got %s", c.SMTP.MaxIdleTime)
-	}
-	if c.SMS.MaxSegments < 1 {
-		bad("sms.maxSegments", "must be at least 1")
-	}
 	if c.Delivery.MaxAttempts < 1 {
 		bad("delivery.maxAttempts", "must be at least 1")
 	}
@@ -543,12 +576,6 @@ func (c *Config) Validate() error {
 	}
 	if c.Delivery.SendTimeout < time.Second {
 		bad("delivery.sendTimeout", "must be at least 1s")
-	}
-	for key, n := range map[string]int{"delivery.emailConcurrency": c.Delivery.EmailConcurrency,
-		"delivery.smsConcurrency": c.Delivery.SMSConcurrency, "delivery.feedChatConcurrency": c.Delivery.FeedChatConcurrency} {
-		if n < 1 {
-			bad(key, "must be at least 1")
-		}
 	}
 	if c.Execution.PerProject < 1 {
 		bad("execution.perProject", "must be at least 1")

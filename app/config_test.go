@@ -1,6 +1,9 @@
 package app
 
 import (
+	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/channels/email"
+
 	"os"
 	"path/filepath"
 	"reflect"
@@ -12,7 +15,10 @@ import (
 // TestExampleConfigDocumentsTheDefaults loads configs/herald.yaml over an
 // empty configuration: it must set every key, to its default.
 func TestExampleConfigDocumentsTheDefaults(t *testing.T) {
-	var cfg Config
+	cfg := Config{Channels: map[string]channels.Settings{}}
+	for key, s := range DefaultConfig().Channels { // each kind's section, empty
+		cfg.Channels[key] = reflect.New(reflect.TypeOf(s).Elem()).Interface().(channels.Settings)
+	}
 	if err := LoadConfigFile(&cfg, filepath.Join("..", "configs", "herald.yaml")); err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +64,8 @@ func TestValidateNamesTheKey(t *testing.T) {
 		{"tls half", func(c *Config) { c.HTTP.TLSCert = "x.pem" }, "http.tlsCert"},
 		{"secret key", func(c *Config) { c.Secrets.Key = "short" }, "secrets.key"},
 		{"timezone", func(c *Config) { c.Subs.DefaultTimezone = "Mars/Base" }, "subscriptions.defaultTimezone"},
-		{"tls policy", func(c *Config) { c.SMTP.TLSPolicy = "maybe" }, "smtp.tlsPolicy"},
+		{"tls policy", func(c *Config) { smtpOf(c).TLSPolicy = "maybe" }, "smtp.tlsPolicy"},
+		{"kind concurrency", func(c *Config) { smtpOf(c).Concurrency = 0 }, "smtp.concurrency"},
 		{"backoff", func(c *Config) { c.Delivery.BackoffCap = time.Millisecond }, "delivery.backoffCap"},
 		{"engine workers", func(c *Config) { c.Engine.Workers = 0 }, "engine.workers"},
 	}
@@ -76,12 +83,12 @@ func TestValidateNamesTheKey(t *testing.T) {
 
 func TestEnvironmentOverrides(t *testing.T) {
 	cfg := DefaultConfig()
-	env := map[string]string{"HERALD_AUTH_TTLIFETIME": "5m", "HERALD_SMTP_HOST": "mail.example.com", "HERALD_DELIVERY_EMAILRATE": "2.5"}
+	env := map[string]string{"HERALD_AUTH_TTLIFETIME": "5m", "HERALD_SMTP_HOST": "mail.example.com", "HERALD_SMTP_RATE": "2.5"}
 	if err := ApplyEnv(&cfg, func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Auth.TTLifetime != 5*time.Minute || cfg.SMTP.Host != "mail.example.com" || cfg.Delivery.EmailRate != 2.5 {
-		t.Errorf("after env: tt %s, smtp %q, rate %v", cfg.Auth.TTLifetime, cfg.SMTP.Host, cfg.Delivery.EmailRate)
+	if cfg.Auth.TTLifetime != 5*time.Minute || smtpOf(&cfg).Host != "mail.example.com" || smtpOf(&cfg).Rate != 2.5 {
+		t.Errorf("after env: tt %s, smtp %q, rate %v", cfg.Auth.TTLifetime, smtpOf(&cfg).Host, smtpOf(&cfg).Rate)
 	}
 	env = map[string]string{"HERALD_AUTH_PASSWORDCOST": "high"}
 	if err := ApplyEnv(&cfg, func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err == nil ||
@@ -89,3 +96,5 @@ func TestEnvironmentOverrides(t *testing.T) {
 		t.Errorf("bad integer: %v", err)
 	}
 }
+
+func smtpOf(c *Config) *email.Settings { return c.Channels["smtp"].(*email.Settings) }

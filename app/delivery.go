@@ -1,15 +1,13 @@
 package app
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
 	"time"
 
 	"github.com/heraldhq/herald/channels"
-	"github.com/heraldhq/herald/channels/email"
-	"github.com/heraldhq/herald/channels/feedchat"
-	"github.com/heraldhq/herald/channels/sms"
 	"github.com/heraldhq/herald/worker"
 )
 
@@ -26,46 +24,6 @@ type NATSConfig struct {
 	// Listen is where the embedded server accepts other processes (sender
 	// nodes). Default empty: in-process only, no port.
 	Listen string `yaml:"listen"`
-}
-
-// SMTPConfig configures e-mail delivery.
-type SMTPConfig struct {
-	// Host of the SMTP relay. Default empty: messages are written as .eml
-	// files into <data>/outbox instead.
-	Host string `yaml:"host"`
-	// Port of the relay. Default 587.
-	Port int `yaml:"port"`
-	// TLSPolicy is mandatory, opportunistic or none. Default mandatory.
-	TLSPolicy string `yaml:"tlsPolicy"`
-	// Username and Password authenticate to the relay. Default none.
-	Username string `yaml:"username"`
-	Password string `yaml:"password"`
-	// From is the sender address. Default herald@localhost.
-	From string `yaml:"from"`
-	// MaxIdleTime is how long a pooled connection may stay quiet and still be used;
-	// older ones are replaced before a send. Default 20s.
-	MaxIdleTime time.Duration `yaml:"maxIdleTime"`
-}
-
-// SMSConfig configures SMS delivery; credentials are in each channel.
-type SMSConfig struct {
-	// BaseURL of the Twilio-compatible API. Default https://api.twilio.com.
-	BaseURL string `yaml:"baseURL"`
-	// MaxSegments is the longest message in SMS segments; longer text is cut
-	// with an ellipsis. Default 3.
-	MaxSegments int `yaml:"maxSegments"`
-}
-
-// FeedChatConfig configures the Chatter-compatible feed sender; user names
-// and passwords are in each channel.
-type FeedChatConfig struct {
-	// LoginURL of the OAuth server. Default https://login.salesforce.com.
-	LoginURL string `yaml:"loginURL"`
-	// ClientID and ClientSecret of the connected app.
-	ClientID     string `yaml:"clientId"`
-	ClientSecret string `yaml:"clientSecret"`
-	// APIVersion of the REST API. Default 59.0.
-	APIVersion string `yaml:"apiVersion"`
 }
 
 // DeliveryConfig tunes retries and throughput.
@@ -93,15 +51,6 @@ type DeliveryConfig struct {
 	// again if not); ReconcileInterval is how often that is looked at. Defaults 1m, 30s.
 	ReconcileAfter    time.Duration `yaml:"reconcileAfter"`
 	ReconcileInterval time.Duration `yaml:"reconcileInterval"`
-	// EmailConcurrency, SMSConcurrency and FeedChatConcurrency are how many
-	// sends of each kind run at once. Defaults 8, 4, 4.
-	EmailConcurrency    int `yaml:"emailConcurrency"`
-	SMSConcurrency      int `yaml:"smsConcurrency"`
-	FeedChatConcurrency int `yaml:"feedChatConcurrency"`
-	// EmailRate, SMSRate and FeedChatRate limit sends per second. Default 0: no limit.
-	EmailRate    float64 `yaml:"emailRate"`
-	SMSRate      float64 `yaml:"smsRate"`
-	FeedChatRate float64 `yaml:"feedChatRate"`
 }
 
 // startNATS starts the embedded server or connects to the configured cluster.
@@ -113,40 +62,43 @@ func startNATS(cfg Config) (*worker.NATS, error) {
 	return worker.StartEmbedded(filepath.Join(cfg.Data, "nats"), worker.EmbeddedConfig{Listen: cfg.NATS.Listen})
 }
 
-// senders builds one sender per channel kind from the configuration. Without
-// an SMTP host, e-mail goes to .eml files in <data>/outbox.
-func senders(cfg Config, log *slog.Logger) ([]channels.Sender, func(), error) {
-	var mail channels.Sender
-	closeMail := func() {}
-	if cfg.SMTP.Host == "" {
-		mail = email.NewOutbox(filepath.Join(cfg.Data, "outbox"), cfg.SMTP.From, log)
-	} else {
-		s, err := email.New(email.Config{Host: cfg.SMTP.Host, Port: cfg.SMTP.Port, TLSPolicy: cfg.SMTP.TLSPolicy,
-			Username: cfg.SMTP.Username, Password: cfg.SMTP.Password, From: cfg.SMTP.From,
-			Timeout: cfg.Delivery.SendTimeout, MaxIdleTime: cfg.SMTP.MaxIdleTime}, log)
-		if err != nil {
-			return nil, nil, fmt.Errorf("smtp: %w", err)
+// senders builds one sender per channel kind from its section, and returns
+// what closes them.
+func senders(cfg Config, log *slog.Logger, now func() time.Time) ([]channels.Sender, func() error, error) {
+	var out []channels.Sender
+	var closers []func() error
+	closeAll := func() error {
+		var errs []error
+		for i := len(closers) - 1; i >= 0; i-- {
+			errs = append(errs, closers[i]())
 		}
-		mail, closeMail = s, func() { _ = s.Close() }
+		return errors.Join(errs...)
 	}
-	return []channels.Sender{
-		mail,
-		sms.New(sms.Config{BaseURL: cfg.SMS.BaseURL, MaxSegments: cfg.SMS.MaxSegments, Timeout: cfg.Delivery.SendTimeout}),
-		feedchat.New(feedchat.Config{LoginURL: cfg.FeedChat.LoginURL, ClientID: cfg.FeedChat.ClientID,
-			ClientSecret: cfg.FeedChat.ClientSecret, APIVersion: cfg.FeedChat.APIVersion, Timeout: cfg.Delivery.SendTimeout}, nil),
-	}, closeMail, nil
+	for _, d := range Kinds.All() {
+		env := channels.Env{Logger: log.With("kind", string(d.Kind)), Data: cfg.Data, SendTimeout: cfg.Delivery.SendTimeout, Now: now}
+		s, closer, err := d.NewSender(cfg.Section(d), env)
+		if err != nil {
+			return nil, nil, errors.Join(fmt.Errorf("%s: %w", d.Section, err), closeAll())
+		}
+		out = append(out, s)
+		if closer != nil {
+			closers = append(closers, closer)
+		}
+	}
+	return out, closeAll, nil
 }
 
 // workerConfig maps the configuration onto the worker's.
-func workerConfig(d DeliveryConfig) worker.Config {
+func workerConfig(cfg Config) worker.Config {
+	d := cfg.Delivery
+	kinds := make(map[channels.Kind]worker.KindConfig, len(Kinds.All()))
+	for _, k := range Kinds.All() {
+		l := cfg.Section(k).SendLimits()
+		kinds[k.Kind] = worker.KindConfig{Concurrency: l.Concurrency, Rate: l.Rate}
+	}
 	return worker.Config{
 		MaxAttempts: d.MaxAttempts, BackoffBase: d.BackoffBase, BackoffCap: d.BackoffCap, SendTimeout: d.SendTimeout,
 		AckWait: d.AckWait, ProbeInterval: d.ProbeInterval, ProbeIntervalMax: d.ProbeIntervalMax, MaxWait: d.MaxWait,
-		ReconcileAfter: d.ReconcileAfter, ReconcileInterval: d.ReconcileInterval,
-		Kinds: map[channels.Kind]worker.KindConfig{
-			channels.KindEmail:    {Concurrency: d.EmailConcurrency, Rate: d.EmailRate},
-			channels.KindSMS:      {Concurrency: d.SMSConcurrency, Rate: d.SMSRate},
-			channels.KindFeedChat: {Concurrency: d.FeedChatConcurrency, Rate: d.FeedChatRate},
-		},
+		ReconcileAfter: d.ReconcileAfter, ReconcileInterval: d.ReconcileInterval, Kinds: kinds,
 	}
 }

@@ -18,7 +18,8 @@ import (
 func TestSubscriptionFiresAndMailIsDelivered(t *testing.T) {
 	smtp := channeltest.NewSMTPServer(t)
 	w := newSubWorldWith(t, func(c *app.Config) {
-		c.SMTP.Host, c.SMTP.Port, c.SMTP.TLSPolicy, c.SMTP.From = smtp.Host(), smtp.Port(), "none", "alerts@herald.test"
+		sec := smtpOf(c)
+		sec.Host, sec.Port, sec.TLSPolicy, sec.From = smtp.Host(), smtp.Port(), "none", "alerts@herald.test"
 	})
 	body := w.body(t, func(s map[string]any) {
 		s["triggers"] = []any{map[string]any{"timerEvent": map[string]any{"cronExpression": "0 */5 * * * *"}}}
@@ -72,7 +73,8 @@ func TestSubscriptionFiresAndMailIsDelivered(t *testing.T) {
 func TestBurstAfterTheRelayDroppedThePool(t *testing.T) {
 	smtp := channeltest.NewSMTPServer(t)
 	w := newSubWorldWith(t, func(c *app.Config) {
-		c.SMTP.Host, c.SMTP.Port, c.SMTP.TLSPolicy, c.SMTP.From = smtp.Host(), smtp.Port(), "none", "alerts@herald.test"
+		sec := smtpOf(c)
+		sec.Host, sec.Port, sec.TLSPolicy, sec.From = smtp.Host(), smtp.Port(), "none", "alerts@herald.test"
 	})
 	var uris []string
 	for i := range 12 {
@@ -124,7 +126,8 @@ func TestRelayOutageHoldsDeliveries(t *testing.T) {
 	smtp := channeltest.NewSMTPServer(t)
 	relay := channeltest.NewTCPProxy(t, smtp.Addr())
 	w := newSubWorldWith(t, func(c *app.Config) {
-		c.SMTP.Host, c.SMTP.Port, c.SMTP.TLSPolicy, c.SMTP.From = "127.0.0.1", relay.Port(), "none", "alerts@herald.test"
+		sec := smtpOf(c)
+		sec.Host, sec.Port, sec.TLSPolicy, sec.From = "127.0.0.1", relay.Port(), "none", "alerts@herald.test"
 		c.Delivery.ProbeInterval, c.Delivery.ProbeIntervalMax = 50*time.Millisecond, 200*time.Millisecond
 	})
 	chans := []any{}

@@ -2,11 +2,14 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io/fs"
+	"strconv"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/analytics/demo"
+	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -16,6 +19,11 @@ const (
 	demoCron      = "0 * * * * *"
 	demoCondition = "f:executeMetric('%s') > 0"
 	demoMessage   = "Revenue so far: ${f:executeMetric('%s')}"
+
+	demoChannel      = `{"configuration":{"emailConfiguration":{"to":%s}},"meta":{"title":"Admin mailbox"}}`
+	demoSubscription = `{"meta":{"title":"Revenue every minute"},"triggers":[{"timerEvent":{"cronExpression":%q}}],
+		"condition":{"condition":{"expression":%q}},"message":{"template":{"expression":%q}},
+		"channels":[%q],"attachments":[{"report":%q,"formats":["PDF"]}]}`
 )
 
 // setupDemo creates the demo project, owned by the domain admin, with its data, metrics
@@ -29,7 +37,7 @@ func (a *App) setupDemo(ctx context.Context) error {
 	now := a.opt.Clock.Now()
 	p := store.Project{ID: store.NewID(32), Title: "Herald demo", Summary: "Sales of products in regions, 2024 and 2025",
 		GuidedNavigation: 1, State: store.ProjectEnabled, Author: admin.ID, Contributor: admin.ID, Created: now, Updated: now}
-	if err := a.store.CreateProject(ctx, p, "adminRole"); err != nil {
+	if err := a.store.CreateProject(ctx, p, store.RoleAdmin); err != nil {
 		return err
 	}
 	files, err := fs.Sub(herald.Demo, "testdata/demo")
@@ -40,21 +48,22 @@ func (a *App) setupDemo(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ch := store.Channel{ID: store.NewHexID(), Owner: admin.ID, Kind: store.KindEmail, Title: "Admin mailbox",
-		Config: store.ChannelConfig{To: a.cfg.AdminLogin}, Created: now, Updated: now}
-	if err := a.store.CreateChannel(ctx, ch, store.Quota{}); err != nil {
+	// The demo's channel and subscription go through the same rules as the API's.
+	var chBody notify.ChannelBody
+	if err := json.Unmarshal(fmt.Appendf(nil, demoChannel, strconv.Quote(a.cfg.AdminLogin)), &chBody); err != nil {
+		return err
+	}
+	ch, err := a.notify.CreateChannel(ctx, admin.ID, &chBody)
+	if err != nil {
 		return err
 	}
 	revenue, report := proj.Metrics["metric.revenue"], proj.Reports["report.revenue_by_region"]
-	sub := store.Subscription{ID: store.NewHexID(), ProjectID: p.ID, Owner: admin.ID, Title: "Revenue every minute", Enabled: true,
-		Channels: []string{ch.ID}, Created: now, Updated: now, Def: store.SubscriptionDef{
-			Triggers:    []store.Trigger{{Cron: demoCron, Timezone: a.cfg.Subs.DefaultTimezone}},
-			Condition:   fmt.Sprintf(demoCondition, revenue),
-			Message:     fmt.Sprintf(demoMessage, revenue),
-			Attachments: []store.ReportAttachment{{Report: report, Formats: []string{"PDF"}}},
-			FireMode:    store.FireAlways,
-		}}
-	if err := a.store.CreateSubscription(ctx, sub, store.Quota{}); err != nil {
+	var subBody notify.SubscriptionBody
+	if err := json.Unmarshal(fmt.Appendf(nil, demoSubscription, demoCron, fmt.Sprintf(demoCondition, revenue),
+		fmt.Sprintf(demoMessage, revenue), "/svc/account/profile/"+admin.ID+"/channelConfigurations/"+ch.ID, report), &subBody); err != nil {
+		return err
+	}
+	if _, err := a.notify.CreateSubscription(ctx, p.ID, admin.ID, &subBody); err != nil {
 		return err
 	}
 	fmt.Fprintf(a.opt.Stdout, "Created the demo project /svc/projects/%s: reports at /svc/md/%s/query/reports; "+

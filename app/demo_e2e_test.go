@@ -179,7 +179,7 @@ func checkDemoSubscription(t *testing.T, st *store.Store, pid, report string) st
 		t.Fatal(err)
 	}
 	channels, err := st.Channels(ctx, owner.ID)
-	if err != nil || len(channels) != 1 || channels[0].Kind != store.KindEmail || channels[0].Config.To != "admin@herald.local" {
+	if err != nil || len(channels) != 1 || channels[0].Kind != "email" || string(channels[0].Config) != `{"to":"admin@herald.local"}` {
 		t.Fatalf("channels = %+v, %v", channels, err)
 	}
 	subs, err := st.Subscriptions(ctx, pid, owner.ID)

@@ -9,7 +9,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/heraldhq/herald/app"
+	"github.com/heraldhq/herald/channels/email"
 )
+
+// smtpOf is the smtp section of c.
+func smtpOf(c *app.Config) *email.Settings { return c.Channels["smtp"].(*email.Settings) }
 
 // browser is a raw HTTP client with a cookie jar, for checking the wire
 // exactly as a client sees it.

@@ -45,7 +45,7 @@ func newStateCollector(a *App) *stateCollector {
 		ready: prometheus.NewDesc("herald_readiness_ok",
 			"1 when the readiness check passes, 0 when it fails (what /readyz answers), by check.", []string{"check"}, nil),
 		unhealthy: prometheus.NewDesc("herald_engine_subscriptions_unhealthy",
-			"Subscriptions that failed engine.failuresBeforeNotice runs in a row and whose owners were told.", nil, nil),
+			"Subscriptions that failed subscriptions.failuresBeforeNotice runs in a row and whose owners were told.", nil, nil),
 	}
 }
 

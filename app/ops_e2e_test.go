@@ -19,6 +19,7 @@ import (
 	"github.com/heraldhq/herald/app"
 	"github.com/heraldhq/herald/app/apptest"
 	"github.com/heraldhq/herald/channels/channeltest"
+	"github.com/heraldhq/herald/channels/sms"
 )
 
 // scrape reads the operator's listener's /metrics into a map from series (name and
@@ -58,8 +59,9 @@ func TestMetricsTellAFire(t *testing.T) {
 	smtp := channeltest.NewSMTPServer(t)
 	tw := channeltest.NewTwilioServer(t)
 	w := newSubWorldWith(t, func(c *app.Config) {
-		c.SMTP.Host, c.SMTP.Port, c.SMTP.TLSPolicy, c.SMTP.From = smtp.Host(), smtp.Port(), "none", "alerts@herald.test"
-		c.SMS.BaseURL = tw.URL()
+		sec := smtpOf(c)
+		sec.Host, sec.Port, sec.TLSPolicy, sec.From = smtp.Host(), smtp.Port(), "none", "alerts@herald.test"
+		c.Channels["sms"].(*sms.Settings).BaseURL = tw.URL()
 	})
 	r := w.jane.do("POST", w.janeURI+"/channelConfigurations",
 		`{"channelConfiguration":{"configuration":{"smsConfiguration":{"username":"`+tw.AccountSID()+`","password":"`+

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/heraldhq/herald/engine/cron"
+	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -55,6 +56,9 @@ type Config struct {
 	Clock Clock
 	// Registerer receives the engine's metrics. Default: none (they are kept nowhere).
 	Registerer prometheus.Registerer
+	// Domain holds the rules of subscriptions and runs. Default: one over the
+	// store with notify's defaults.
+	Domain *notify.Service
 	// Exclusive says that no other engine shares the store (the process holds the
 	// data folder's lock): at start, every run another incarnation left running is a
 	// dead predecessor's and is adopted at once, not after RunTimeout.
@@ -85,16 +89,26 @@ func (c *Config) defaults() {
 	}
 }
 
+// domainOf returns the configured domain, or one over st with its defaults.
+func (c *Config) domainOf(st *store.Store) *notify.Service {
+	if c.Domain != nil {
+		return c.Domain
+	}
+	return notify.New(st, notify.DefaultConfig(), notify.Options{Now: c.Clock.Now})
+}
+
 // Engine fires subscriptions: a scheduler and a pool of runners.
 type Engine struct {
-	st       *store.Store
-	exec     Executor
-	cfg      Config
-	log      *slog.Logger
-	notify   func() // tells the delivery relay that the outbox has rows
-	sched    *Scheduler
-	memo     *metricMemo
-	programs programCache
+	st         *store.Store
+	exec       Executor
+	cfg        Config
+	log        *slog.Logger
+	handedOver func() // tells the delivery relay that the outbox has rows
+	domain     *notify.Service
+	claimed    chan store.Run // claimed runs waiting for a worker
+	sched      *Scheduler
+	memo       *metricMemo
+	programs   programCache
 	// Lookups a burst of runs shares, kept for a second.
 	subs     *recent[string, store.Subscription]
 	owners   *recent[[2]string, string]
@@ -104,6 +118,10 @@ type Engine struct {
 	// incarnation names this engine in the runs it claims.
 	incarnation string
 
+	// sending guards claimed against a send now racing the pipeline's stop.
+	sending    sync.RWMutex
+	pipelineUp bool
+
 	mu      sync.Mutex
 	started bool
 	early   []string // subscriptions changed while Run was loading them, applied once it has
@@ -111,14 +129,14 @@ type Engine struct {
 
 // New returns an engine over st that evaluates through exec and calls notify
 // after each handover.
-func New(st *store.Store, exec Executor, cfg Config, log *slog.Logger, notify func()) *Engine {
+func New(st *store.Store, exec Executor, cfg Config, log *slog.Logger, handedOver func()) *Engine {
 	cfg.defaults()
-	if notify == nil {
-		notify = func() {}
+	if handedOver == nil {
+		handedOver = func() {}
 	}
-	e := &Engine{st: st, exec: exec, cfg: cfg, log: log, notify: notify,
-		fires: make(chan Fire, 1<<16),
-		subs:  newRecent[string, store.Subscription](time.Second), owners: newRecent[[2]string, string](time.Second),
+	e := &Engine{st: st, exec: exec, cfg: cfg, log: log, handedOver: handedOver, domain: cfg.domainOf(st),
+		fires: make(chan Fire, 1<<16), claimed: make(chan store.Run, 4096),
+		subs: newRecent[string, store.Subscription](time.Second), owners: newRecent[[2]string, string](time.Second),
 		channels: newRecent[string, store.Channel](time.Second), metrics: newMetrics(cfg.Registerer),
 		incarnation: store.NewID(16)}
 	e.memo = newMetricMemo(time.Hour, cfg.MetricTimeout, e.metrics)
@@ -153,7 +171,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		if f, ok := e.catchUp(ctx, sub, last[sub.ID], now); ok {
 			missed = append(missed, f)
 		}
-		e.sched.Set(sub, now)
+		e.schedule(sub, now)
 	}
 	e.mu.Lock()
 	e.started = true
@@ -190,7 +208,7 @@ func (e *Engine) Run(ctx context.Context) error {
 // burst of fires costs few writes. When ctx ends, claimed runs not yet started
 // stay claimed and running, and the next start takes them over.
 func (e *Engine) runPipeline(ctx context.Context) (wait func()) {
-	claimed := make(chan store.Run, 4096)
+	claimed := e.claimed
 	finished := make(chan store.Finish, 4096)
 	var claimer, workers, finisher sync.WaitGroup
 	var orphans sync.WaitGroup
@@ -251,10 +269,16 @@ func (e *Engine) runPipeline(ctx context.Context) (wait func()) {
 			e.finish(ctx, batch)
 		}
 	})
+	e.sending.Lock()
+	e.pipelineUp = true
+	e.sending.Unlock()
 	return func() {
 		claimer.Wait()
 		orphans.Wait()
+		e.sending.Lock()
+		e.pipelineUp = false
 		close(claimed)
+		e.sending.Unlock()
 		workers.Wait()
 		close(finished)
 		finisher.Wait()
@@ -306,7 +330,14 @@ func (e *Engine) apply(id string) {
 		e.log.Error("reload subscription", "subscription", id, "err", err)
 		return
 	}
-	e.sched.Set(sub, e.now())
+	e.schedule(sub, e.now())
+}
+
+// schedule sets the subscription's triggers in the scheduler, logging any it cannot use.
+func (e *Engine) schedule(sub store.Subscription, after time.Time) {
+	if err := e.sched.Set(sub, after); err != nil {
+		e.log.Error("subscription has triggers that cannot fire; they are left out", "subscription", sub.ID, "err", err)
+	}
 }
 
 // maxMissedRows bounds the skipped runs recorded for one subscription at one start: a
@@ -376,8 +407,8 @@ func (e *Engine) missedInstants(sub store.Subscription, from, now time.Time) (ou
 	}
 	var ts []*trig
 	for _, t := range sub.Def.Triggers {
-		if s, loc, ok := e.parseTrigger(t); ok {
-			ts = append(ts, &trig{s: s, loc: loc, next: s.Next(from, loc)})
+		if z, err := notify.ParseTrigger(t); err == nil {
+			ts = append(ts, &trig{s: z.Schedule, loc: z.Location, next: z.Schedule.Next(from, z.Location)})
 		}
 	}
 	for {

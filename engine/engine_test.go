@@ -99,11 +99,11 @@ func newBundle(t *testing.T) *testBundle {
 	must(t, st.EnsureDomain(ctx, "default", now))
 	must(t, st.CreateUser(ctx, store.User{ID: b.owner, Domain: "default", Login: "jane@example.com", PasswordHash: "x", Created: now, Updated: now}))
 	must(t, st.CreateProject(ctx, store.Project{ID: b.project, Title: "P", State: store.ProjectEnabled, Author: b.owner,
-		Contributor: b.owner, Created: now, Updated: now}, "adminRole"))
-	for i, kind := range []string{store.KindEmail, store.KindSMS} {
+		Contributor: b.owner, Created: now, Updated: now}, store.RoleAdmin))
+	for i, kind := range []string{"email", "sms"} {
 		id := fmt.Sprintf("c%d", i)
 		must(t, st.CreateChannel(ctx, store.Channel{ID: id, Owner: b.owner, Kind: kind, Title: kind,
-			Config: store.ChannelConfig{To: "jane@example.com"}, Created: now, Updated: now}, store.Quota{}))
+			Config: []byte(`{"to":"jane@example.com"}`), Created: now, Updated: now}, store.Quota{}))
 		b.channels = append(b.channels, id)
 	}
 	return b
@@ -367,6 +367,9 @@ func TestRunSkippedWhenOwnerLeft(t *testing.T) {
 	})
 }
 
+// TestRepeatedFailuresMarkUnhealthyAndNotify fails evaluation four times: the
+// roll-up of the third run marks the subscription unhealthy and tells the owner
+// on every channel of theirs, of every kind.
 func TestRepeatedFailuresMarkUnhealthyAndNotify(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := newBundle(t)
@@ -374,8 +377,14 @@ func TestRepeatedFailuresMarkUnhealthyAndNotify(t *testing.T) {
 		b.subscribe(t, "s1", "0 0 * * * *", "f:executeMetric('"+m1+"') > 10", "x")
 		e := b.engine(t)
 		start := time.Now()
+		rate := func() {
+			if _, err := e.domain.RateRuns(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
 		for i := range 4 {
 			e.fire(context.Background(), Fire{SubscriptionID: "s1", At: start.Add(time.Duration(i+1) * time.Hour)})
+			rate()
 		}
 		runs := b.runs(t, "s1")
 		var notices []int
@@ -386,7 +395,7 @@ func TestRepeatedFailuresMarkUnhealthyAndNotify(t *testing.T) {
 			dels, _ := b.st.RunDeliveries(context.Background(), r.ID)
 			if len(dels) > 0 {
 				notices = append(notices, i)
-				if len(dels) != 1 || dels[0].Kind != store.KindEmail || !strings.Contains(dels[0].Payload.Subject, "failing") {
+				if len(dels) != 2 || dels[0].Kind != "email" || dels[1].Kind != "sms" || !strings.Contains(dels[0].Payload.Subject, "failing") {
 					t.Errorf("notice = %+v", dels)
 				}
 			}
@@ -401,6 +410,7 @@ func TestRepeatedFailuresMarkUnhealthyAndNotify(t *testing.T) {
 		b.exec.fail = nil
 		b.exec.set(m1, 1)
 		e.fire(context.Background(), Fire{SubscriptionID: "s1", At: start.Add(10 * time.Hour)})
+		rate()
 		if st, _ := b.st.State(context.Background(), "s1"); st.Unhealthy || st.Failures != 0 {
 			t.Errorf("after a good run state = %+v", st)
 		}

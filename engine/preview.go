@@ -12,6 +12,7 @@ type Preview struct {
 	Values      map[string]*float64
 	Condition   bool
 	WouldSend   bool // the condition holds (and, for onChange, it turned true)
+	Resolved    bool // what would go is the resolved message: the condition turned false
 	Subject     string
 	Text        string
 	Attachments []store.ReportAttachment
@@ -33,8 +34,9 @@ func (e *Engine) Preview(ctx context.Context, sub store.Subscription) (Preview, 
 	if err != nil {
 		return p, err
 	}
-	p.WouldSend = decide(sub, ev.condition, &st)
-	if p.Subject, p.Text, err = render(sub, ev); err != nil {
+	send, resolved := decide(sub, ev.condition, &st)
+	p.WouldSend, p.Resolved = send, resolved
+	if p.Subject, p.Text, err = render(sub, ev, resolved); err != nil {
 		return p, err
 	}
 	for _, id := range sub.Channels {

@@ -13,20 +13,22 @@ type programs struct {
 	cond    *jexl.Program
 	message *jexl.Template
 	subject *jexl.Template // nil when the subscription has no subject
-	metrics []string       // every metric they run, each once
+	// resolved is the all-clear message; nil when the subscription has none.
+	resolved *jexl.Template
+	metrics  []string // every metric they run, each once
 }
 
 // programCache keeps compiled programs by their source text, so subscriptions
 // with the same texts (and every run of one subscription) compile once.
 type programCache struct {
 	mu sync.Mutex
-	m  map[[3]string]*programs
+	m  map[[4]string]*programs
 }
 
 const maxCachedPrograms = 10_000
 
 func (c *programCache) get(def store.SubscriptionDef) (*programs, error) {
-	key := [3]string{def.Condition, def.Message, def.Subject}
+	key := [4]string{def.Condition, def.Message, def.Subject, def.Resolved}
 	c.mu.Lock()
 	p, ok := c.m[key]
 	c.mu.Unlock()
@@ -39,7 +41,7 @@ func (c *programCache) get(def store.SubscriptionDef) (*programs, error) {
 	}
 	c.mu.Lock()
 	if c.m == nil || len(c.m) >= maxCachedPrograms {
-		c.m = make(map[[3]string]*programs)
+		c.m = make(map[[4]string]*programs)
 	}
 	c.m[key] = p
 	c.mu.Unlock()
@@ -60,8 +62,13 @@ func compile(def store.SubscriptionDef) (*programs, error) {
 			return nil, fmt.Errorf("subject: %w", err)
 		}
 	}
+	if def.Resolved != "" {
+		if p.resolved, err = jexl.ParseTemplate(def.Resolved); err != nil {
+			return nil, fmt.Errorf("resolved message: %w", err)
+		}
+	}
 	seen := map[string]bool{}
-	for _, list := range [][]string{p.cond.Metrics(), p.message.Metrics(), p.subjectMetrics()} {
+	for _, list := range [][]string{p.cond.Metrics(), p.message.Metrics(), p.subjectMetrics(), p.resolvedMetrics()} {
 		for _, m := range list {
 			if !seen[m] {
 				seen[m] = true
@@ -70,6 +77,13 @@ func compile(def store.SubscriptionDef) (*programs, error) {
 		}
 	}
 	return &p, nil
+}
+
+func (p *programs) resolvedMetrics() []string {
+	if p.resolved == nil {
+		return nil
+	}
+	return p.resolved.Metrics()
 }
 
 func (p *programs) subjectMetrics() []string {

@@ -11,7 +11,8 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/analytics/numfmt"
-	"github.com/heraldhq/herald/engine/cron"
+	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -24,18 +25,8 @@ const (
 	stageHandover   = "handover"
 )
 
-// RunDetail is what a run records of itself (the run's detail JSON).
-type RunDetail struct {
-	Values     map[string]*float64 `json:"values,omitempty"`
-	Condition  *bool               `json:"condition,omitempty"`
-	Subject    string              `json:"subject,omitempty"`
-	Text       string              `json:"text,omitempty"`
-	Files      []store.Attachment  `json:"attachments,omitempty"`
-	Stage      string              `json:"stage,omitempty"`
-	Reason     string              `json:"reason,omitempty"`
-	TimingsMS  map[string]int64    `json:"timingsMs,omitempty"`
-	Recipients []string            `json:"channels,omitempty"`
-}
+// RunDetail is what a run records of itself.
+type RunDetail = notify.RunDetail
 
 // stageError is a run failure and the stage it happened in.
 type stageError struct {
@@ -72,7 +63,8 @@ func (e *Engine) claim(ctx context.Context, fires []Fire) []store.Run {
 func (e *Engine) process(ctx context.Context, run store.Run) store.Finish {
 	runCtx, cancel := context.WithTimeout(ctx, e.cfg.RunTimeout)
 	defer cancel()
-	detail := RunDetail{TimingsMS: map[string]int64{}}
+	detail := notify.Detail(run)
+	detail.TimingsMS = map[string]int64{}
 	log := e.log.With("subscription", run.SubscriptionID, "run", run.ID)
 	state, err := e.st.State(ctx, run.SubscriptionID)
 	if err != nil {
@@ -91,16 +83,16 @@ func (e *Engine) process(ctx context.Context, run store.Run) store.Finish {
 		run.Error = err.Error()
 	}
 	run.Detail, _ = json.Marshal(detail)
-	notice, err := e.health(context.WithoutCancel(ctx), run, &state)
-	if err != nil {
-		log.Error("subscription health", "err", err)
-	}
 	if run.State == store.RunFailed {
 		log.Warn("run failed", "instant", run.ScheduledAt, "stage", detail.Stage, "err", run.Error)
 	} else {
 		log.Debug("run done", "instant", run.ScheduledAt, "state", run.State, "deliveries", deliveryIDs(deliveries))
 	}
-	return store.Finish{Run: run, Deliveries: append(deliveries, notice...), State: &state}
+	fin := store.Finish{Run: run, Deliveries: deliveries}
+	if detail.Trigger != notify.TriggerManual {
+		fin.State = &state // a manual run leaves the condition the schedule saw
+	}
+	return fin
 }
 
 // deliveryIDs lists the ids of ds; each begins with its run's id.
@@ -122,47 +114,13 @@ func (e *Engine) finish(ctx context.Context, fins []store.Finish) {
 	for _, f := range fins {
 		e.metrics.runs.WithLabelValues(f.Run.State).Inc()
 	}
+	e.domain.WakeHealth()
 	for _, f := range fins {
 		if len(f.Deliveries) > 0 {
-			e.notify()
+			e.handedOver()
 			return
 		}
 	}
-}
-
-// health counts failed runs in a row into st. The run that reaches
-// FailuresBeforeNotice marks the subscription unhealthy and carries a notice
-// to each of the owner's e-mail channels; a run that does not fail resets it.
-func (e *Engine) health(ctx context.Context, run store.Run, st *store.SubscriptionState) ([]store.Delivery, error) {
-	if run.State != store.RunFailed {
-		st.Failures, st.Unhealthy = 0, false
-		return nil, nil
-	}
-	st.Failures++
-	if st.Failures < e.cfg.FailuresBeforeNotice || st.Unhealthy {
-		return nil, nil
-	}
-	st.Unhealthy = true
-	sub, err := e.st.SubscriptionByID(ctx, run.SubscriptionID)
-	if err != nil {
-		return nil, err
-	}
-	chans, err := e.st.Channels(ctx, sub.Owner)
-	if err != nil {
-		return nil, err
-	}
-	p := store.Payload{
-		Subject: fmt.Sprintf("Herald: subscription %q is failing", sub.Title),
-		Text: fmt.Sprintf("The subscription %q has failed %d times in a row and is marked unhealthy.\n\nLast failure (%s): %s\n",
-			sub.Title, st.Failures, run.ScheduledAt.Format(time.RFC3339), run.Error),
-	}
-	var notice []store.Delivery
-	for _, ch := range chans {
-		if ch.Kind == store.KindEmail {
-			notice = append(notice, store.Delivery{ID: store.NewID(24), ChannelID: ch.ID, Kind: ch.Kind, Payload: p})
-		}
-	}
-	return notice, nil
 }
 
 // execute does the work of a claimed run and returns its deliveries and state.
@@ -171,7 +129,7 @@ func (e *Engine) execute(ctx context.Context, run store.Run, d *RunDetail, st *s
 	if err != nil {
 		return nil, store.RunFailed, &stageError{stageMembership, err}
 	}
-	if reason, err := e.ownerCannot(ctx, sub); err != nil {
+	if reason, err := e.cannotFire(ctx, sub); err != nil {
 		return nil, store.RunFailed, &stageError{stageMembership, err}
 	} else if reason != "" {
 		d.Reason = reason
@@ -186,19 +144,28 @@ func (e *Engine) execute(ctx context.Context, run store.Run, d *RunDetail, st *s
 		return nil, store.RunFailed, &stageError{stageEvaluate, err}
 	}
 	d.Condition = &ev.condition
-	if !decide(sub, ev.condition, st) {
+	send, resolved := decide(sub, ev.condition, st)
+	if d.Trigger == notify.TriggerManual {
+		send, resolved = true, false // sent now by a person, whatever the condition says
+	}
+	if !send {
 		return nil, store.RunNotTriggered, nil
 	}
+	d.Resolved = resolved
 
 	start = time.Now()
-	d.Subject, d.Text, err = render(sub, ev)
+	d.Subject, d.Text, err = render(sub, ev, resolved)
 	d.TimingsMS[stageRender] = time.Since(start).Milliseconds()
 	if err != nil {
 		return nil, store.RunFailed, &stageError{stageRender, err}
 	}
 
 	start = time.Now()
-	for _, a := range sub.Def.Attachments {
+	attachments := sub.Def.Attachments
+	if resolved {
+		attachments = nil // the all-clear carries no reports
+	}
+	for _, a := range attachments {
 		for _, format := range a.Formats {
 			file, err := e.executor().ExportReport(ctx, a.Report, format, filepath.Join(e.cfg.FilesDir, run.ID))
 			if err != nil {
@@ -211,7 +178,9 @@ func (e *Engine) execute(ctx context.Context, run store.Run, d *RunDetail, st *s
 	}
 	d.TimingsMS[stageExport] = time.Since(start).Milliseconds()
 
-	deliveries, err := e.deliveries(ctx, sub, store.Payload{Subject: d.Subject, Text: d.Text, Attachments: d.Files})
+	deliveries, err := e.deliveries(ctx, sub, store.Payload{Subject: d.Subject, Text: d.Text, Attachments: d.Files,
+		Source: channels.Source{Subscription: notify.SubscriptionURI(sub), SubscriptionTitle: sub.Title, Run: run.ID,
+			Instant: run.ScheduledAt, Manual: d.Trigger == notify.TriggerManual, Resolved: resolved, Values: d.Values}})
 	if err != nil {
 		return nil, store.RunFailed, &stageError{stageHandover, err}
 	}
@@ -225,27 +194,12 @@ func (e *Engine) execute(ctx context.Context, run store.Run, d *RunDetail, st *s
 	return deliveries, store.RunQueued, nil
 }
 
-// ownerCannot returns why the subscription's owner may no longer have it fire
-// (not an enabled member, project deleted), or "".
-func (e *Engine) ownerCannot(ctx context.Context, sub store.Subscription) (string, error) {
+// cannotFire returns why the subscription's owner may no longer have it fire
+// (not an enabled member, project deleted), or "", read at most a second ago.
+func (e *Engine) cannotFire(ctx context.Context, sub store.Subscription) (string, error) {
 	return e.owners.get(ctx, [2]string{sub.ProjectID, sub.Owner}, func(ctx context.Context) (string, error) {
-		return e.checkOwner(ctx, sub)
+		return e.domain.CannotFire(ctx, sub.ProjectID, sub.Owner)
 	})
-}
-
-func (e *Engine) checkOwner(ctx context.Context, sub store.Subscription) (string, error) {
-	p, err := e.st.ProjectByID(ctx, sub.ProjectID)
-	if err != nil {
-		return "", err
-	}
-	if p.State == store.ProjectDeleted {
-		return "the project is deleted", nil
-	}
-	m, err := e.st.Membership(ctx, sub.ProjectID, sub.Owner)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && m.Status != store.MemberEnabled) {
-		return "the owner is no longer an enabled member of the project", nil
-	}
-	return "", err
 }
 
 // evaluation is what a run computed: the metric values and the condition.
@@ -306,19 +260,26 @@ func (e *Engine) evaluate(ctx context.Context, sub store.Subscription, at time.T
 
 // decide applies the fire mode and records the condition in st: always
 // sends when the condition holds; onChange only when it turned from false
-// (or never evaluated) to true.
-func decide(sub store.Subscription, cond bool, st *store.SubscriptionState) bool {
-	send := cond
-	if sub.Def.FireMode == store.FireOnChange && st.LastCondition != nil && *st.LastCondition {
-		send = false
-	}
+// (or never evaluated) to true, and, when the subscription has a resolved
+// message, that message when it turned from true back to false.
+func decide(sub store.Subscription, cond bool, st *store.SubscriptionState) (send, resolved bool) {
+	was := st.LastCondition != nil && *st.LastCondition
 	st.LastCondition = &cond
-	return send
+	if sub.Def.FireMode != store.FireOnChange {
+		return cond, false
+	}
+	switch {
+	case cond && !was:
+		return true, false
+	case !cond && was && sub.Def.Resolved != "":
+		return true, true
+	}
+	return false, false
 }
 
-// render fills the subject and message templates with the values the
-// condition saw, each metric in its number format.
-func render(sub store.Subscription, ev evaluation) (subject, text string, err error) {
+// render fills the subject and message templates (the resolved message's, for
+// the all-clear) with the values the condition saw, each metric in its number format.
+func render(sub store.Subscription, ev evaluation, resolved bool) (subject, text string, err error) {
 	format := func(uri string, v float64) string {
 		if ev.nulls[uri] {
 			return "(no value)"
@@ -329,7 +290,11 @@ func render(sub store.Subscription, ev evaluation) (subject, text string, err er
 	for uri := range ev.nulls {
 		values[uri] = math.NaN()
 	}
-	if text, err = ev.programs.message.Render(values, format); err != nil {
+	message := ev.programs.message
+	if resolved {
+		message = ev.programs.resolved
+	}
+	if text, err = message.Render(values, format); err != nil {
 		return "", "", fmt.Errorf("message: %w", err)
 	}
 	subject = sub.Title
@@ -337,6 +302,9 @@ func render(sub store.Subscription, ev evaluation) (subject, text string, err er
 		if subject, err = ev.programs.subject.Render(values, format); err != nil {
 			return "", "", fmt.Errorf("subject: %w", err)
 		}
+	}
+	if resolved {
+		subject = "Resolved: " + subject
 	}
 	return subject, text, nil
 }
@@ -357,10 +325,26 @@ func (e *Engine) deliveries(ctx context.Context, sub store.Subscription, p store
 	return out, nil
 }
 
-func (e *Engine) parseTrigger(t store.Trigger) (*cron.Schedule, *time.Location, bool) {
-	s, err := cron.Parse(t.Cron)
-	if err != nil {
-		return nil, nil, false
+// SendNow claims a run of sub at the current second, marked as sent now by
+// by, and hands it to the workers: it goes through the same pipeline as a
+// scheduled fire. A run of sub at the same second gives store.ErrConflict.
+func (e *Engine) SendNow(ctx context.Context, sub store.Subscription, by string) (store.Run, error) {
+	e.sending.RLock()
+	defer e.sending.RUnlock()
+	if !e.pipelineUp {
+		return store.Run{}, errors.New("the engine is not running")
 	}
-	return s, e.sched.location(t.Timezone), true
+	now := e.now()
+	detail, _ := json.Marshal(RunDetail{Trigger: notify.TriggerManual, By: by})
+	run := store.Run{ID: store.NewID(24), SubscriptionID: sub.ID, ScheduledAt: now.Truncate(time.Second),
+		State: store.RunRunning, Started: now, Incarnation: e.incarnation, Detail: detail}
+	if err := e.st.ClaimRun(ctx, run); err != nil {
+		return store.Run{}, err
+	}
+	e.log.Info("subscription sent now", "subscription", sub.ID, "run", run.ID, "by", by)
+	select {
+	case e.claimed <- run:
+	case <-ctx.Done(): // claimed: the adoption of runs left running takes it over
+	}
+	return run, nil
 }

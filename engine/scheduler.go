@@ -3,6 +3,8 @@ package engine
 import (
 	"container/heap"
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -105,13 +107,16 @@ func NewScheduler(dispatch func(Fire), clock Clock) *Scheduler {
 
 // Set schedules the subscription's triggers after the instant after,
 // replacing what was scheduled for it. A disabled subscription is removed.
-// Triggers that do not parse are left out (the API validated them).
-func (s *Scheduler) Set(sub store.Subscription, after time.Time) {
+// Triggers that do not parse are left out, and the error says which and why
+// (the API refuses them; a store an older version wrote may hold one).
+func (s *Scheduler) Set(sub store.Subscription, after time.Time) error {
 	var entries []*entry
+	var errs []error
 	if sub.Enabled {
-		for _, t := range sub.Def.Triggers {
+		for i, t := range sub.Def.Triggers {
 			sched, err := cron.Parse(t.Cron)
 			if err != nil {
+				errs = append(errs, fmt.Errorf("trigger %d (%q): %w", i, t.Cron, err))
 				continue
 			}
 			e := &entry{sub: sub.ID, sched: sched, loc: s.location(t.Timezone)}
@@ -131,6 +136,7 @@ func (s *Scheduler) Set(sub store.Subscription, after time.Time) {
 	}
 	s.mu.Unlock()
 	s.poke()
+	return errors.Join(errs...)
 }
 
 // Remove unschedules the subscription.

@@ -52,6 +52,10 @@ type MemberUser struct {
 	User User
 }
 
+// RoleAdmin is the identifier of the role that manages a project; the API's
+// role table names the others.
+const RoleAdmin = "adminRole"
+
 // CreateProject stores p and makes its author an enabled member with adminRole.
 func (s *Store) CreateProject(ctx context.Context, p Project, adminRole string) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {

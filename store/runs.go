@@ -67,11 +67,11 @@ func detailOf(run Run) string {
 }
 
 // Finish is the outcome of a claimed run: the run's final fields, the
-// deliveries it hands over, and the subscription's state after it.
+// deliveries it hands over, and the condition it saw.
 type Finish struct {
 	Run        Run
 	Deliveries []Delivery
-	State      *SubscriptionState // nil: leave the state as it is
+	State      *SubscriptionState // its LastCondition is recorded; nil: leave the state as it is
 }
 
 // FinishRuns records the outcomes of claimed runs in one transaction: each
@@ -95,7 +95,7 @@ func (s *Store) FinishRuns(ctx context.Context, fins []Finish, now time.Time) er
 				}
 			}
 			if f.State != nil {
-				if err := setState(ctx, tx, run.SubscriptionID, *f.State, now); err != nil {
+				if err := setLastCondition(ctx, tx, run.SubscriptionID, *f.State, now); err != nil {
 					return err
 				}
 			}
@@ -223,15 +223,16 @@ func (s *Store) State(ctx context.Context, subscriptionID string) (SubscriptionS
 	return st, nil
 }
 
-func setState(ctx context.Context, tx *sql.Tx, subscriptionID string, st SubscriptionState, now time.Time) error {
+// setLastCondition records the condition a run saw; the health fields are
+// the roll-up's (RateRuns).
+func setLastCondition(ctx context.Context, tx *sql.Tx, subscriptionID string, st SubscriptionState, now time.Time) error {
 	var last any
 	if st.LastCondition != nil {
 		last = boolInt(*st.LastCondition)
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO subscription_state(subscription_id, last_condition, failures, unhealthy, updated)
-		VALUES (?, ?, ?, ?, ?) ON CONFLICT (subscription_id) DO UPDATE SET last_condition = excluded.last_condition,
-		failures = excluded.failures, unhealthy = excluded.unhealthy, updated = excluded.updated`,
-		subscriptionID, last, st.Failures, boolInt(st.Unhealthy), now.Unix())
+	_, err := tx.ExecContext(ctx, `INSERT INTO subscription_state(subscription_id, last_condition, updated)
+		VALUES (?, ?, ?) ON CONFLICT (subscription_id) DO UPDATE SET last_condition = excluded.last_condition,
+		updated = excluded.updated`, subscriptionID, last, now.Unix())
 	if isForeignKey(err) {
 		return ErrNotFound
 	}

@@ -99,8 +99,40 @@ func (s *Store) Close() error {
 	return errors.Join(err, s.r.Close(), s.w.Close())
 }
 
+// migrate applies the pending migrations in one transaction, with foreign keys
+// off so that a migration may make a table again, and checks them before it commits.
 func (s *Store) migrate(ctx context.Context) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	conn, err := s.w.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `PRAGMA foreign_keys = OFF`); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	defer func() { _, _ = conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA foreign_keys = ON`) }()
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if err := applyMigrations(ctx, tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	var violations int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM pragma_foreign_key_check`).Scan(&violations); err != nil {
+		_ = tx.Rollback()
+		return fmt.Errorf("migrate: check foreign keys: %w", err)
+	}
+	if violations > 0 {
+		_ = tx.Rollback()
+		return fmt.Errorf("migrate: %d rows would break foreign keys", violations)
+	}
+	return tx.Commit()
+}
+
+func applyMigrations(ctx context.Context, tx *sql.Tx) error {
+	{
 		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 			version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied INTEGER NOT NULL)`); err != nil {
 			return fmt.Errorf("create schema_migrations: %w", err)
@@ -136,7 +168,7 @@ func (s *Store) migrate(ctx context.Context) error {
 			}
 		}
 		return nil
-	})
+	}
 }
 
 // tx runs fn in a write transaction on the writer connection.

@@ -31,6 +31,9 @@ type SubscriptionDef struct {
 	Subject     string             `json:"subject,omitempty"`
 	Attachments []ReportAttachment `json:"attachments,omitempty"`
 	FireMode    string             `json:"fireMode"` // "always" or "onChange"
+	// Resolved is the message template sent, with fire mode onChange, when the
+	// condition turns from true back to false; empty: nothing is sent then.
+	Resolved string `json:"resolved,omitempty"`
 }
 
 // Trigger is a cron schedule in a time zone.

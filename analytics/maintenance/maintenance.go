@@ -54,7 +54,7 @@ func New(ctx context.Context, md *analytics.Service, st *store.Store, pool *task
 		cfg.Retention = 48 * time.Hour
 	}
 	if cfg.AdminRole == "" {
-		cfg.AdminRole = "adminRole"
+		cfg.AdminRole = store.RoleAdmin
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

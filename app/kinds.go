@@ -1,0 +1,17 @@
+package app
+
+import (
+	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/channels/email"
+	"github.com/heraldhq/herald/channels/feedchat"
+	"github.com/heraldhq/herald/channels/sms"
+)
+
+// Kinds are the channel kinds this build delivers to. A kind is one package
+// under channels/ and one line here: every other layer reads it from this
+// registry.
+var Kinds = channels.MustRegistry(
+	email.Descriptor,
+	sms.Descriptor,
+	feedchat.Descriptor,
+)

@@ -1,0 +1,60 @@
+package notify
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Config is what the notification side allows and how its health rolls up.
+type Config struct {
+	// MinInterval is the shortest time a subscription's triggers may leave between
+	// two fires. Default 60s.
+	MinInterval time.Duration `yaml:"minInterval"`
+	// DefaultTimezone is the IANA time zone of triggers that name none. Default UTC.
+	DefaultTimezone string `yaml:"defaultTimezone"`
+	// MaxPerUser is how many subscriptions one user may hold in one project; 0: no bound. Default 1000.
+	MaxPerUser int `yaml:"maxPerUser"`
+	// MaxPerProject is how many subscriptions one project may hold; 0: no bound. Default 10000.
+	MaxPerProject int `yaml:"maxPerProject"`
+	// MaxChannelsPerUser is how many channel configurations one user may hold; 0: no bound. Default 100.
+	MaxChannelsPerUser int `yaml:"maxChannelsPerUser"`
+	// FailuresBeforeNotice runs in a row that failed (to evaluate, or every delivery
+	// of them) mark a subscription unhealthy and send its owner a notice. Default 3.
+	FailuresBeforeNotice int `yaml:"failuresBeforeNotice"`
+	// SendNowEvery is how often one subscription may be sent now. Default 10s.
+	SendNowEvery time.Duration `yaml:"sendNowEvery"`
+	// HealthInterval is how often finished runs are rolled up into their
+	// subscriptions' health when nothing wakes the roll-up sooner. Default 2s.
+	HealthInterval time.Duration `yaml:"healthInterval"`
+}
+
+// DefaultConfig returns the documented defaults.
+func DefaultConfig() Config {
+	return Config{MinInterval: time.Minute, DefaultTimezone: "UTC", MaxPerUser: 1000, MaxPerProject: 10000,
+		MaxChannelsPerUser: 100, FailuresBeforeNotice: 3, SendNowEvery: 10 * time.Second, HealthInterval: 2 * time.Second}
+}
+
+// Validate names the wrong field.
+func (c Config) Validate() error {
+	var errs []error
+	if c.MinInterval < time.Second {
+		errs = append(errs, fmt.Errorf("minInterval: must be at least 1s, got %s", c.MinInterval))
+	}
+	if _, err := time.LoadLocation(c.DefaultTimezone); err != nil || c.DefaultTimezone == "" || c.DefaultTimezone == "Local" {
+		errs = append(errs, fmt.Errorf("defaultTimezone: %q is not an IANA time zone", c.DefaultTimezone))
+	}
+	for name, v := range map[string]int{"maxPerUser": c.MaxPerUser, "maxPerProject": c.MaxPerProject,
+		"maxChannelsPerUser": c.MaxChannelsPerUser} {
+		if v < 0 {
+			errs = append(errs, fmt.Errorf("%s: must be 0 (no bound) or more, got %d", name, v))
+		}
+	}
+	if c.FailuresBeforeNotice < 1 {
+		errs = append(errs, errors.New("failuresBeforeNotice: must be at least 1"))
+	}
+	if c.SendNowEvery < 0 || c.HealthInterval < 10*time.Millisecond {
+		errs = append(errs, errors.New("sendNowEvery must not be negative and healthInterval at least 10ms"))
+	}
+	return errors.Join(errs...)
+}

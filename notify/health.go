@@ -1,0 +1,171 @@
+package notify
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/store"
+)
+
+// rateBatch is how many finished runs one roll-up counts at most.
+const rateBatch = 500
+
+// WakeHealth asks the health roll-up to look at finished runs now.
+func (s *Service) WakeHealth() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// RunHealth rolls finished runs up into their subscriptions' health until ctx
+// ends: at every Config.HealthInterval, and when WakeHealth asks.
+func (s *Service) RunHealth(ctx context.Context) error {
+	t := time.NewTicker(s.cfg.HealthInterval)
+	defer t.Stop()
+	for {
+		for {
+			n, err := s.RateRuns(ctx)
+			if err != nil && ctx.Err() == nil {
+				s.log.Error("roll up subscription health", "err", err)
+			}
+			if err != nil || n < rateBatch {
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		case <-s.wake:
+		}
+	}
+}
+
+// RateRuns counts the runs that became final since the last roll-up toward
+// their subscriptions' health, and returns how many it counted. A run that
+// failed, to evaluate or to deliver (every delivery failed), adds a failure;
+// a run that delivered anything, or found its condition false, clears them; a
+// skipped run changes nothing. The run that reaches
+// Config.FailuresBeforeNotice failures marks the subscription unhealthy and
+// carries a notice to each of the owner's channels that did not fail in it.
+func (s *Service) RateRuns(ctx context.Context) (int, error) {
+	runs, err := s.st.UnratedRuns(ctx, rateBatch)
+	if err != nil || len(runs) == 0 {
+		return 0, err
+	}
+	states := map[string]store.SubscriptionState{}
+	ratings := make([]store.Rating, 0, len(runs))
+	for _, run := range runs {
+		st, ok := states[run.SubscriptionID]
+		if !ok {
+			if st, err = s.st.State(ctx, run.SubscriptionID); err != nil {
+				return 0, err
+			}
+		}
+		notify := false
+		switch run.State {
+		case store.RunFailed:
+			st.Failures++
+			if st.Failures >= s.cfg.FailuresBeforeNotice && !st.Unhealthy {
+				st.Unhealthy, notify = true, true
+			}
+		case store.RunDelivered, store.RunPartiallyFailed, store.RunNotTriggered:
+			st.Failures, st.Unhealthy = 0, false
+		}
+		states[run.SubscriptionID] = st
+		r := store.Rating{Run: run, Failures: st.Failures, Unhealthy: st.Unhealthy}
+		if notify {
+			if r.Notice, err = s.notice(ctx, run, st.Failures); err != nil {
+				return 0, err
+			}
+		}
+		ratings = append(ratings, r)
+	}
+	if err := s.st.RateRuns(ctx, ratings, s.now()); err != nil {
+		return 0, err
+	}
+	return len(runs), nil
+}
+
+// notice builds the deliveries telling the owner that a subscription keeps
+// failing: one to each of the owner's channels, of every kind, except those
+// the failing run could not deliver to.
+func (s *Service) notice(ctx context.Context, run store.Run, failures int) ([]store.Delivery, error) {
+	sub, err := s.st.SubscriptionByID(ctx, run.SubscriptionID)
+	if err != nil {
+		return nil, err
+	}
+	dels, err := s.st.RunDeliveries(ctx, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	var failing []string
+	var why []string
+	for _, d := range dels {
+		if d.State == store.DeliveryFailed {
+			failing = append(failing, d.ChannelID)
+			why = append(why, fmt.Sprintf("- %s channel %s: %s", d.Kind, d.ChannelID, d.LastError))
+		}
+	}
+	chans, err := s.st.Channels(ctx, sub.Owner)
+	if err != nil {
+		return nil, err
+	}
+	reason := run.Error
+	if len(why) > 0 {
+		reason += "\n" + strings.Join(why, "\n")
+	}
+	p := store.Payload{
+		Subject: fmt.Sprintf("Herald: subscription %q is failing", sub.Title),
+		Text: fmt.Sprintf("The subscription %q has failed %d times in a row and is marked unhealthy.\n\nLast failure (%s): %s\n",
+			sub.Title, failures, run.ScheduledAt.Format(time.RFC3339), reason),
+		Source: channels.Source{Subscription: SubscriptionURI(sub), SubscriptionTitle: sub.Title, Run: run.ID,
+			Instant: run.ScheduledAt},
+	}
+	var out []store.Delivery
+	for _, ch := range chans {
+		if slices.Contains(failing, ch.ID) {
+			continue
+		}
+		out = append(out, store.Delivery{ID: run.ID + "-notice-" + ch.ID, ChannelID: ch.ID, Kind: ch.Kind, Payload: p})
+	}
+	if len(out) == 0 {
+		s.log.Warn("subscription unhealthy, and its owner has no other channel to be told on",
+			"subscription", sub.ID, "run", run.ID)
+	}
+	return out, nil
+}
+
+// SubscriptionURI is the API's URI of a subscription.
+func SubscriptionURI(sub store.Subscription) string {
+	return "/svc/projects/" + sub.ProjectID + "/users/" + sub.Owner + "/subscriptions/" + sub.ID
+}
+
+// RunDetail is what a run records of itself (the run's detail JSON).
+type RunDetail struct {
+	Trigger    string              `json:"trigger,omitempty"` // TriggerSchedule (when empty) or TriggerManual
+	By         string              `json:"by,omitempty"`      // who sent it now
+	Resolved   bool                `json:"resolved,omitempty"`
+	Values     map[string]*float64 `json:"values,omitempty"`
+	Condition  *bool               `json:"condition,omitempty"`
+	Subject    string              `json:"subject,omitempty"`
+	Text       string              `json:"text,omitempty"`
+	Files      []store.Attachment  `json:"attachments,omitempty"`
+	Stage      string              `json:"stage,omitempty"`
+	Reason     string              `json:"reason,omitempty"`
+	TimingsMS  map[string]int64    `json:"timingsMs,omitempty"`
+	Recipients []string            `json:"channels,omitempty"`
+}
+
+// Detail decodes a run's detail; one that does not parse is empty.
+func Detail(run store.Run) RunDetail {
+	var d RunDetail
+	_ = json.Unmarshal(run.Detail, &d)
+	return d
+}

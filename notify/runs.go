@@ -1,0 +1,89 @@
+package notify
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/heraldhq/herald/store"
+)
+
+// Transitions is the run state machine: the states a run may move to from
+// each state. A run is claimed running; the engine moves it to a final state
+// or, when it hands deliveries over, to queued; the delivery ledger moves a
+// queued run to its final state once no delivery is pending (Settle).
+var Transitions = map[string][]string{
+	store.RunRunning: {store.RunNotTriggered, store.RunSkipped, store.RunFailed, store.RunQueued},
+	store.RunQueued:  {store.RunDelivered, store.RunPartiallyFailed, store.RunFailed},
+}
+
+// CanMove reports whether a run may move from one state to the other.
+func CanMove(from, to string) bool { return slices.Contains(Transitions[from], to) }
+
+// Final reports whether a run in state has reached its end.
+func Final(state string) bool {
+	_, moves := Transitions[state]
+	return !moves
+}
+
+// Settle is the final state of a queued run whose deliveries are all final,
+// from how many there are and how many of them failed. The store's ledger
+// applies this rule as it records the last delivery of a run.
+func Settle(total, failed int) string {
+	switch {
+	case failed == 0:
+		return store.RunDelivered
+	case failed == total:
+		return store.RunFailed
+	}
+	return store.RunPartiallyFailed
+}
+
+// Triggers of a run, recorded in its detail.
+const (
+	TriggerSchedule = "schedule"
+	TriggerManual   = "manual"
+)
+
+// SendNow runs subscription id of owner at once through the same pipeline as
+// a scheduled fire, whatever its condition says, and returns the claimed
+// run. One subscription may be sent now once per Config.SendNowEvery.
+func (s *Service) SendNow(ctx context.Context, projectID, owner, id, by string) (store.Run, error) {
+	sub, err := s.Subscription(ctx, projectID, owner, id)
+	if err != nil {
+		return store.Run{}, err
+	}
+	if reason, err := s.CannotFire(ctx, projectID, owner); err != nil {
+		return store.Run{}, err
+	} else if reason != "" {
+		return store.Run{}, forbidden("The subscription cannot be sent: %s", reason)
+	}
+	now := s.now()
+	s.mu.Lock()
+	sc := s.scheduler
+	last, seen := s.sentNow[id]
+	if wait := s.cfg.SendNowEvery - now.Sub(last); seen && wait > 0 {
+		s.mu.Unlock()
+		secs := strconv.Itoa(int((wait + time.Second - 1) / time.Second))
+		return store.Run{}, &Error{Code: TooSoon, RetryAfter: wait,
+			Message: "Subscription %s was sent moments ago; it may be sent again in %s s", Params: []string{id, secs}}
+	}
+	s.sentNow[id] = now
+	for k, t := range s.sentNow { // forget what no longer limits anything
+		if now.Sub(t) >= s.cfg.SendNowEvery && k != id {
+			delete(s.sentNow, k)
+		}
+	}
+	s.mu.Unlock()
+	if sc == nil {
+		return store.Run{}, errors.New("the engine is not running")
+	}
+	run, err := sc.SendNow(ctx, sub, by)
+	if errors.Is(err, store.ErrConflict) {
+		return store.Run{}, &Error{Code: TooSoon, RetryAfter: time.Second,
+			Message: "Subscription %s already has a run at this second; try again", Params: []string{id}}
+	}
+	return run, err
+}

@@ -1,0 +1,122 @@
+package notify
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/secret"
+	"github.com/heraldhq/herald/store"
+)
+
+// Scheduler is told of every change of a subscription, so that it applies
+// the change at once, and runs a subscription now when a person asks.
+type Scheduler interface {
+	SubscriptionChanged(id string)
+	SendNow(ctx context.Context, sub store.Subscription, by string) (store.Run, error)
+}
+
+// Options are the parts of a Service that are not configuration.
+type Options struct {
+	// Kinds are the channel kinds and Settings their configuration sections.
+	Kinds    *channels.Registry
+	Settings map[channels.Kind]channels.Settings
+	// Box seals channel secrets at rest.
+	Box *secret.Box
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+	// Logger receives the log. Default: discarded.
+	Logger *slog.Logger
+}
+
+// Service is the notification side's rules over the store.
+type Service struct {
+	st       *store.Store
+	cfg      Config
+	kinds    *channels.Registry
+	settings map[channels.Kind]channels.Settings
+	box      *secret.Box
+	now      func() time.Time
+	log      *slog.Logger
+	wake     chan struct{} // wakes the health roll-up
+
+	mu        sync.Mutex
+	scheduler Scheduler
+	sentNow   map[string]time.Time // subscription id → its last send now
+}
+
+// New returns the service. cfg must have passed Validate.
+func New(st *store.Store, cfg Config, opt Options) *Service {
+	s := &Service{st: st, cfg: cfg, kinds: opt.Kinds, settings: opt.Settings, box: opt.Box, now: opt.Now,
+		log: opt.Logger, wake: make(chan struct{}, 1), sentNow: map[string]time.Time{}}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	return s
+}
+
+// SetScheduler connects the engine, which is built after the service.
+func (s *Service) SetScheduler(sc Scheduler) {
+	s.mu.Lock()
+	s.scheduler = sc
+	s.mu.Unlock()
+}
+
+func (s *Service) changed(id string) {
+	s.mu.Lock()
+	sc := s.scheduler
+	s.mu.Unlock()
+	if sc != nil {
+		sc.SubscriptionChanged(id)
+	}
+}
+
+// Kinds returns the channel kinds the service knows.
+func (s *Service) Kinds() *channels.Registry { return s.kinds }
+
+func (s *Service) quota() store.Quota {
+	return store.Quota{SubscriptionsPerUser: s.cfg.MaxPerUser, SubscriptionsPerProject: s.cfg.MaxPerProject,
+		ChannelsPerUser: s.cfg.MaxChannelsPerUser}
+}
+
+func quotaReached(qe *store.QuotaError) *Error {
+	return conflict("Quota reached: at most %s %s; delete one first or ask an administrator to raise the limit",
+		strconv.Itoa(qe.Max), qe.What)
+}
+
+// CannotFire says why the owner of a subscription in a project may not have
+// it fire: the project is deleted, or the owner is not an enabled member.
+// It returns "" when they may.
+func (s *Service) CannotFire(ctx context.Context, projectID, owner string) (string, error) {
+	p, err := s.st.ProjectByID(ctx, projectID)
+	if errors.Is(err, store.ErrNotFound) {
+		return "the project is deleted", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if p.State == store.ProjectDeleted {
+		return "the project is deleted", nil
+	}
+	m, err := s.st.Membership(ctx, projectID, owner)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && m.Status != store.MemberEnabled) {
+		return "the owner is no longer an enabled member of the project", nil
+	}
+	return "", err
+}
+
+// checkSubscriber refuses a subscription for a user who is not an enabled member.
+func (s *Service) checkSubscriber(ctx context.Context, projectID, owner string) error {
+	m, err := s.st.Membership(ctx, projectID, owner)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && m.Status != store.MemberEnabled) {
+		return forbidden("User %s is not an enabled member of project %s", owner, projectID)
+	}
+	return err
+}

@@ -1,0 +1,401 @@
+package notify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/heraldhq/herald/engine/cron"
+	"github.com/heraldhq/herald/engine/jexl"
+	"github.com/heraldhq/herald/store"
+)
+
+// SubscriptionBody is a subscription as the API carries it.
+type SubscriptionBody struct {
+	Triggers []struct {
+		TimerEvent *struct {
+			CronExpression *string `json:"cronExpression"`
+			Timezone       *string `json:"timezone"`
+		} `json:"timerEvent"`
+	} `json:"triggers"`
+	Condition *struct {
+		Condition *struct {
+			Expression *string `json:"expression"`
+		} `json:"condition"`
+	} `json:"condition"`
+	Message         *Template `json:"message"`
+	Subject         *Template `json:"subject"`
+	ResolvedMessage *Template `json:"resolvedMessage"`
+	Channels        []string  `json:"channels"`
+	Attachments     []struct {
+		Report  string   `json:"report"`
+		Formats []string `json:"formats"`
+	} `json:"attachments"`
+	Enabled  *bool   `json:"enabled"`
+	FireMode *string `json:"fireMode"`
+	Meta     *Meta   `json:"meta"`
+	// Health is reported by the service; a PUT may echo it back. Ignored.
+	Health any `json:"health"`
+}
+
+// Template is a JEXL template as the API carries it.
+type Template struct {
+	Template *struct {
+		Expression *string `json:"expression"`
+	} `json:"template"`
+}
+
+var (
+	objURI         = regexp.MustCompile(`^/svc/md/([a-z0-9]+)/obj/([A-Za-z0-9_.-]+)$`)
+	exportFormats  = []string{"PDF", "CSV", "PNG", "XLS", "XLSX"}
+	channelURIForm = regexp.MustCompile(`^/svc/account/profile/([A-Za-z0-9]+)/channelConfigurations/([A-Za-z0-9]+)$`)
+)
+
+// The span and the number of fires over which the triggers of one subscription are checked
+// together against the minimum interval.
+const (
+	unionHorizon = 366 * 24 * time.Hour
+	unionFires   = 100_000
+)
+
+const subRoot = "subscription"
+
+// CreateSubscription validates body as a subscription of owner in project
+// and stores it.
+func (s *Service) CreateSubscription(ctx context.Context, projectID, owner string, body *SubscriptionBody) (store.Subscription, error) {
+	if err := s.checkSubscriber(ctx, projectID, owner); err != nil {
+		return store.Subscription{}, err
+	}
+	sub, err := s.parseSubscription(ctx, projectID, owner, body)
+	if err != nil {
+		return sub, err
+	}
+	now := s.now()
+	sub.ID, sub.ProjectID, sub.Owner, sub.Created, sub.Updated = store.NewHexID(), projectID, owner, now, now
+	if err := s.create(ctx, sub); err != nil {
+		return store.Subscription{}, err
+	}
+	return sub, nil
+}
+
+// create stores a validated subscription and tells the scheduler.
+func (s *Service) create(ctx context.Context, sub store.Subscription) error {
+	var qe *store.QuotaError
+	switch err := s.st.CreateSubscription(ctx, sub, s.quota()); {
+	case errors.Is(err, store.ErrNotFound):
+		return conflict("A channel of the subscription was deleted meanwhile; try again")
+	case errors.As(err, &qe):
+		return quotaReached(qe)
+	case err != nil:
+		return err
+	}
+	s.changed(sub.ID)
+	return nil
+}
+
+// Subscription returns subscription id of owner in project.
+func (s *Service) Subscription(ctx context.Context, projectID, owner, id string) (store.Subscription, error) {
+	sub, err := s.st.SubscriptionByID(ctx, id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && (sub.Owner != owner || sub.ProjectID != projectID)) {
+		return store.Subscription{}, notFound("Subscription %s not found", id)
+	}
+	return sub, err
+}
+
+// Subscriptions lists the subscriptions of owner in project.
+func (s *Service) Subscriptions(ctx context.Context, projectID, owner string) ([]store.Subscription, error) {
+	return s.st.Subscriptions(ctx, projectID, owner)
+}
+
+// Health is what the service knows of a subscription's health.
+type Health struct {
+	Healthy        bool
+	FailuresInARow int
+}
+
+// Health returns the health of subscription id.
+func (s *Service) Health(ctx context.Context, id string) (Health, error) {
+	st, err := s.st.State(ctx, id)
+	return Health{Healthy: !st.Unhealthy, FailuresInARow: st.Failures}, err
+}
+
+// UpdateSubscription replaces subscription id of owner in project with body.
+func (s *Service) UpdateSubscription(ctx context.Context, projectID, owner, id string, body *SubscriptionBody) (store.Subscription, error) {
+	old, err := s.Subscription(ctx, projectID, owner, id)
+	if err != nil {
+		return old, err
+	}
+	if err := s.checkSubscriber(ctx, projectID, owner); err != nil {
+		return old, err
+	}
+	sub, err := s.parseSubscription(ctx, projectID, owner, body)
+	if err != nil {
+		return sub, err
+	}
+	sub.ID, sub.ProjectID, sub.Owner, sub.Created, sub.Updated = old.ID, old.ProjectID, old.Owner, old.Created, s.now()
+	if err := s.st.UpdateSubscription(ctx, sub); errors.Is(err, store.ErrNotFound) {
+		return sub, conflict("The subscription or one of its channels was deleted meanwhile")
+	} else if err != nil {
+		return sub, err
+	}
+	s.changed(sub.ID)
+	return sub, nil
+}
+
+// DeleteSubscription deletes subscription id of owner in project.
+func (s *Service) DeleteSubscription(ctx context.Context, projectID, owner, id string) error {
+	sub, err := s.Subscription(ctx, projectID, owner, id)
+	if err != nil {
+		return err
+	}
+	if err := s.st.DeleteSubscription(ctx, sub.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	s.changed(sub.ID)
+	return nil
+}
+
+// parseSubscription validates body for project and owner. Every error names
+// the field's path.
+func (s *Service) parseSubscription(ctx context.Context, pid, owner string, in *SubscriptionBody) (store.Subscription, error) {
+	var sub store.Subscription
+	if in == nil {
+		return sub, invalid(subRoot, "is required")
+	}
+	if in.Meta == nil || strings.TrimSpace(in.Meta.Title) == "" {
+		return sub, invalid(subRoot+".meta.title", "is required")
+	}
+	if utf8.RuneCountInString(in.Meta.Title) > 255 {
+		return sub, invalid(subRoot+".meta.title", "must be at most 255 characters")
+	}
+	sub.Title = in.Meta.Title
+	var err error
+	if sub.Def.Triggers, err = s.parseTriggers(in); err != nil {
+		return sub, err
+	}
+	if in.Condition == nil || in.Condition.Condition == nil || in.Condition.Condition.Expression == nil {
+		return sub, invalid(subRoot+".condition.condition.expression", "is required")
+	}
+	sub.Def.Condition = *in.Condition.Condition.Expression
+	cond, err := jexl.CompileCondition(sub.Def.Condition)
+	if err != nil {
+		return sub, invalid(subRoot+".condition.condition.expression", err.Error())
+	}
+	if err := s.checkMetrics(ctx, subRoot+".condition.condition.expression", pid, cond.Metrics()); err != nil {
+		return sub, err
+	}
+	if sub.Def.Message, err = s.parseTemplate(ctx, subRoot+".message.template.expression", pid, in.Message, true); err != nil {
+		return sub, err
+	}
+	if sub.Def.Subject, err = s.parseTemplate(ctx, subRoot+".subject.template.expression", pid, in.Subject, false); err != nil {
+		return sub, err
+	}
+	if sub.Channels, err = s.parseChannelURIs(ctx, owner, in.Channels); err != nil {
+		return sub, err
+	}
+	if sub.Def.Attachments, err = s.parseAttachments(ctx, pid, in); err != nil {
+		return sub, err
+	}
+	sub.Enabled = in.Enabled == nil || *in.Enabled
+	sub.Def.FireMode = store.FireAlways
+	if in.FireMode != nil {
+		if *in.FireMode != store.FireAlways && *in.FireMode != store.FireOnChange {
+			return sub, invalid(subRoot+".fireMode", "must be always or onChange")
+		}
+		sub.Def.FireMode = *in.FireMode
+	}
+	const resolved = subRoot + ".resolvedMessage.template.expression"
+	if sub.Def.Resolved, err = s.parseTemplate(ctx, resolved, pid, in.ResolvedMessage, false); err != nil {
+		return sub, err
+	}
+	if sub.Def.Resolved != "" && sub.Def.FireMode != store.FireOnChange {
+		return sub, invalid(resolved, "needs fireMode onChange: it is sent when the condition stops holding")
+	}
+	return sub, nil
+}
+
+func (s *Service) parseAttachments(ctx context.Context, pid string, in *SubscriptionBody) ([]store.ReportAttachment, error) {
+	var out []store.ReportAttachment
+	for i, a := range in.Attachments {
+		p := fmt.Sprintf("%s.attachments[%d]", subRoot, i)
+		m := objURI.FindStringSubmatch(a.Report)
+		if m == nil || m[1] != pid {
+			return nil, invalid(p+".report", "must be a report URI of this project, /svc/md/"+pid+"/obj/<id>")
+		}
+		switch cat, err := s.objectCategory(ctx, pid, m[2]); {
+		case err != nil:
+			return nil, err
+		case cat != "report" && cat != "reportDefinition":
+			return nil, invalid(p+".report", "names no report or report definition of this project")
+		}
+		if len(a.Formats) == 0 {
+			return nil, invalid(p+".formats", "must name at least one of PDF, CSV, PNG, XLS")
+		}
+		var formats []string
+		for j, f := range a.Formats {
+			f = strings.ToUpper(f)
+			if !slices.Contains(exportFormats, f) {
+				return nil, invalid(fmt.Sprintf("%s.formats[%d]", p, j), "must be one of PDF, CSV, PNG, XLS")
+			}
+			if f == "XLSX" {
+				f = "XLS"
+			}
+			if slices.Contains(formats, f) {
+				return nil, invalid(fmt.Sprintf("%s.formats[%d]", p, j), "names "+f+" twice")
+			}
+			formats = append(formats, f)
+		}
+		out = append(out, store.ReportAttachment{Report: a.Report, Formats: formats})
+	}
+	return out, nil
+}
+
+func (s *Service) parseTriggers(in *SubscriptionBody) ([]store.Trigger, error) {
+	if len(in.Triggers) == 0 {
+		return nil, invalid(subRoot+".triggers", "must hold at least one timerEvent")
+	}
+	if len(in.Triggers) > 20 {
+		return nil, invalid(subRoot+".triggers", "may hold at most 20 triggers")
+	}
+	var out []store.Trigger
+	var zs []cron.Zoned
+	for i, t := range in.Triggers {
+		p := fmt.Sprintf("%s.triggers[%d].timerEvent", subRoot, i)
+		if t.TimerEvent == nil || t.TimerEvent.CronExpression == nil {
+			return nil, invalid(p+".cronExpression", "is required")
+		}
+		tz := s.cfg.DefaultTimezone
+		if t.TimerEvent.Timezone != nil {
+			tz = *t.TimerEvent.Timezone
+		}
+		trigger := store.Trigger{Cron: *t.TimerEvent.CronExpression, Timezone: tz}
+		z, err := ParseTrigger(trigger)
+		var te *TriggerError
+		if errors.As(err, &te) {
+			return nil, invalid(p+"."+te.Field, te.Message)
+		}
+		if gap := z.Schedule.MinGap(); gap < s.cfg.MinInterval {
+			return nil, invalid(p+".cronExpression", fmt.Sprintf("fires as often as every %s; the shortest interval allowed is %s",
+				gap, s.cfg.MinInterval))
+		}
+		out = append(out, trigger)
+		zs = append(zs, z)
+	}
+	if len(zs) > 1 {
+		// Each trigger keeps the interval; together they might not. The walk covers the coming
+		// year, or its first unionFires fires, whichever ends first.
+		if gap, _, _ := cron.UnionGap(zs, s.now(), unionHorizon, unionFires); gap < s.cfg.MinInterval {
+			return nil, invalid(subRoot+".triggers", fmt.Sprintf("together fire as often as every %s; the shortest interval allowed is %s",
+				gap, s.cfg.MinInterval))
+		}
+	}
+	return out, nil
+}
+
+// TriggerError is a trigger that does not parse: Field is cronExpression or timezone.
+type TriggerError struct {
+	Field, Message string
+}
+
+func (e *TriggerError) Error() string { return e.Field + ": " + e.Message }
+
+// ParseTrigger parses a stored trigger into its schedule and zone; its error is
+// a *TriggerError. The API refuses such triggers, and the scheduler skips, with a
+// logged reason, any that a store written by an older version still holds.
+func ParseTrigger(t store.Trigger) (cron.Zoned, error) {
+	sched, err := cron.Parse(t.Cron)
+	if err != nil {
+		return cron.Zoned{}, &TriggerError{Field: "cronExpression", Message: err.Error()}
+	}
+	loc, err := time.LoadLocation(t.Timezone)
+	if err != nil || t.Timezone == "" || t.Timezone == "Local" || strings.HasPrefix(t.Timezone, "/") {
+		return cron.Zoned{}, &TriggerError{Field: "timezone", Message: "must be an IANA time zone such as Europe/Prague"}
+	}
+	return cron.Zoned{Schedule: sched, Location: loc}, nil
+}
+
+func (s *Service) parseTemplate(ctx context.Context, path, pid string, in *Template, required bool) (string, error) {
+	if in == nil || in.Template == nil || in.Template.Expression == nil {
+		if required {
+			return "", invalid(path, "is required")
+		}
+		return "", nil
+	}
+	src := *in.Template.Expression
+	if required && strings.TrimSpace(src) == "" {
+		return "", invalid(path, "must not be empty")
+	}
+	tpl, err := jexl.ParseTemplate(src)
+	if err != nil {
+		return "", invalid(path, err.Error())
+	}
+	return src, s.checkMetrics(ctx, path, pid, tpl.Metrics())
+}
+
+// checkMetrics checks that every metric URI names a metric of project pid.
+func (s *Service) checkMetrics(ctx context.Context, path, pid string, uris []string) error {
+	for _, u := range uris {
+		m := objURI.FindStringSubmatch(u)
+		if m == nil {
+			return invalid(path, fmt.Sprintf("runs f:executeMetric('%s'), which is not a metric URI /svc/md/%s/obj/<id>", u, pid))
+		}
+		if m[1] != pid {
+			return invalid(path, fmt.Sprintf("runs f:executeMetric('%s'), a metric of another project", u))
+		}
+		cat, err := s.objectCategory(ctx, pid, m[2])
+		if err != nil {
+			return err
+		}
+		if cat != "metric" {
+			return invalid(path, fmt.Sprintf("runs f:executeMetric('%s'), which names no metric of this project", u))
+		}
+	}
+	return nil
+}
+
+// objectCategory returns the category of metadata object id in project pid,
+// or "" when there is none.
+func (s *Service) objectCategory(ctx context.Context, pid, id string) (string, error) {
+	n, err := strconv.ParseInt(id, 10, 64)
+	if err != nil {
+		return "", nil
+	}
+	o, err := s.st.ObjectByID(ctx, pid, n)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", nil
+	}
+	return o.Category, err
+}
+
+// parseChannelURIs checks that every channel URI names a channel of owner.
+func (s *Service) parseChannelURIs(ctx context.Context, owner string, uris []string) ([]string, error) {
+	if len(uris) == 0 {
+		return nil, invalid(subRoot+".channels", "must name at least one channel configuration")
+	}
+	var ids []string
+	for i, u := range uris {
+		p := fmt.Sprintf("%s.channels[%d]", subRoot, i)
+		m := channelURIForm.FindStringSubmatch(u)
+		if m == nil {
+			return nil, invalid(p, "must be a channel configuration URI /svc/account/profile/<user id>/channelConfigurations/<id>")
+		}
+		ch, err := s.st.ChannelByID(ctx, m[2])
+		if errors.Is(err, store.ErrNotFound) || (err == nil && (ch.Owner != owner || m[1] != owner)) {
+			return nil, invalid(p, "names no channel configuration of the subscription's user")
+		}
+		if err != nil {
+			return nil, err
+		}
+		if slices.Contains(ids, ch.ID) {
+			return nil, invalid(p, "names a channel twice")
+		}
+		ids = append(ids, ch.ID)
+	}
+	return ids, nil
+}
