@@ -1,0 +1,336 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"math"
+	"mime"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/heraldhq/herald/channels"
+)
+
+// DefaultTimeout bounds one send when channels.Env.SendTimeout is zero.
+const DefaultTimeout = 30 * time.Second
+
+const (
+	userAgent     = "Herald-Webhook/1"
+	maxResponse   = 64 << 10  // bytes of a response read, headers and body each
+	maxQuoted     = 200       // bytes of an error response quoted in the error
+	maxRetryAfter = time.Hour // longest Retry-After honoured
+	maxProviderID = 200       // longest X-Request-Id returned as it is
+	omittedNote   = "larger than webhook.maxInlineBytes"
+)
+
+// Payload is the JSON body of a webhook request.
+type Payload struct {
+	DeliveryID        string              `json:"deliveryId"`
+	Subscription      string              `json:"subscription"` // URI; empty for a message no run made
+	SubscriptionTitle string              `json:"subscriptionTitle"`
+	Run               string              `json:"run"`
+	Instant           time.Time           `json:"instant,omitzero"` // RFC 3339
+	Manual            bool                `json:"manual"`
+	Resolved          bool                `json:"resolved"`
+	Subject           string              `json:"subject"`
+	Text              string              `json:"text"`
+	Values            map[string]*float64 `json:"values"` // metric URI → value; null: no value
+	Attachments       []Attachment        `json:"attachments"`
+}
+
+// Attachment is a file of a Payload: inline as base64 in Content, or, when
+// it would take the message's inline attachments past
+// webhook.maxInlineBytes, listed with Omitted and no Content.
+type Attachment struct {
+	Name        string `json:"name"`
+	ContentType string `json:"contentType"`
+	Size        int64  `json:"size"`
+	Content     []byte `json:"content,omitzero"`
+	Omitted     string `json:"omitted,omitempty"`
+}
+
+// Sender posts messages to webhook endpoints, refusing internal addresses
+// at connect time as well as in the configuration. It is safe for
+// concurrent use.
+type Sender struct {
+	guard     *guard
+	maxInline int64
+	timeout   time.Duration
+	now       func() time.Time
+	log       *slog.Logger
+	secure    *http.Transport // for https endpoints
+	plain     *http.Transport // for http endpoints, in allowed networks only
+}
+
+var _ channels.Sender = (*Sender)(nil)
+
+// New returns a Sender over the webhook section's settings.
+func New(set *Settings, env channels.Env) (*Sender, error) {
+	if err := set.Validate(); err != nil {
+		return nil, fmt.Errorf("webhook: %w", err)
+	}
+	s := &Sender{
+		guard:     newGuard(set.AllowNetworks),
+		maxInline: set.MaxInlineBytes,
+		timeout:   env.SendTimeout,
+		now:       env.Now,
+		log:       env.Logger,
+	}
+	if s.timeout <= 0 {
+		s.timeout = DefaultTimeout
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	var resolver Resolver = net.DefaultResolver
+	if set.Resolver != nil {
+		resolver = set.Resolver
+	}
+	s.secure = s.transport(resolver, false)
+	s.plain = s.transport(resolver, true)
+	return s, nil
+}
+
+// transport is a pool of connections of the sender's own, without a proxy
+// (which would dial on its own), over the guard's dialer.
+func (s *Sender) transport(resolver Resolver, plain bool) *http.Transport {
+	t, ok := http.DefaultTransport.(*http.Transport)
+	if ok {
+		t = t.Clone()
+	} else {
+		t = &http.Transport{ForceAttemptHTTP2: true, MaxIdleConns: 100, IdleConnTimeout: 90 * time.Second,
+			TLSHandshakeTimeout: 10 * time.Second, ExpectContinueTimeout: time.Second}
+	}
+	t.Proxy = nil
+	t.OnProxyConnectResponse = nil
+	t.DialTLSContext = nil
+	t.DialContext = s.guard.dialer(resolver, plain)
+	t.MaxResponseHeaderBytes = maxResponse
+	return t
+}
+
+// Close closes the sender's idle connections.
+func (s *Sender) Close() error {
+	s.secure.CloseIdleConnections()
+	s.plain.CloseIdleConnections()
+	return nil
+}
+
+// Kind is the webhook kind.
+func (s *Sender) Kind() channels.Kind { return Kind }
+
+// Send posts the message to the channel's URL, signed with the channel's
+// secret, and returns the response's X-Request-Id or, without one, the
+// status and the delivery id.
+func (s *Sender) Send(ctx context.Context, m channels.Message) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", fmt.Errorf("webhook: %w", err)
+	}
+	var e Endpoint
+	if err := m.Channel.Decode(&e); err != nil {
+		return "", err
+	}
+	u, err := s.guard.checkURL(e.URL)
+	if err != nil {
+		return "", channels.Permanent(fmt.Errorf("webhook: channel %s: %w", m.Channel.ID, err))
+	}
+	if m.Channel.Secret == "" {
+		return "", channels.Permanent(fmt.Errorf("webhook: channel %s has no secret to sign with", m.Channel.ID))
+	}
+	body, err := s.body(m)
+	if err != nil {
+		return "", err
+	}
+	ts := s.now().Unix()
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
+	if err != nil {
+		// Not quoted: the URL's path or query may hold a token.
+		return "", channels.Permanent(fmt.Errorf("webhook: the URL of channel %s does not make a request", m.Channel.ID))
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", userAgent)
+	req.Header.Set("Idempotency-Key", m.DeliveryID)
+	req.Header.Set(HeaderDelivery, m.DeliveryID)
+	req.Header.Set(HeaderTimestamp, strconv.FormatInt(ts, 10))
+	req.Header.Set(HeaderSignature, Sign(m.Channel.Secret, ts, body))
+	t := s.secure
+	if u.Scheme == "http" {
+		t = s.plain
+	}
+	// RoundTrip rather than a Client: redirects are not followed, and its
+	// errors do not quote the URL.
+	resp, err := t.RoundTrip(req)
+	if err != nil {
+		if channels.IsPermanent(err) { // the guard refused the address
+			return "", err
+		}
+		return "", fmt.Errorf("webhook: post to %s: %w", u.Host, err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
+	status := resp.StatusCode
+	if status >= 200 && status < 300 {
+		if id := resp.Header.Get("X-Request-Id"); id != "" {
+			return cut(id, maxProviderID), nil
+		}
+		return fmt.Sprintf("%d %s", status, m.DeliveryID), nil
+	}
+	answered := fmt.Sprintf("webhook: %s answered %d %s", u.Host, status, http.StatusText(status))
+	switch {
+	case status >= 300 && status < 400:
+		return "", channels.Permanent(fmt.Errorf("%s: redirects are not followed", answered))
+	case status == http.StatusRequestTimeout, status == http.StatusTooManyRequests, status >= 500:
+		err := fmt.Errorf("%s%s", answered, excerpt(data, m.Channel.Secret))
+		if d, ok := retryAfter(resp.Header.Get("Retry-After"), s.now()); ok {
+			return "", channels.RetryAfter(err, d)
+		}
+		return "", err
+	}
+	return "", channels.Permanent(fmt.Errorf("%s%s", answered, excerpt(data, m.Channel.Secret)))
+}
+
+// body is the JSON of the message's Payload.
+func (s *Sender) body(m channels.Message) ([]byte, error) {
+	src := m.Source
+	p := Payload{
+		DeliveryID:        m.DeliveryID,
+		Subscription:      src.Subscription,
+		SubscriptionTitle: src.SubscriptionTitle,
+		Run:               src.Run,
+		Instant:           src.Instant,
+		Manual:            src.Manual,
+		Resolved:          src.Resolved,
+		Subject:           m.Subject,
+		Text:              m.Text,
+		Values:            make(map[string]*float64, len(src.Values)),
+		Attachments:       make([]Attachment, 0, len(m.Attachments)),
+	}
+	for uri, v := range src.Values {
+		if v != nil && (math.IsNaN(*v) || math.IsInf(*v, 0)) {
+			v = nil // JSON has no NaN or infinity
+		}
+		p.Values[uri] = v
+	}
+	budget := s.maxInline
+	for _, a := range m.Attachments {
+		att, err := s.attachment(a, &budget)
+		if err != nil {
+			return nil, err
+		}
+		if att.Omitted != "" {
+			s.log.Info("webhook attachment listed without its content", "delivery", m.DeliveryID,
+				"attachment", att.Name, "size", att.Size, "maxInlineBytes", s.maxInline)
+		}
+		p.Attachments = append(p.Attachments, att)
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		return nil, channels.Permanent(fmt.Errorf("webhook: encode the body: %w", err))
+	}
+	return b, nil
+}
+
+// attachment reads a file inline when it fits in what is left of the
+// budget, and takes its size off the budget; a file that does not fit is
+// not read. A missing file is a permanent error, any other failure to read
+// it may pass.
+func (s *Sender) attachment(a channels.Attachment, budget *int64) (Attachment, error) {
+	out := Attachment{Name: a.Name, ContentType: a.ContentType}
+	if out.Name == "" {
+		out.Name = filepath.Base(a.Path)
+	}
+	if out.ContentType == "" {
+		out.ContentType = mime.TypeByExtension(filepath.Ext(out.Name))
+		if out.ContentType == "" {
+			out.ContentType = "application/octet-stream"
+		}
+	}
+	fail := func(err error) (Attachment, error) {
+		err = fmt.Errorf("webhook: attachment %q: %w", out.Name, err)
+		if errors.Is(err, fs.ErrNotExist) {
+			return Attachment{}, channels.Permanent(err)
+		}
+		return Attachment{}, err
+	}
+	// Stat before opening: opening a named pipe would block.
+	if info, err := os.Stat(a.Path); err != nil {
+		return fail(err)
+	} else if !info.Mode().IsRegular() {
+		return Attachment{}, channels.Permanent(fmt.Errorf("webhook: attachment %q: %s is not a regular file", out.Name, a.Path))
+	}
+	f, err := os.Open(a.Path)
+	if err != nil {
+		return fail(err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return fail(err)
+	}
+	out.Size = info.Size()
+	if out.Size > *budget {
+		out.Omitted = omittedNote
+		return out, nil
+	}
+	out.Content = make([]byte, out.Size)
+	if _, err := io.ReadFull(f, out.Content); err != nil {
+		return fail(err)
+	}
+	*budget -= out.Size
+	return out, nil
+}
+
+// retryAfter parses a Retry-After header, seconds or an HTTP date, into a
+// delay of at most maxRetryAfter.
+func retryAfter(v string, now time.Time) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
+	var d time.Duration
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil && secs >= 0 {
+		d = time.Duration(min(secs, int64(maxRetryAfter/time.Second))) * time.Second
+	} else if at, err := http.ParseTime(v); err == nil {
+		d = at.Sub(now)
+	} else {
+		return 0, false
+	}
+	return min(max(d, 0), maxRetryAfter), true
+}
+
+// excerpt quotes the start of an error response, with the secret, should
+// the receiver echo it, redacted.
+func excerpt(body []byte, secret string) string {
+	text := strings.TrimSpace(string(body))
+	if secret != "" {
+		text = strings.ReplaceAll(text, secret, "[redacted]")
+	}
+	if text == "" {
+		return ""
+	}
+	if len(text) > maxQuoted {
+		return ": " + strconv.Quote(cut(text, maxQuoted)) + "…"
+	}
+	return ": " + strconv.Quote(text)
+}
+
+// cut returns at most n bytes of s, not ending inside a UTF-8 sequence.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "")
+}
