@@ -418,6 +418,14 @@ func setScalar(f reflect.Value, s string) error {
 			return fmt.Errorf("invalid number %q", s)
 		}
 		f.SetFloat(v)
+	case f.Type() == reflect.TypeFor[[]string]():
+		var list []string
+		for item := range strings.SplitSeq(s, ",") {
+			if item = strings.TrimSpace(item); item != "" {
+				list = append(list, item)
+			}
+		}
+		f.Set(reflect.ValueOf(list))
 	case f.Kind() == reflect.Bool:
 		b, err := strconv.ParseBool(s)
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"github.com/heraldhq/herald/channels/email"
 	"github.com/heraldhq/herald/channels/feedchat"
 	"github.com/heraldhq/herald/channels/sms"
+	"github.com/heraldhq/herald/channels/webhook"
 )
 
 // Kinds are the channel kinds this build delivers to. A kind is one package
@@ -14,4 +15,5 @@ var Kinds = channels.MustRegistry(
 	email.Descriptor,
 	sms.Descriptor,
 	feedchat.Descriptor,
+	webhook.Descriptor,
 )

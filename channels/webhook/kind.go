@@ -54,7 +54,7 @@ type Settings struct {
 
 // DefaultSettings returns the webhook section's defaults.
 func DefaultSettings() *Settings {
-	return &Settings{MaxInlineBytes: DefaultMaxInlineBytes, Limits: channels.Limits{Concurrency: 4}}
+	return &Settings{AllowNetworks: []string{}, MaxInlineBytes: DefaultMaxInlineBytes, Limits: channels.Limits{Concurrency: 4}}
 }
 
 // Validate names the wrong key.
