@@ -4,6 +4,7 @@ import (
 	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/channels/email"
 	"github.com/heraldhq/herald/channels/feedchat"
+	"github.com/heraldhq/herald/channels/slack"
 	"github.com/heraldhq/herald/channels/sms"
 	"github.com/heraldhq/herald/channels/webhook"
 )
@@ -16,4 +17,5 @@ var Kinds = channels.MustRegistry(
 	sms.Descriptor,
 	feedchat.Descriptor,
 	webhook.Descriptor,
+	slack.Descriptor,
 )
