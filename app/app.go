@@ -166,7 +166,8 @@ func (a *App) open(ctx context.Context) error {
 	a.notify = notify.New(st, cfg.Subs, notify.Options{Kinds: Kinds, Settings: settings, Box: box, Now: opt.Clock.Now,
 		Logger: a.log.With("component", "notify")})
 	a.worker, err = worker.New(st, box, a.nats.JetStream(), sends, workerConfig(cfg),
-		worker.Options{Logger: a.log.With("component", "worker"), Now: opt.Clock.Now, Registerer: a.reg})
+		worker.Options{Logger: a.log.With("component", "worker"), Now: opt.Clock.Now, Registerer: a.reg,
+			Recorded: a.notify.WakeHealth})
 	if err != nil {
 		return err
 	}
@@ -175,7 +176,7 @@ func (a *App) open(ctx context.Context) error {
 		Grace: cfg.Engine.Grace, Retention: cfg.Engine.Retention, Domain: a.notify,
 		FilesDir: filepath.Join(cfg.Data, "runs"), Clock: opt.Clock, Registerer: a.reg, Exclusive: true,
 	}, a.log.With("component", "engine"), a.worker.Notify)
-	a.notify.SetScheduler(a.engine)
+	a.notify.Connect(a.engine, a.worker.Notify)
 	a.md, err = analytics.New(ctx, analytics.Options{Store: st, Dir: filepath.Join(cfg.Data, "warehouse"), Now: opt.Clock.Now,
 		Warehouse: warehouse.Options{MemoryLimit: cfg.Warehouse.MemoryLimit, Threads: cfg.Warehouse.Threads}})
 	if err != nil {

@@ -90,6 +90,17 @@ func (s *Service) RateRuns(ctx context.Context) (int, error) {
 	if err := s.st.RateRuns(ctx, ratings, s.now()); err != nil {
 		return 0, err
 	}
+	for _, r := range ratings {
+		if len(r.Notice) > 0 {
+			s.mu.Lock()
+			relay := s.handedOver
+			s.mu.Unlock()
+			if relay != nil {
+				relay()
+			}
+			break
+		}
+	}
 	return len(runs), nil
 }
 

@@ -44,9 +44,10 @@ type Service struct {
 	log      *slog.Logger
 	wake     chan struct{} // wakes the health roll-up
 
-	mu        sync.Mutex
-	scheduler Scheduler
-	sentNow   map[string]time.Time // subscription id → its last send now
+	mu         sync.Mutex
+	scheduler  Scheduler
+	handedOver func()
+	sentNow    map[string]time.Time // subscription id → its last send now
 }
 
 // New returns the service. cfg must have passed Validate.
@@ -62,10 +63,11 @@ func New(st *store.Store, cfg Config, opt Options) *Service {
 	return s
 }
 
-// SetScheduler connects the engine, which is built after the service.
-func (s *Service) SetScheduler(sc Scheduler) {
+// Connect connects the engine and the delivery relay, which are built after
+// the service: handedOver is told when notices were handed over for delivery.
+func (s *Service) Connect(sc Scheduler, handedOver func()) {
 	s.mu.Lock()
-	s.scheduler = sc
+	s.scheduler, s.handedOver = sc, handedOver
 	s.mu.Unlock()
 }
 

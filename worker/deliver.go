@@ -161,6 +161,7 @@ func (w *Worker) fail(ctx context.Context, msg jetstream.Msg, id, reason string)
 		w.log.Error("record failed delivery", "delivery", id, "reason", reason, "err", err)
 		return w.settle(msg.NakWithDelay(w.cfg.BackoffBase), id, outcomeReturned)
 	}
+	w.recorded()
 	w.log.Warn("delivery failed", "delivery", id, "reason", reason)
 	return w.settle(msg.Term(), id, outcomeFailed)
 }

@@ -20,10 +20,11 @@ var errLedgerClosed = errors.New("ledger recorder stopped")
 // sends that finish while one transaction commits go together in the next,
 // so that the single SQLite writer is not one transaction per message.
 type sentRecorder struct {
-	st   *store.Store
-	now  func() time.Time
-	reqs chan sentReq
-	done chan struct{}
+	st       *store.Store
+	now      func() time.Time
+	recorded func() // told after every batch it wrote
+	reqs     chan sentReq
+	done     chan struct{}
 }
 
 type sentReq struct {
@@ -36,8 +37,8 @@ type sentResult struct {
 	err     error
 }
 
-func newSentRecorder(st *store.Store, now func() time.Time) *sentRecorder {
-	return &sentRecorder{st: st, now: now, reqs: make(chan sentReq), done: make(chan struct{})}
+func newSentRecorder(st *store.Store, now func() time.Time, recorded func()) *sentRecorder {
+	return &sentRecorder{st: st, now: now, recorded: recorded, reqs: make(chan sentReq), done: make(chan struct{})}
 }
 
 // record writes one accepted send and reports whether the delivery was
@@ -92,6 +93,9 @@ func (r *sentRecorder) commit(batch []sentReq) {
 	ctx, cancel := context.WithTimeout(context.Background(), ledgerTimeout)
 	defer cancel()
 	changed, err := r.st.MarkSentBatch(ctx, marks, r.now())
+	if err == nil {
+		r.recorded()
+	}
 	for i, req := range batch {
 		res := sentResult{err: err}
 		if err == nil {

@@ -41,6 +41,9 @@ type Options struct {
 	Sweep <-chan time.Time
 	// Registerer receives the worker's metrics. Default: none (they are kept nowhere).
 	Registerer prometheus.Registerer
+	// Recorded is told after each write of final delivery states to the ledger,
+	// which may have settled runs. Default: nobody.
+	Recorded func()
 }
 
 // Worker delivers the runs handed over in the store: its relay publishes the
@@ -60,6 +63,8 @@ type Worker struct {
 	wake    chan struct{}
 	running sync.Map // delivery ids being handled in this process
 	metrics *metrics
+	// recorded is told after each ledger write of final states.
+	recorded func()
 
 	// Test hooks: onSettle is told what became of each message handled,
 	// onRelayIdle when the relay has emptied the outbox and waits.
@@ -99,7 +104,11 @@ func New(st *store.Store, box *secret.Box, js jetstream.JetStream, senders []cha
 	if w.now == nil {
 		w.now = time.Now
 	}
-	w.ledger = newSentRecorder(st, w.now)
+	w.recorded = opt.Recorded
+	if w.recorded == nil {
+		w.recorded = func() {}
+	}
+	w.ledger = newSentRecorder(st, w.now, w.recorded)
 	seen := make(map[channels.Kind]bool)
 	for _, s := range senders {
 		k := s.Kind()
