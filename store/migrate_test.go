@@ -1,0 +1,71 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"testing"
+)
+
+// TestMigrationKeepsChannelsInUse builds a database as version 10 left it,
+// with an e-mail channel that a subscription uses and a run, and opens it: the
+// channels table is made again without its list of kinds, and the channel,
+// the subscription's use of it and the run are all still there; the old run
+// counts as rated, and a channel of a kind version 10 did not know is stored.
+func TestMigrationKeepsChannelsInUse(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "herald.db")
+	old, err := sql.Open("sqlite3", "file:"+path+"?_foreign_keys=on")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, _ := fs.Glob(migrations, "migrations/*.sql")
+	sort.Strings(names)
+	mustExec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := old.ExecContext(ctx, q, args...); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	mustExec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied INTEGER NOT NULL)`)
+	for i, name := range names[:10] {
+		body, _ := migrations.ReadFile(name)
+		mustExec(string(body))
+		mustExec(`INSERT INTO schema_migrations VALUES (?, ?, 0)`, i+1, filepath.Base(name))
+	}
+	mustExec(`INSERT INTO domains VALUES ('default', 0)`)
+	mustExec(`INSERT INTO users(id, domain, login, password_hash, created, updated) VALUES ('u1', 'default', 'u1@x.io', 'x', 0, 0)`)
+	mustExec(`INSERT INTO projects(id, title, state, author, contributor, created, updated) VALUES ('p1', 'P', 'ENABLED', 'u1', 'u1', 0, 0)`)
+	mustExec(`INSERT INTO channels VALUES ('c1', 'u1', 'email', 'Mail', '{"to":"u1@x.io"}', NULL, 0, 0)`)
+	mustExec(`INSERT INTO subscriptions(id, project_id, owner, title, doc, created, updated) VALUES ('s1', 'p1', 'u1', 'S', '{}', 0, 0)`)
+	mustExec(`INSERT INTO subscription_channels VALUES ('s1', 'c1', 0)`)
+	mustExec(`INSERT INTO runs(id, subscription_id, scheduled_at, state, started, finished) VALUES ('r1', 's1', 60, 'failed', 60, 60)`)
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatalf("open the version 10 database: %v", err)
+	}
+	defer s.Close()
+	ch, err := s.ChannelByID(ctx, "c1")
+	if err != nil || ch.Kind != "email" || string(ch.Config) != `{"to":"u1@x.io"}` {
+		t.Fatalf("channel after the migration = %+v, %v", ch, err)
+	}
+	sub, err := s.SubscriptionByID(ctx, "s1")
+	if err != nil || len(sub.Channels) != 1 || sub.Channels[0] != "c1" {
+		t.Fatalf("subscription after the migration = %+v, %v", sub, err)
+	}
+	if runs, err := s.UnratedRuns(ctx, 10); err != nil || len(runs) != 0 {
+		t.Fatalf("unrated runs = %v, %v; the old run should count as rated", runs, err)
+	}
+	if err := s.CreateChannel(ctx, Channel{ID: "c2", Owner: "u1", Kind: "slack", Title: "Slack", Config: []byte(`{"channel":"C1"}`)}, Quota{}); err != nil {
+		t.Fatalf("a new kind: %v", err)
+	}
+	if _, err := s.w.ExecContext(ctx, `DELETE FROM channels WHERE id = 'c1'`); err == nil {
+		t.Fatal("deleted a channel a subscription uses: the foreign key is gone")
+	}
+}
