@@ -28,7 +28,7 @@ type fixture struct {
 	box *secret.Box
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "herald.db"))
@@ -55,7 +55,7 @@ func newFixture(t *testing.T) *fixture {
 	return &fixture{st: st, svc: svc, box: box}
 }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
