@@ -171,11 +171,9 @@ func (a *App) open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	a.engine = engine.New(st, nil, engine.Config{
-		Workers: cfg.Engine.Workers, RunTimeout: cfg.Engine.RunTimeout, MetricTimeout: cfg.Engine.MetricTimeout,
-		Grace: cfg.Engine.Grace, Retention: cfg.Engine.Retention, Domain: a.notify,
-		FilesDir: filepath.Join(cfg.Data, "runs"), Clock: opt.Clock, Registerer: a.reg, Exclusive: true,
-	}, a.log.With("component", "engine"), a.worker.Notify)
+	ecfg := cfg.Engine
+	ecfg.Domain, ecfg.FilesDir, ecfg.Clock, ecfg.Registerer, ecfg.Exclusive = a.notify, filepath.Join(cfg.Data, "runs"), opt.Clock, a.reg, true
+	a.engine = engine.New(st, nil, ecfg, a.log.With("component", "engine"), a.worker.Notify)
 	a.notify.Connect(a.engine, a.worker.Notify)
 	a.md, err = analytics.New(ctx, analytics.Options{Store: st, Dir: filepath.Join(cfg.Data, "warehouse"), Now: opt.Clock.Now,
 		Warehouse: warehouse.Options{MemoryLimit: cfg.Warehouse.MemoryLimit, Threads: cfg.Warehouse.Threads}})

@@ -15,8 +15,10 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/secret"
+	"github.com/heraldhq/herald/worker"
 )
 
 // Config is the whole configuration of one Herald process. Every key is
@@ -38,9 +40,9 @@ type Config struct {
 	Auth       AuthConfig        `yaml:"auth"`
 	Secrets    SecretsConfig     `yaml:"secrets"`
 	Subs       notify.Config     `yaml:"subscriptions"`
-	Engine     EngineConfig      `yaml:"engine"`
+	Engine     engine.Config     `yaml:"engine"`
 	NATS       NATSConfig        `yaml:"nats"`
-	Delivery   DeliveryConfig    `yaml:"delivery"`
+	Delivery   worker.Config     `yaml:"delivery"`
 	Execution  ExecutionConfig   `yaml:"execution"`
 	Export     ExportConfig      `yaml:"export"`
 	Maint      MaintenanceConfig `yaml:"maintenance"`
@@ -91,20 +93,6 @@ type ExportConfig struct {
 	// Workers is how many exports render at once. Default 2.
 	Workers int `yaml:"workers"`
 	// Retention is how long an exported file can be downloaded. Default 24h.
-	Retention time.Duration `yaml:"retention"`
-}
-
-// EngineConfig configures the engine that fires subscriptions.
-type EngineConfig struct {
-	// Workers is how many runs execute at once. Default 8.
-	Workers int `yaml:"workers"`
-	// RunTimeout bounds one run from claim to handover. Default 2m.
-	RunTimeout time.Duration `yaml:"runTimeout"`
-	// MetricTimeout bounds one metric execution. Default 1m.
-	MetricTimeout time.Duration `yaml:"metricTimeout"`
-	// Grace is how late a fire missed during downtime may still run. Default 15m.
-	Grace time.Duration `yaml:"grace"`
-	// Retention is how long run history is kept. Default 2160h (90 days).
 	Retention time.Duration `yaml:"retention"`
 }
 
@@ -205,12 +193,9 @@ func DefaultConfig() Config {
 			LoginDelayMax:        15 * time.Minute,
 			LoginFailuresCeiling: 50,
 		},
-		Subs: notify.DefaultConfig(),
-		Delivery: DeliveryConfig{MaxAttempts: 10, BackoffBase: 5 * time.Second, BackoffCap: 30 * time.Minute,
-			SendTimeout: 30 * time.Second, AckWait: 5 * time.Second, ProbeInterval: time.Second, ProbeIntervalMax: 5 * time.Second,
-			MaxWait: 24 * time.Hour, ReconcileAfter: time.Minute, ReconcileInterval: 30 * time.Second},
-		Engine: EngineConfig{Workers: 8, RunTimeout: 2 * time.Minute, MetricTimeout: time.Minute, Grace: 15 * time.Minute,
-			Retention: 90 * 24 * time.Hour},
+		Subs:      notify.DefaultConfig(),
+		Delivery:  worker.DefaultConfig(),
+		Engine:    engine.DefaultConfig(),
 		Execution: ExecutionConfig{PerProject: 2, Timeout: 5 * time.Minute, Retention: 24 * time.Hour, MaxQueryBytes: 256 << 10},
 		Export:    ExportConfig{Workers: 2, Retention: 24 * time.Hour},
 		Maint:     MaintenanceConfig{Workers: 2, Queue: 64, ArchiveRetention: 48 * time.Hour},
@@ -553,38 +538,7 @@ func (c *Config) Validate() error {
 			bad(d.Section, "the section is missing")
 		}
 	}
-	if c.Engine.Workers < 1 {
-		bad("engine.workers", "must be at least 1")
-	}
-	for key, d := range map[string]time.Duration{"engine.runTimeout": c.Engine.RunTimeout, "engine.metricTimeout": c.Engine.MetricTimeout,
-		"engine.grace": c.Engine.Grace, "engine.retention": c.Engine.Retention} {
-		if d < time.Second {
-			bad(key, "must be at least 1s, got %s", d)
-		}
-	}
-	if c.Delivery.ProbeInterval < 10*time.Millisecond || c.Delivery.ProbeIntervalMax < c.Delivery.ProbeInterval {
-		bad("delivery.probeInterval", "must be at least 10ms and at most delivery.probeIntervalMax, got %s and %s",
-			c.Delivery.ProbeInterval, c.Delivery.ProbeIntervalMax)
-	}
-	if c.Delivery.ReconcileAfter < 10*time.Second || c.Delivery.ReconcileInterval < time.Second {
-		bad("delivery.reconcileAfter", "must be at least 10s, with delivery.reconcileInterval at least 1s; got %s and %s",
-			c.Delivery.ReconcileAfter, c.Delivery.ReconcileInterval)
-	}
-	if c.Delivery.MaxWait < time.Minute {
-		bad("delivery.maxWait", "must be at least 1m, got %s", c.Delivery.MaxWait)
-	}
-	if c.Delivery.AckWait < time.Second {
-		bad("delivery.ackWait", "must be at least 1s, got %s", c.Delivery.AckWait)
-	}
-	if c.Delivery.MaxAttempts < 1 {
-		bad("delivery.maxAttempts", "must be at least 1")
-	}
-	if c.Delivery.BackoffBase <= 0 || c.Delivery.BackoffCap < c.Delivery.BackoffBase {
-		bad("delivery.backoffCap", "must be at least delivery.backoffBase, and the base above zero")
-	}
-	if c.Delivery.SendTimeout < time.Second {
-		bad("delivery.sendTimeout", "must be at least 1s")
-	}
+	errs = append(errs, within("engine", c.Engine.Validate()), within("delivery", c.Delivery.Validate()))
 	if c.Execution.PerProject < 1 {
 		bad("execution.perProject", "must be at least 1")
 	}

@@ -26,33 +26,6 @@ type NATSConfig struct {
 	Listen string `yaml:"listen"`
 }
 
-// DeliveryConfig tunes retries and throughput.
-type DeliveryConfig struct {
-	// MaxAttempts is how many sends of one delivery are tried. Default 10.
-	MaxAttempts int `yaml:"maxAttempts"`
-	// BackoffBase and BackoffCap bound the retry delay: it doubles from the
-	// base with every attempt up to the cap, with full jitter. Defaults 5s and 30m.
-	BackoffBase time.Duration `yaml:"backoffBase"`
-	BackoffCap  time.Duration `yaml:"backoffCap"`
-	// SendTimeout bounds one send. Default 30s.
-	SendTimeout time.Duration `yaml:"sendTimeout"`
-	// AckWait is how long JetStream waits before it hands out again a delivery a
-	// process took and stopped telling about (it died). Default 5s.
-	AckWait time.Duration `yaml:"ackWait"`
-	// ProbeInterval and ProbeIntervalMax pace the probes of a provider that cannot be
-	// reached, doubling from the first to the second. Defaults 1s and 5s.
-	ProbeInterval    time.Duration `yaml:"probeInterval"`
-	ProbeIntervalMax time.Duration `yaml:"probeIntervalMax"`
-	// MaxWait is how long a delivery waits for an unreachable provider before it
-	// fails. Default 24h.
-	MaxWait time.Duration `yaml:"maxWait"`
-	// ReconcileAfter is how long a delivery may stay pending without a change before
-	// the stream is asked whether it still holds its message (and it is published
-	// again if not); ReconcileInterval is how often that is looked at. Defaults 1m, 30s.
-	ReconcileAfter    time.Duration `yaml:"reconcileAfter"`
-	ReconcileInterval time.Duration `yaml:"reconcileInterval"`
-}
-
 // startNATS starts the embedded server or connects to the configured cluster.
 func startNATS(cfg Config) (*worker.NATS, error) {
 	if cfg.NATS.URL != "" {
@@ -88,17 +61,13 @@ func senders(cfg Config, log *slog.Logger, now func() time.Time) ([]channels.Sen
 	return out, closeAll, nil
 }
 
-// workerConfig maps the configuration onto the worker's.
+// workerConfig is the delivery section with each kind's limits from its own section.
 func workerConfig(cfg Config) worker.Config {
-	d := cfg.Delivery
-	kinds := make(map[channels.Kind]worker.KindConfig, len(Kinds.All()))
+	w := cfg.Delivery
+	w.Kinds = make(map[channels.Kind]worker.KindConfig, len(Kinds.All()))
 	for _, k := range Kinds.All() {
 		l := cfg.Section(k).SendLimits()
-		kinds[k.Kind] = worker.KindConfig{Concurrency: l.Concurrency, Rate: l.Rate}
+		w.Kinds[k.Kind] = worker.KindConfig{Concurrency: l.Concurrency, Rate: l.Rate}
 	}
-	return worker.Config{
-		MaxAttempts: d.MaxAttempts, BackoffBase: d.BackoffBase, BackoffCap: d.BackoffCap, SendTimeout: d.SendTimeout,
-		AckWait: d.AckWait, ProbeInterval: d.ProbeInterval, ProbeIntervalMax: d.ProbeIntervalMax, MaxWait: d.MaxWait,
-		ReconcileAfter: d.ReconcileAfter, ReconcileInterval: d.ReconcileInterval, Kinds: kinds,
-	}
+	return w
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -35,55 +36,65 @@ type Executor interface {
 	ExportReport(ctx context.Context, reportURI, format, dir string) (store.Attachment, error)
 }
 
-// Config configures the engine. Zero values take the documented defaults.
+// Config configures the engine: its tunables, the engine section of the
+// configuration (zero values take DefaultConfig's), and the parts it works with.
 type Config struct {
 	// Workers is how many runs execute at once. Default 8.
-	Workers int
+	Workers int `yaml:"workers"`
 	// RunTimeout bounds one run, from claim to handover. Default 2m.
-	RunTimeout time.Duration
+	RunTimeout time.Duration `yaml:"runTimeout"`
 	// MetricTimeout bounds one metric execution. Default 1m.
-	MetricTimeout time.Duration
+	MetricTimeout time.Duration `yaml:"metricTimeout"`
 	// Grace is how late a missed fire may still run after downtime. Default 15m.
-	Grace time.Duration
-	// FailuresBeforeNotice is how many failed runs in a row mark a
-	// subscription unhealthy and send its owner a notice. Default 3.
-	FailuresBeforeNotice int
+	Grace time.Duration `yaml:"grace"`
 	// Retention is how long runs are kept. Default 90 days.
-	Retention time.Duration
+	Retention time.Duration `yaml:"retention"`
+
 	// FilesDir holds the files runs attach (one folder per run). Required.
-	FilesDir string
+	FilesDir string `yaml:"-"`
 	// Clock is the time the engine runs on. Default: the real clock.
-	Clock Clock
+	Clock Clock `yaml:"-"`
 	// Registerer receives the engine's metrics. Default: none (they are kept nowhere).
-	Registerer prometheus.Registerer
+	Registerer prometheus.Registerer `yaml:"-"`
 	// Domain holds the rules of subscriptions and runs. Default: one over the
 	// store with notify's defaults.
-	Domain *notify.Service
+	Domain *notify.Service `yaml:"-"`
 	// Exclusive says that no other engine shares the store (the process holds the
 	// data folder's lock): at start, every run another incarnation left running is a
 	// dead predecessor's and is adopted at once, not after RunTimeout.
-	Exclusive bool
+	Exclusive bool `yaml:"-"`
+}
+
+// DefaultConfig returns the documented defaults of the tunables.
+func DefaultConfig() Config {
+	return Config{Workers: 8, RunTimeout: 2 * time.Minute, MetricTimeout: time.Minute, Grace: 15 * time.Minute,
+		Retention: 90 * 24 * time.Hour}
+}
+
+// Validate checks the tunables, naming the key.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Workers < 1 {
+		errs = append(errs, errors.New("workers: must be at least 1"))
+	}
+	for _, d := range []struct {
+		key string
+		v   time.Duration
+	}{{"runTimeout", c.RunTimeout}, {"metricTimeout", c.MetricTimeout}, {"grace", c.Grace}, {"retention", c.Retention}} {
+		if d.v < time.Second {
+			errs = append(errs, fmt.Errorf("%s: must be at least 1s, got %s", d.key, d.v))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func (c *Config) defaults() {
-	if c.Workers == 0 {
-		c.Workers = 8
-	}
-	if c.RunTimeout == 0 {
-		c.RunTimeout = 2 * time.Minute
-	}
-	if c.MetricTimeout == 0 {
-		c.MetricTimeout = time.Minute
-	}
-	if c.Grace == 0 {
-		c.Grace = 15 * time.Minute
-	}
-	if c.FailuresBeforeNotice == 0 {
-		c.FailuresBeforeNotice = 3
-	}
-	if c.Retention == 0 {
-		c.Retention = 90 * 24 * time.Hour
-	}
+	d := DefaultConfig()
+	c.Workers = cmp.Or(c.Workers, d.Workers)
+	c.RunTimeout = cmp.Or(c.RunTimeout, d.RunTimeout)
+	c.MetricTimeout = cmp.Or(c.MetricTimeout, d.MetricTimeout)
+	c.Grace = cmp.Or(c.Grace, d.Grace)
+	c.Retention = cmp.Or(c.Retention, d.Retention)
 	if c.Clock == nil {
 		c.Clock = realClock{}
 	}

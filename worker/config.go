@@ -14,72 +14,72 @@ import (
 type Config struct {
 	// Stream is the JetStream stream that carries deliveries. Default
 	// "HERALD_DELIVERIES".
-	Stream string
+	Stream string `yaml:"stream"`
 
 	// DedupeWindow is how long JetStream remembers a delivery id it was
 	// given, so that a delivery published again within the window (after a
 	// crash between the publish and the outbox delete) is dropped. Default 10m.
-	DedupeWindow time.Duration
+	DedupeWindow time.Duration `yaml:"dedupeWindow"`
 
 	// MaxAge is how long a delivery may wait in the stream for a sender of
 	// its kind before JetStream drops it. Default 168h (7 days).
-	MaxAge time.Duration
+	MaxAge time.Duration `yaml:"maxAge"`
 
 	// Replicas is the stream's replica count in a NATS cluster. Default 1.
-	Replicas int
+	Replicas int `yaml:"replicas"`
 
 	// SendTimeout bounds one send to a provider, and with it how long a
 	// stopping worker waits for the sends in flight. Default 30s.
-	SendTimeout time.Duration
+	SendTimeout time.Duration `yaml:"sendTimeout"`
 
 	// AckWait is how long JetStream waits for the outcome of a delivery it
 	// handed out before it hands it out again. While this process holds a
 	// message (waiting for a send slot, or sending) it tells JetStream so every
 	// AckWait/3, so AckWait bounds only how long the messages of a process that
 	// died wait to be handed out again. Default 5s.
-	AckWait time.Duration
+	AckWait time.Duration `yaml:"ackWait"`
 
 	// ProbeInterval and ProbeIntervalMax pace the probes of a provider that cannot be
 	// reached: the first after ProbeInterval, each next after twice the last, up to
 	// ProbeIntervalMax. Defaults 1s and 5s: a provider back after any outage is found within 5s.
-	ProbeInterval    time.Duration
-	ProbeIntervalMax time.Duration
+	ProbeInterval    time.Duration `yaml:"probeInterval"`
+	ProbeIntervalMax time.Duration `yaml:"probeIntervalMax"`
 
 	// MaxWait is how long a delivery may wait for a provider that cannot be reached
 	// before it fails. Default 24h.
-	MaxWait time.Duration
+	MaxWait time.Duration `yaml:"maxWait"`
 
 	// ReconcileAfter is how long a pending delivery may go without a change before the
 	// reconciler checks that the stream still holds its message, and publishes it again
 	// when it does not; ReconcileInterval is how often it looks. Defaults 1m and 30s.
-	ReconcileAfter    time.Duration
-	ReconcileInterval time.Duration
+	ReconcileAfter    time.Duration `yaml:"reconcileAfter"`
+	ReconcileInterval time.Duration `yaml:"reconcileInterval"`
 
 	// MaxAttempts is how many sends of one delivery are tried before it is
 	// marked failed. Default 10. JetStream's MaxDeliver is set a few above it,
 	// so redeliveries after crashes do not use up the budget.
-	MaxAttempts int
+	MaxAttempts int `yaml:"maxAttempts"`
 
 	// BackoffBase is the retry delay after the first failed attempt; it
 	// doubles with every further attempt up to BackoffCap, and the delay used
 	// is drawn uniformly from zero to that value (full jitter). Default 5s.
-	BackoffBase time.Duration
+	BackoffBase time.Duration `yaml:"backoffBase"`
 
 	// BackoffCap is the largest retry delay. Default 30m.
-	BackoffCap time.Duration
+	BackoffCap time.Duration `yaml:"backoffCap"`
 
 	// SweepInterval is how often the outbox is swept for deliveries that no
 	// Notify announced (handed over by another process, or left by a crash).
 	// Default 5s.
-	SweepInterval time.Duration
+	SweepInterval time.Duration `yaml:"sweepInterval"`
 
 	// RelayBatch is how many outbox rows are published before their
 	// acknowledgements are awaited and the rows deleted. Default 256.
-	RelayBatch int
+	RelayBatch int `yaml:"relayBatch"`
 
 	// Kinds tunes each channel kind; kinds left out get KindConfig's defaults.
 	// app fills it from each kind's configuration section.
-	Kinds map[channels.Kind]KindConfig
+	Kinds map[channels.Kind]KindConfig `yaml:"-"`
 }
 
 // KindConfig tunes the delivery of one channel kind.
@@ -123,24 +123,76 @@ const (
 	maxDeliverSlack = 5
 )
 
-// withDefaults returns c with every zero field set to its default.
+// DefaultConfig returns the documented defaults, the delivery section of the
+// configuration; Kinds is left for the caller.
+func DefaultConfig() Config {
+	return Config{Stream: DefaultStream, DedupeWindow: DefaultDedupeWindow, MaxAge: DefaultMaxAge, Replicas: 1,
+		SendTimeout: DefaultSendTimeout, AckWait: DefaultAckWait, ProbeInterval: time.Second, ProbeIntervalMax: 5 * time.Second,
+		MaxWait: 24 * time.Hour, ReconcileAfter: time.Minute, ReconcileInterval: 30 * time.Second, MaxAttempts: DefaultMaxAttempts,
+		BackoffBase: DefaultBackoffBase, BackoffCap: DefaultBackoffCap, SweepInterval: DefaultSweepInterval, RelayBatch: DefaultRelayBatch}
+}
+
+// Validate checks the bounds an operator may set, naming the key. Tests may
+// build a worker with shorter times than these; withDefaults checks only
+// that the values fit together.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if c.Stream == "" {
+		bad("stream: must not be empty")
+	}
+	if c.Replicas < 1 || c.Replicas > 5 {
+		bad("replicas: must be 1 to 5, got %d", c.Replicas)
+	}
+	if c.DedupeWindow < time.Second || c.DedupeWindow > c.MaxAge {
+		bad("dedupeWindow: must be at least 1s and at most maxAge, got %s and %s", c.DedupeWindow, c.MaxAge)
+	}
+	if c.ProbeInterval < 10*time.Millisecond || c.ProbeIntervalMax < c.ProbeInterval {
+		bad("probeInterval: must be at least 10ms and at most probeIntervalMax, got %s and %s", c.ProbeInterval, c.ProbeIntervalMax)
+	}
+	if c.ReconcileAfter < 10*time.Second || c.ReconcileInterval < time.Second {
+		bad("reconcileAfter: must be at least 10s, with reconcileInterval at least 1s; got %s and %s", c.ReconcileAfter, c.ReconcileInterval)
+	}
+	if c.MaxWait < time.Minute {
+		bad("maxWait: must be at least 1m, got %s", c.MaxWait)
+	}
+	if c.AckWait < time.Second {
+		bad("ackWait: must be at least 1s, got %s", c.AckWait)
+	}
+	if c.MaxAttempts < 1 {
+		bad("maxAttempts: must be at least 1")
+	}
+	if c.BackoffBase <= 0 || c.BackoffCap < c.BackoffBase {
+		bad("backoffCap: must be at least backoffBase, and the base above zero")
+	}
+	if c.SendTimeout < time.Second {
+		bad("sendTimeout: must be at least 1s")
+	}
+	if c.SweepInterval < 100*time.Millisecond || c.RelayBatch < 1 {
+		bad("sweepInterval: must be at least 100ms, with relayBatch at least 1")
+	}
+	return errors.Join(errs...)
+}
+
+// withDefaults returns c with every zero field set to DefaultConfig's.
 func (c Config) withDefaults() (Config, error) {
-	c.Stream = cmp.Or(c.Stream, DefaultStream)
-	c.DedupeWindow = cmp.Or(c.DedupeWindow, DefaultDedupeWindow)
-	c.MaxAge = cmp.Or(c.MaxAge, DefaultMaxAge)
-	c.Replicas = cmp.Or(c.Replicas, 1)
-	c.SendTimeout = cmp.Or(c.SendTimeout, DefaultSendTimeout)
-	c.AckWait = cmp.Or(c.AckWait, DefaultAckWait)
-	c.MaxAttempts = cmp.Or(c.MaxAttempts, DefaultMaxAttempts)
-	c.ProbeInterval = cmp.Or(c.ProbeInterval, time.Second)
-	c.ProbeIntervalMax = cmp.Or(c.ProbeIntervalMax, 5*time.Second)
-	c.MaxWait = cmp.Or(c.MaxWait, 24*time.Hour)
-	c.ReconcileAfter = cmp.Or(c.ReconcileAfter, time.Minute)
-	c.ReconcileInterval = cmp.Or(c.ReconcileInterval, 30*time.Second)
-	c.BackoffBase = cmp.Or(c.BackoffBase, DefaultBackoffBase)
-	c.BackoffCap = cmp.Or(c.BackoffCap, DefaultBackoffCap)
-	c.SweepInterval = cmp.Or(c.SweepInterval, DefaultSweepInterval)
-	c.RelayBatch = cmp.Or(c.RelayBatch, DefaultRelayBatch)
+	d := DefaultConfig()
+	c.Stream = cmp.Or(c.Stream, d.Stream)
+	c.DedupeWindow = cmp.Or(c.DedupeWindow, d.DedupeWindow)
+	c.MaxAge = cmp.Or(c.MaxAge, d.MaxAge)
+	c.Replicas = cmp.Or(c.Replicas, d.Replicas)
+	c.SendTimeout = cmp.Or(c.SendTimeout, d.SendTimeout)
+	c.AckWait = cmp.Or(c.AckWait, d.AckWait)
+	c.MaxAttempts = cmp.Or(c.MaxAttempts, d.MaxAttempts)
+	c.ProbeInterval = cmp.Or(c.ProbeInterval, d.ProbeInterval)
+	c.ProbeIntervalMax = cmp.Or(c.ProbeIntervalMax, d.ProbeIntervalMax)
+	c.MaxWait = cmp.Or(c.MaxWait, d.MaxWait)
+	c.ReconcileAfter = cmp.Or(c.ReconcileAfter, d.ReconcileAfter)
+	c.ReconcileInterval = cmp.Or(c.ReconcileInterval, d.ReconcileInterval)
+	c.BackoffBase = cmp.Or(c.BackoffBase, d.BackoffBase)
+	c.BackoffCap = cmp.Or(c.BackoffCap, d.BackoffCap)
+	c.SweepInterval = cmp.Or(c.SweepInterval, d.SweepInterval)
+	c.RelayBatch = cmp.Or(c.RelayBatch, d.RelayBatch)
 	kinds := make(map[channels.Kind]KindConfig, len(c.Kinds))
 	for k, kc := range c.Kinds {
 		kinds[k] = kc.withDefaults()
