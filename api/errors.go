@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/heraldhq/herald/notify"
-	"github.com/heraldhq/herald/store"
 )
 
 // Error classes of the error body.
@@ -78,12 +77,6 @@ func notFound(component, message string, params ...string) *Error {
 
 func forbidden(component, message string, params ...string) *Error {
 	return newError(http.StatusForbidden, classForbidden, component, message, params...)
-}
-
-// quotaReached answers a create that a quota refuses: 409, naming the bound and its size.
-func quotaReached(component string, qe *store.QuotaError) *Error {
-	return conflict(component, "Quota reached: at most %s %s; delete one first or ask an administrator to raise the limit",
-		strconv.Itoa(qe.Max), qe.What)
 }
 
 func conflict(component, message string, params ...string) *Error {

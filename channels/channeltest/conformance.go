@@ -131,6 +131,7 @@ func RunConformance(t *testing.T, setup Setup) {
 		{"PermanentFailure", testPermanent},
 		{"TransientFailure", testTransient},
 		{"PasswordNeverLeaks", testNoLeak},
+		{"ConcurrentSends", testConcurrent},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -252,6 +253,36 @@ func testNoLeak(t *testing.T, f *fixture) {
 	}
 	if !strings.Contains(out, m.DeliveryID) {
 		t.Fatalf("the log does not show the delivery at all:\n%s", out)
+	}
+}
+
+func testConcurrent(t *testing.T, f *fixture) {
+	const n = 16
+	msgs := make([]channels.Message, n)
+	for i := range msgs {
+		msgs[i] = f.message(t, fmt.Sprint("delivery-c", i))
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for _, m := range msgs {
+		wg.Go(func() {
+			_, err := f.sender.Send(t.Context(), m)
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("Send: %v", err)
+		}
+	}
+	keys := map[string]bool{}
+	for _, d := range f.peer.Deliveries() {
+		keys[d.Key] = true
+	}
+	if len(keys) != n {
+		t.Fatalf("peer received %d distinct deliveries of %d sent at once", len(keys), n)
 	}
 }
 

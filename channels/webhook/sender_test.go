@@ -239,30 +239,6 @@ func TestRequestWithoutSource(t *testing.T) {
 	}
 }
 
-func TestConcurrentSends(t *testing.T) {
-	set := settings("127.0.0.0/8")
-	p := newPeer(t, set)
-	s := newSender(t, set, channels.Env{})
-	var wg sync.WaitGroup
-	errs := make(chan error, 16)
-	for i := range 16 {
-		wg.Go(func() {
-			_, err := s.Send(t.Context(), message(p.Channel(), fmt.Sprint("d", i)))
-			errs <- err
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatalf("Send: %v", err)
-		}
-	}
-	if n := len(p.Deliveries()); n != 16 {
-		t.Fatalf("receiver got %d deliveries, want 16", n)
-	}
-}
-
 // resolver answers from a map, as DNS under someone else's control might.
 type resolver map[string][]netip.Addr
 
