@@ -12,8 +12,13 @@ import (
 	"github.com/heraldhq/herald/store"
 )
 
-// rateBatch is how many finished runs one roll-up counts at most.
-const rateBatch = 500
+// rateBatch is how many finished runs one roll-up counts at most; rateSettle
+// is how long a woken roll-up waits for more runs to finish, so that a burst
+// is counted in a few transactions rather than one per batch of the ledger.
+const (
+	rateBatch  = 2000
+	rateSettle = 100 * time.Millisecond
+)
 
 // WakeHealth asks the health roll-up to look at finished runs now.
 func (s *Service) WakeHealth() {
@@ -43,6 +48,11 @@ func (s *Service) RunHealth(ctx context.Context) error {
 			return nil
 		case <-t.C:
 		case <-s.wake:
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(rateSettle):
+			}
 		}
 	}
 }
@@ -59,15 +69,18 @@ func (s *Service) RateRuns(ctx context.Context) (int, error) {
 	if err != nil || len(runs) == 0 {
 		return 0, err
 	}
-	states := map[string]store.SubscriptionState{}
+	ids := make([]string, 0, len(runs))
+	for _, run := range runs {
+		ids = append(ids, run.SubscriptionID)
+	}
+	states, err := s.st.States(ctx, ids)
+	if err != nil {
+		return 0, err
+	}
 	ratings := make([]store.Rating, 0, len(runs))
 	for _, run := range runs {
-		st, ok := states[run.SubscriptionID]
-		if !ok {
-			if st, err = s.st.State(ctx, run.SubscriptionID); err != nil {
-				return 0, err
-			}
-		}
+		st := states[run.SubscriptionID]
+		before := st
 		notify := false
 		switch run.State {
 		case store.RunFailed:
@@ -79,7 +92,8 @@ func (s *Service) RateRuns(ctx context.Context) (int, error) {
 			st.Failures, st.Unhealthy = 0, false
 		}
 		states[run.SubscriptionID] = st
-		r := store.Rating{Run: run, Failures: st.Failures, Unhealthy: st.Unhealthy}
+		r := store.Rating{Run: run, Failures: st.Failures, Unhealthy: st.Unhealthy,
+			Changed: st.Failures != before.Failures || st.Unhealthy != before.Unhealthy}
 		if notify {
 			if r.Notice, err = s.notice(ctx, run, st.Failures); err != nil {
 				return 0, err

@@ -3,14 +3,18 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 )
 
 // UnratedRuns lists, in the order they became final, up to limit runs in a
-// final state whose outcome has not yet counted toward their subscription's health.
+// final state whose outcome has not yet counted toward their subscription's
+// health. Their Detail is left out.
 func (s *Store) UnratedRuns(ctx context.Context, limit int) ([]Run, error) {
-	out, err := queryAll(ctx, s.r, scanRun, `SELECT id, subscription_id, scheduled_at, state, detail, error, started, finished
+	out, err := queryAll(ctx, s.r, scanRun, `SELECT id, subscription_id, scheduled_at, state, '{}', error, started, finished
 		FROM runs WHERE rated = 0 AND state NOT IN ('running', 'queued') ORDER BY finished, rowid LIMIT ?`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("unrated runs: %w", err)
@@ -18,41 +22,95 @@ func (s *Store) UnratedRuns(ctx context.Context, limit int) ([]Run, error) {
 	return out, nil
 }
 
+// States returns the states of the given subscriptions in one read; a
+// subscription never run is left out.
+func (s *Store) States(ctx context.Context, ids []string) (map[string]SubscriptionState, error) {
+	out := make(map[string]SubscriptionState, len(ids))
+	for chunk := range slices.Chunk(ids, maxLedgerParams) {
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			args[i] = id
+		}
+		rows, err := s.r.QueryContext(ctx, `SELECT subscription_id, last_condition, failures, unhealthy FROM subscription_state
+			WHERE subscription_id IN (?`+strings.Repeat(", ?", len(chunk)-1)+`)`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("subscription states: %w", err)
+		}
+		for rows.Next() {
+			var id string
+			var st SubscriptionState
+			var last sql.NullBool
+			if err := rows.Scan(&id, &last, &st.Failures, &st.Unhealthy); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("subscription states: %w", err)
+			}
+			if last.Valid {
+				st.LastCondition = &last.Bool
+			}
+			out[id] = st
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return nil, fmt.Errorf("subscription states: %w", err)
+		}
+	}
+	return out, nil
+}
+
 // Rating is a run's outcome counted toward its subscription's health: the
-// subscription's failures in a row and health after it, and the notice to
-// hand over with it when it made the subscription unhealthy.
+// subscription's failures in a row and health after it, whether they
+// changed, and the notice to hand over with it when it made the subscription
+// unhealthy.
 type Rating struct {
 	Run       Run
 	Failures  int
 	Unhealthy bool
+	Changed   bool
 	Notice    []Delivery
 }
 
-// RateRuns records ratings in one transaction: each subscription's health,
-// the notices with their outbox rows, and each run counted. A run deleted
-// meanwhile is passed over.
+// RateRuns records ratings in one transaction: each subscription's health
+// that changed, the notices with their outbox rows, and each run counted. A
+// run deleted meanwhile is passed over.
 func (s *Store) RateRuns(ctx context.Context, ratings []Rating, now time.Time) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
+		var plain []any // runs that change nothing but their mark
 		for _, r := range ratings {
-			res, err := tx.ExecContext(ctx, `UPDATE runs SET rated = 1 WHERE id = ? AND rated = 0`, r.Run.ID)
-			if err != nil {
-				return fmt.Errorf("rate run: %w", err)
-			}
-			if n, err := res.RowsAffected(); err != nil || n == 0 {
+			if !r.Changed && len(r.Notice) == 0 {
+				plain = append(plain, r.Run.ID)
 				continue
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO subscription_state(subscription_id, failures, unhealthy, updated)
-				VALUES (?, ?, ?, ?) ON CONFLICT (subscription_id) DO UPDATE SET failures = excluded.failures,
-				unhealthy = excluded.unhealthy, updated = excluded.updated`,
-				r.Run.SubscriptionID, r.Failures, boolInt(r.Unhealthy), now.Unix()); err != nil {
-				return fmt.Errorf("rate run: %w", err)
+			if err := rateRun(ctx, tx, r, now); err != nil {
+				return err
 			}
-			for _, d := range r.Notice {
-				if err := insertDelivery(ctx, tx, r.Run, d); err != nil {
-					return err
-				}
+		}
+		for chunk := range slices.Chunk(plain, maxLedgerParams) {
+			if _, err := tx.ExecContext(ctx, `UPDATE runs SET rated = 1 WHERE id IN (?`+strings.Repeat(", ?", len(chunk)-1)+`)`,
+				chunk...); err != nil {
+				return fmt.Errorf("rate runs: %w", err)
 			}
 		}
 		return nil
 	})
+}
+
+func rateRun(ctx context.Context, tx *sql.Tx, r Rating, now time.Time) error {
+	res, err := tx.ExecContext(ctx, `UPDATE runs SET rated = 1 WHERE id = ? AND rated = 0`, r.Run.ID)
+	if err != nil {
+		return fmt.Errorf("rate run: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO subscription_state(subscription_id, failures, unhealthy, updated)
+		VALUES (?, ?, ?, ?) ON CONFLICT (subscription_id) DO UPDATE SET failures = excluded.failures,
+		unhealthy = excluded.unhealthy, updated = excluded.updated`,
+		r.Run.SubscriptionID, r.Failures, boolInt(r.Unhealthy), now.Unix()); err != nil {
+		return fmt.Errorf("rate run: %w", err)
+	}
+	for _, d := range r.Notice {
+		if err := insertDelivery(ctx, tx, r.Run, d); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -129,14 +129,14 @@ func (c counter) Handle(_ context.Context, r slog.Record) error {
 	var status int64
 	r.Attrs(func(a slog.Attr) bool {
 		switch a.Key {
-		case "path":
+		case "route": // the mux pattern, "POST /svc/xtab2/executor3"
 			path = a.Value.String()
 		case "status":
 			status = a.Value.Int64()
 		}
 		return true
 	})
-	if path == "/svc/xtab2/executor3" && status == 201 {
+	if strings.HasSuffix(path, "/svc/xtab2/executor3") && status == 201 {
 		c.n.Add(1)
 	}
 	return nil
