@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -183,4 +184,19 @@ func TestSchedulerManyAtOneInstant(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestSchedulerReportsTriggersItCannotUse: a trigger that does not parse is
+// left out with an error naming it, and the subscription's other triggers stay.
+func TestSchedulerReportsTriggersItCannotUse(t *testing.T) {
+	s := NewScheduler(func(Fire) {}, nil)
+	sub := store.Subscription{ID: "s1", Enabled: true, Def: store.SubscriptionDef{Triggers: []store.Trigger{
+		{Cron: "0 0 8 * * *", Timezone: "UTC"}, {Cron: "every morning", Timezone: "UTC"}}}}
+	err := s.Set(sub, time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
+	if err == nil || !strings.Contains(err.Error(), `trigger 1 ("every morning")`) {
+		t.Fatalf("Set = %v, want an error naming trigger 1", err)
+	}
+	if s.Len() != 1 {
+		t.Fatalf("%d triggers scheduled, want the one that parses", s.Len())
+	}
 }
