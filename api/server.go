@@ -26,19 +26,8 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives one line per request and every internal error. Default slog.Default().
 	Logger *slog.Logger
-	// TTLifetime is the temporary token's lifetime. Default 10m.
-	TTLifetime time.Duration
-	// SSTLifetime is the super-secure token's lifetime. Default 14 days.
-	SSTLifetime time.Duration
-	// PasswordCost is the bcrypt cost for new password hashes. Default 10.
-	PasswordCost int
-	// LoginFailuresFree failed logins in a row are answered at once; after
-	// that, attempts wait a delay that doubles up to LoginDelayMax. Defaults 5 and 15m.
-	LoginFailuresFree int
-	LoginDelayMax     time.Duration
-	// LoginFailuresCeiling failed logins of one login from all addresses together
-	// make further attempts from addresses it never succeeded from wait too. Default 50.
-	LoginFailuresCeiling int
+	// Auth configures the two-token login; zero fields take DefaultAuthConfig's.
+	Auth AuthConfig
 	// LongTimeout is how long the routes that move big bodies (data loads, export
 	// downloads) may read and write, past the server's own read and write timeouts.
 	// Default 1h.
@@ -102,6 +91,8 @@ type Server struct {
 	access      AccessLog
 }
 
+var defaultAuth = DefaultAuthConfig()
+
 // New returns a Server over st.
 func New(st *store.Store, opt Options) *Server {
 	s := &Server{
@@ -109,9 +100,9 @@ func New(st *store.Store, opt Options) *Server {
 		domain:  opt.Domain,
 		now:     opt.Now,
 		log:     opt.Logger,
-		ttLife:  opt.TTLifetime,
-		sstLife: opt.SSTLifetime,
-		pwCost:  opt.PasswordCost,
+		ttLife:  cmp.Or(opt.Auth.TTLifetime, defaultAuth.TTLifetime),
+		sstLife: cmp.Or(opt.Auth.SSTLifetime, defaultAuth.SSTLifetime),
+		pwCost:  cmp.Or(opt.Auth.PasswordCost, defaultAuth.PasswordCost),
 		maxBody: opt.MaxBodyBytes,
 		secure:  opt.SecureCookies,
 		mux:     http.NewServeMux(),
@@ -135,29 +126,14 @@ func New(st *store.Store, opt Options) *Server {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
-	if s.ttLife == 0 {
-		s.ttLife = 10 * time.Minute
-	}
-	if s.sstLife == 0 {
-		s.sstLife = 14 * 24 * time.Hour
-	}
-	if s.pwCost == 0 {
-		s.pwCost = 10
-	}
 	if s.maxBody == 0 {
 		s.maxBody = 1 << 20
 	}
 	if s.maxLoad == 0 {
 		s.maxLoad = 1 << 30
 	}
-	free, maxDelay := opt.LoginFailuresFree, opt.LoginDelayMax
-	if free == 0 {
-		free = 5
-	}
-	if maxDelay == 0 {
-		maxDelay = 15 * time.Minute
-	}
-	s.throttle = newLoginThrottle(free, cmp.Or(opt.LoginFailuresCeiling, 50), maxDelay)
+	s.throttle = newLoginThrottle(cmp.Or(opt.Auth.LoginFailuresFree, defaultAuth.LoginFailuresFree),
+		cmp.Or(opt.Auth.LoginFailuresCeiling, defaultAuth.LoginFailuresCeiling), cmp.Or(opt.Auth.LoginDelayMax, defaultAuth.LoginDelayMax))
 	s.trustedProxies = opt.TrustedProxies
 	s.longTimeout = cmp.Or(opt.LongTimeout, time.Hour)
 	s.auth = newAuthCache(100_000)

@@ -181,8 +181,9 @@ func (a *App) open(ctx context.Context) error {
 		return err
 	}
 	a.closers = append(a.closers, a.md.Close)
-	a.exec = xtab.New(st, a.md, xtab.Config{Dir: filepath.Join(cfg.Data, "results"), PerProject: cfg.Execution.PerProject,
-		Timeout: cfg.Execution.Timeout, Retention: cfg.Execution.Retention, MaxSQL: cfg.Execution.MaxQueryBytes, Now: opt.Clock.Now}, a.log.With("component", "xtab"))
+	xcfg := cfg.Execution
+	xcfg.Dir, xcfg.Now = filepath.Join(cfg.Data, "results"), opt.Clock.Now
+	a.exec = xtab.New(st, a.md, xcfg, a.log.With("component", "xtab"))
 	a.export = export.New(st, a.exec, export.Config{Dir: filepath.Join(cfg.Data, "exports"), Workers: cfg.Export.Workers,
 		Retention: cfg.Export.Retention, Now: opt.Clock.Now, Registerer: a.reg}, a.log.With("component", "exporter"))
 	if err := a.openMaintenance(ctx); err != nil {
@@ -190,9 +191,7 @@ func (a *App) open(ctx context.Context) error {
 	}
 	a.api = api.New(st, api.Options{
 		Domain: cfg.Domain, Now: opt.Clock.Now, Logger: a.log,
-		TTLifetime: cfg.Auth.TTLifetime, SSTLifetime: cfg.Auth.SSTLifetime, PasswordCost: cfg.Auth.PasswordCost,
-		LoginFailuresFree: cfg.Auth.LoginFailuresFree, LoginDelayMax: cfg.Auth.LoginDelayMax,
-		LoginFailuresCeiling: cfg.Auth.LoginFailuresCeiling, TrustedProxies: prefixes(cfg.HTTP.TrustedProxies),
+		Auth: cfg.Auth, TrustedProxies: prefixes(cfg.HTTP.TrustedProxies),
 		LongTimeout:  cfg.HTTP.LongTimeout,
 		MaxBodyBytes: cfg.HTTP.MaxBodyBytes, SecureCookies: cfg.HTTP.TLSCert != "",
 		Notify: a.notify, Previewer: a.engine,

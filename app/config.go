@@ -14,6 +14,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/heraldhq/herald/analytics/xtab"
+	"github.com/heraldhq/herald/api"
 	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/notify"
@@ -37,13 +39,13 @@ type Config struct {
 	AdminLogin string            `yaml:"adminLogin"`
 	Log        LogConfig         `yaml:"log"`
 	HTTP       HTTPConfig        `yaml:"http"`
-	Auth       AuthConfig        `yaml:"auth"`
+	Auth       api.AuthConfig    `yaml:"auth"`
 	Secrets    SecretsConfig     `yaml:"secrets"`
 	Subs       notify.Config     `yaml:"subscriptions"`
 	Engine     engine.Config     `yaml:"engine"`
 	NATS       NATSConfig        `yaml:"nats"`
 	Delivery   worker.Config     `yaml:"delivery"`
-	Execution  ExecutionConfig   `yaml:"execution"`
+	Execution  xtab.Config       `yaml:"execution"`
 	Export     ExportConfig      `yaml:"export"`
 	Maint      MaintenanceConfig `yaml:"maintenance"`
 	Metrics    MetricsConfig     `yaml:"metrics"`
@@ -73,19 +75,6 @@ type MaintenanceConfig struct {
 	Queue int `yaml:"queue"`
 	// ArchiveRetention is how long an export's archive, and the token naming it, stays valid. Default 48h.
 	ArchiveRetention time.Duration `yaml:"archiveRetention"`
-}
-
-// ExecutionConfig configures report execution.
-type ExecutionConfig struct {
-	// PerProject is how many reports of one project are computed at once. Default 2.
-	PerProject int `yaml:"perProject"`
-	// Timeout bounds the computation of one report, waiting for a place included. Default 5m.
-	Timeout time.Duration `yaml:"timeout"`
-	// Retention is how long a result is kept after it was last asked for. Default 24h.
-	Retention time.Duration `yaml:"retention"`
-	// MaxQueryBytes bounds the SQL a report's metrics compile to; a report past it is a
-	// 400 naming the metric. Default 256 KiB.
-	MaxQueryBytes int `yaml:"maxQueryBytes"`
 }
 
 // ExportConfig configures the export of report results into files.
@@ -147,24 +136,6 @@ type HTTPConfig struct {
 	TrustedProxies []string `yaml:"trustedProxies"`
 }
 
-// AuthConfig configures the two-token login.
-type AuthConfig struct {
-	// TTLifetime is how long a temporary token (SVCAuthTT) is valid. Default 10m.
-	TTLifetime time.Duration `yaml:"ttLifetime"`
-	// SSTLifetime is how long a super-secure token (SVCAuthSST) is valid. Default 336h (14 days).
-	SSTLifetime time.Duration `yaml:"sstLifetime"`
-	// PasswordCost is the bcrypt cost of stored password hashes. Default 10.
-	PasswordCost int `yaml:"passwordCost"`
-	// LoginFailuresFree is how many failed logins in a row one login may have
-	// before further attempts are slowed down. Default 5.
-	LoginFailuresFree int `yaml:"loginFailuresFree"`
-	// LoginDelayMax caps the wait between attempts after repeated failures. Default 15m.
-	LoginDelayMax time.Duration `yaml:"loginDelayMax"`
-	// LoginFailuresCeiling is how many failed logins of one login, from all addresses
-	// together, make attempts from addresses it never succeeded from wait too. Default 50.
-	LoginFailuresCeiling int `yaml:"loginFailuresCeiling"`
-}
-
 // DefaultConfig returns the configuration used when nothing else is given.
 func DefaultConfig() Config {
 	return Config{
@@ -185,18 +156,11 @@ func DefaultConfig() Config {
 			ShutdownTimeout:   15 * time.Second,
 			TrustedProxies:    []string{},
 		},
-		Auth: AuthConfig{
-			TTLifetime:           10 * time.Minute,
-			SSTLifetime:          14 * 24 * time.Hour,
-			PasswordCost:         10,
-			LoginFailuresFree:    5,
-			LoginDelayMax:        15 * time.Minute,
-			LoginFailuresCeiling: 50,
-		},
+		Auth:      api.DefaultAuthConfig(),
 		Subs:      notify.DefaultConfig(),
 		Delivery:  worker.DefaultConfig(),
 		Engine:    engine.DefaultConfig(),
-		Execution: ExecutionConfig{PerProject: 2, Timeout: 5 * time.Minute, Retention: 24 * time.Hour, MaxQueryBytes: 256 << 10},
+		Execution: xtab.DefaultConfig(),
 		Export:    ExportConfig{Workers: 2, Retention: 24 * time.Hour},
 		Maint:     MaintenanceConfig{Workers: 2, Queue: 64, ArchiveRetention: 48 * time.Hour},
 		Metrics:   MetricsConfig{Listen: "127.0.0.1:9180"},
@@ -480,9 +444,6 @@ func (c *Config) Validate() error {
 	if !memorySize.MatchString(c.Warehouse.MemoryLimit) {
 		bad("warehouse.memoryLimit", "%q is not a size such as 512MiB or 2GB", c.Warehouse.MemoryLimit)
 	}
-	if c.Execution.MaxQueryBytes < 4096 {
-		bad("execution.maxQueryBytes", "must be at least 4096, got %d", c.Execution.MaxQueryBytes)
-	}
 	if c.Warehouse.Threads < 0 {
 		bad("warehouse.threads", "must not be negative, got %d", c.Warehouse.Threads)
 	}
@@ -507,23 +468,9 @@ func (c *Config) Validate() error {
 			bad(fmt.Sprintf("http.trustedProxies[%d]", i), "%q is not a network in CIDR form, such as 10.0.0.0/8", p)
 		}
 	}
-	if c.Auth.LoginFailuresCeiling < 1 {
-		bad("auth.loginFailuresCeiling", "must be at least 1, got %d", c.Auth.LoginFailuresCeiling)
-	}
+	errs = append(errs, within("auth", c.Auth.Validate()))
 	if (c.HTTP.TLSCert == "") != (c.HTTP.TLSKey == "") {
 		bad("http.tlsCert", "tlsCert and tlsKey must be given together")
-	}
-	if c.Auth.TTLifetime < time.Second {
-		bad("auth.ttLifetime", "must be at least 1s, got %s", c.Auth.TTLifetime)
-	}
-	if c.Auth.SSTLifetime < c.Auth.TTLifetime {
-		bad("auth.sstLifetime", "must not be shorter than auth.ttLifetime")
-	}
-	if c.Auth.PasswordCost < 4 || c.Auth.PasswordCost > 31 {
-		bad("auth.passwordCost", "must be between 4 and 31, got %d", c.Auth.PasswordCost)
-	}
-	if c.Auth.LoginFailuresFree < 1 {
-		bad("auth.loginFailuresFree", "must be at least 1")
 	}
 	if c.Secrets.Key != "" {
 		if _, err := secret.ParseKey(c.Secrets.Key); err != nil {
@@ -538,18 +485,13 @@ func (c *Config) Validate() error {
 			bad(d.Section, "the section is missing")
 		}
 	}
-	errs = append(errs, within("engine", c.Engine.Validate()), within("delivery", c.Delivery.Validate()))
-	if c.Execution.PerProject < 1 {
-		bad("execution.perProject", "must be at least 1")
-	}
+	errs = append(errs, within("engine", c.Engine.Validate()), within("delivery", c.Delivery.Validate()),
+		within("execution", c.Execution.Validate()))
 	if c.Export.Workers < 1 {
 		bad("export.workers", "must be at least 1")
 	}
-	for key, d := range map[string]time.Duration{"execution.timeout": c.Execution.Timeout,
-		"execution.retention": c.Execution.Retention, "export.retention": c.Export.Retention} {
-		if d < time.Second {
-			bad(key, "must be at least 1s, got %s", d)
-		}
+	if c.Export.Retention < time.Second {
+		bad("export.retention", "must be at least 1s, got %s", c.Export.Retention)
 	}
 	if c.Maint.Workers < 1 || c.Maint.Queue < 1 {
 		bad("maintenance.workers", "maintenance.workers and maintenance.queue must be at least 1")

@@ -121,7 +121,7 @@ func TestDoublingChainRunsInBoundedMemory(t *testing.T) {
 // TestOversizeReportNamesTheMetric executes a report whose metric compiles to more SQL
 // than execution.maxQueryBytes: a 400 naming the metric.
 func TestOversizeReportNamesTheMetric(t *testing.T) {
-	b := apptest.Start(t, func(c *app.Config) { c.Execution.MaxQueryBytes = 4096 })
+	b := apptest.Start(t, func(c *app.Config) { c.Execution.MaxSQL = 4096 })
 	admin := newBrowser(t, b.URL, "ua")
 	admin.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)
 	m := newMD(t, b, admin)

@@ -1,6 +1,7 @@
 package xtab
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/heraldhq/herald/analytics"
 	"github.com/heraldhq/herald/analytics/export"
+	"github.com/heraldhq/herald/analytics/query"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -32,19 +34,42 @@ func (e *FailedError) Error() string { return "report execution failed: " + e.Ms
 
 // Config configures an Executor. Zero values take the documented defaults.
 type Config struct {
-	// Dir holds the result files. Required.
-	Dir string
 	// PerProject is how many results of one project are computed at once. Default 2.
-	PerProject int
+	PerProject int `yaml:"perProject"`
 	// Timeout bounds the computation of one result, waiting included. Default 5m.
-	Timeout time.Duration
+	Timeout time.Duration `yaml:"timeout"`
 	// Retention is how long a result is kept after it was last asked for. Default 24h.
-	Retention time.Duration
-	// MaxSQL bounds the SQL a report's metrics compile to, in bytes. Default
-	// query.DefaultMaxSQL.
-	MaxSQL int
+	Retention time.Duration `yaml:"retention"`
+	// MaxSQL bounds the SQL a report's metrics compile to, in bytes; a report
+	// past it is refused, naming the metric. Default query.DefaultMaxSQL.
+	MaxSQL int `yaml:"maxQueryBytes"`
+
+	// Dir holds the result files. Required.
+	Dir string `yaml:"-"`
 	// Now is the clock. Default time.Now.
-	Now func() time.Time
+	Now func() time.Time `yaml:"-"`
+}
+
+// DefaultConfig returns the documented defaults, the execution section of the configuration.
+func DefaultConfig() Config {
+	return Config{PerProject: 2, Timeout: 5 * time.Minute, Retention: 24 * time.Hour, MaxSQL: query.DefaultMaxSQL}
+}
+
+// Validate names the wrong key.
+func (c Config) Validate() error {
+	var errs []error
+	if c.PerProject < 1 {
+		errs = append(errs, errors.New("perProject: must be at least 1"))
+	}
+	if c.MaxSQL < 4096 {
+		errs = append(errs, fmt.Errorf("maxQueryBytes: must be at least 4096, got %d", c.MaxSQL))
+	}
+	for key, d := range map[string]time.Duration{"timeout": c.Timeout, "retention": c.Retention} {
+		if d < time.Second {
+			errs = append(errs, fmt.Errorf("%s: must be at least 1s, got %s", key, d))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Executor executes reports and keeps their results.
@@ -70,15 +95,11 @@ type Executor struct {
 
 // New returns an executor; Run prunes old results and, when it ends, stops computing.
 func New(st *store.Store, md *analytics.Service, cfg Config, log *slog.Logger) *Executor {
-	if cfg.PerProject <= 0 {
-		cfg.PerProject = 2
-	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = 5 * time.Minute
-	}
-	if cfg.Retention <= 0 {
-		cfg.Retention = 24 * time.Hour
-	}
+	d := DefaultConfig()
+	cfg.PerProject = cmp.Or(max(cfg.PerProject, 0), d.PerProject)
+	cfg.Timeout = cmp.Or(max(cfg.Timeout, 0), d.Timeout)
+	cfg.Retention = cmp.Or(max(cfg.Retention, 0), d.Retention)
+	cfg.MaxSQL = cmp.Or(max(cfg.MaxSQL, 0), d.MaxSQL)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
