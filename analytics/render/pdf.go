@@ -1,6 +1,7 @@
 package render
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strings"
@@ -32,7 +33,8 @@ const (
 // repeated on each and page numbers in the footer. A wide table turns the
 // pages to landscape and, if it must, shrinks its text; numbers are
 // right-aligned in their metric's format, and text too long for its column
-// ends in an ellipsis. A oneNumber report is its value in large type.
+// ends in an ellipsis. A oneNumber report is its value in large type. A chart
+// report shows its chart, as PNG draws it, above the table on the first page.
 func PDF(w io.Writer, g *grid.Grid, generatedAt time.Time) error {
 	pdf := newPDF(g.Title, generatedAt)
 	if g.Format == grid.FormatOneNumber {
@@ -41,6 +43,14 @@ func PDF(w io.Writer, g *grid.Grid, generatedAt time.Time) error {
 		}
 	} else {
 		t := &pdfTable{pdf: pdf, g: g, generatedAt: generatedAt}
+		if g.Format == grid.FormatChart {
+			var chart bytes.Buffer
+			if err := PNG(&chart, g); err != nil {
+				return err
+			}
+			pdf.RegisterImageOptionsReader(chartImage, fpdf.ImageOptions{ImageType: "PNG"}, &chart)
+			t.chart = true
+		}
 		if err := stream(g, sampleSize, t.start, t.row); err != nil {
 			return err
 		}
@@ -74,6 +84,30 @@ func newPDF(title string, generatedAt time.Time) *fpdf.Fpdf {
 		pdf.CellFormat(half, 4, fmt.Sprintf("Page %d of {nb}", pdf.PageNo()), "", 0, "R", false, 0, "")
 	})
 	return pdf
+}
+
+// chartImage names the chart of a chart report among the PDF's images.
+const chartImage = "chart"
+
+// pdfChartShare is the largest share of the first page's height the chart takes.
+const pdfChartShare = 0.45
+
+// chartBlock draws the registered chart across the page, as wide as the
+// margins allow and at most pdfChartShare of the page high, and moves below it.
+func chartBlock(pdf *fpdf.Fpdf) {
+	info := pdf.GetImageInfo(chartImage)
+	if info == nil {
+		return
+	}
+	pw, ph := pdf.GetPageSize()
+	w := pw - 2*pdfMargin
+	h := w * info.Height() / info.Width()
+	if limit := ph * pdfChartShare; h > limit {
+		w, h = limit*info.Width()/info.Height(), limit
+	}
+	x, y := (pw-w)/2, pdf.GetY()
+	pdf.ImageOptions(chartImage, x, y, w, h, false, fpdf.ImageOptions{ImageType: "PNG"}, 0, "")
+	pdf.SetY(y + h + 4)
 }
 
 // titleBlock writes the title, the filters and the Generated line.

@@ -15,6 +15,7 @@ type pdfTable struct {
 	g           *grid.Grid
 	generatedAt time.Time
 
+	chart  bool      // the first page shows the registered chart above the table
 	orient string    // "P" or "L"
 	size   float64   // table text size, in points
 	widths []float64 // column widths, attributes first
@@ -117,6 +118,9 @@ func (t *pdfTable) newPage() {
 	pdf.AddPageFormat(t.orient, pdf.GetPageSizeStr("A4"))
 	if pdf.PageNo() == 1 {
 		titleBlock(pdf, t.g, t.generatedAt)
+		if t.chart {
+			chartBlock(pdf)
+		}
 	}
 	t.header()
 }

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -30,10 +32,14 @@ var pageObject = regexp.MustCompile(`/Type /Page\b[^s]`)
 func pageCount(pdf []byte) int { return len(pageObject.FindAll(pdf, -1)) }
 
 // pdfText extracts the text of each page with pdftotext -layout, skipping
-// the calling test when pdftotext is not installed.
+// the calling test when pdftotext is not installed, except in CI, which
+// installs it.
 func pdfText(t *testing.T, pdf []byte) []string {
 	t.Helper()
 	if _, err := exec.LookPath("pdftotext"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("pdftotext not on PATH: .ci/run installs Debian's poppler-utils")
+		}
 		t.Skip("pdftotext not on PATH (apt-get install poppler-utils)")
 	}
 	cmd := exec.Command("pdftotext", "-layout", "-enc", "UTF-8", "-", "-")
@@ -175,5 +181,56 @@ func TestPDFRowsFail(t *testing.T) {
 				t.Errorf("err = %v, want %v", err, errWarehouse)
 			}
 		})
+	}
+}
+
+// pdfImages lists the images each page draws, as "page width×height", with
+// pdfimages -list; it skips or fails as pdfText does without the tool.
+func pdfImages(t *testing.T, pdf []byte) []string {
+	t.Helper()
+	if _, err := exec.LookPath("pdfimages"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("pdfimages not on PATH: .ci/run installs Debian's poppler-utils")
+		}
+		t.Skip("pdfimages not on PATH (apt-get install poppler-utils)")
+	}
+	f := filepath.Join(t.TempDir(), "r.pdf")
+	if err := os.WriteFile(f, pdf, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("pdfimages", "-list", f).Output()
+	if err != nil {
+		t.Fatalf("pdfimages: %v", err)
+	}
+	var images []string
+	for _, line := range strings.Split(string(out), "\n")[2:] { // two header lines
+		if f := strings.Fields(line); len(f) > 4 {
+			images = append(images, f[0]+" "+f[3]+"×"+f[4])
+		}
+	}
+	return images
+}
+
+// TestPDFChartShowsTheChart: a chart report's PDF draws the chart on its
+// first page above the whole table; a grid report's draws no image.
+func TestPDFChartShowsTheChart(t *testing.T) {
+	chart := renderPDF(t, salesGrid())
+	if got := pdfImages(t, chart); len(got) != 1 || got[0] != "1 1200×700" {
+		t.Fatalf("the chart report's PDF draws %v, want the 1200×700 chart on page 1", got)
+	}
+	pages := pdfText(t, chart)
+	if len(pages) != 1 || !strings.Contains(pages[0], "Middle East & Africa") || !strings.Contains(pages[0], "$1,254,300.50") {
+		t.Fatalf("the table is not under the chart:\n%s", strings.Join(pages, "\f"))
+	}
+	g := salesGrid()
+	g.Format = grid.FormatGrid
+	if got := pdfImages(t, renderPDF(t, g)); len(got) != 0 {
+		t.Fatalf("the grid report's PDF draws %v", got)
+	}
+	long := longGrid(500)
+	long.Format, long.Chart = grid.FormatChart, grid.ChartLine
+	pdf := renderPDF(t, long)
+	if got := pdfImages(t, pdf); len(got) != 1 || got[0] != "1 1200×700" || len(pdfText(t, pdf)) < 2 {
+		t.Fatalf("a long chart report draws %v: want its chart once, on page 1, and its table on more pages", got)
 	}
 }
