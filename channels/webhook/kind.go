@@ -45,6 +45,10 @@ type Settings struct {
 	// body, in total; one that does not fit is listed without its content.
 	// Default 4 MiB; 0 lists every attachment without content.
 	MaxInlineBytes int64 `yaml:"maxInlineBytes"`
+	// CAFile is a PEM file of certificate authorities trusted beside the
+	// system's, for endpoints whose certificates an intranet CA issued.
+	// Default empty: the system's only.
+	CAFile string `yaml:"caFile"`
 	// Resolver looks up endpoint host names when connecting; nil means
 	// net.DefaultResolver. Not configurable: tests set it.
 	Resolver Resolver `yaml:"-"`
@@ -63,6 +67,11 @@ func (s *Settings) Validate() error {
 	for i, n := range s.AllowNetworks {
 		if _, err := netip.ParsePrefix(strings.TrimSpace(n)); err != nil {
 			errs = append(errs, fmt.Errorf("allowNetworks[%d]: %q is not a network in CIDR form, such as 10.0.0.0/8", i, n))
+		}
+	}
+	if s.CAFile != "" {
+		if _, err := loadCAs(s.CAFile); err != nil {
+			errs = append(errs, fmt.Errorf("caFile: %w", err))
 		}
 	}
 	if s.MaxInlineBytes < 0 {

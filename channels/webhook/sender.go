@@ -3,6 +3,8 @@ package webhook
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -102,6 +104,13 @@ func New(set *Settings, env channels.Env) (*Sender, error) {
 	}
 	s.secure = s.transport(resolver, false)
 	s.plain = s.transport(resolver, true)
+	if set.CAFile != "" {
+		roots, err := loadCAs(set.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("webhook: caFile: %w", err)
+		}
+		s.secure.TLSClientConfig = &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
+	}
 	return s, nil
 }
 
@@ -121,6 +130,23 @@ func (s *Sender) transport(resolver Resolver, plain bool) *http.Transport {
 	t.DialContext = s.guard.dialer(resolver, plain)
 	t.MaxResponseHeaderBytes = maxResponse
 	return t
+}
+
+// loadCAs returns the system's certificate pool with the PEM file's
+// authorities added.
+func loadCAs(file string) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	roots, err := x509.SystemCertPool()
+	if err != nil {
+		roots = x509.NewCertPool()
+	}
+	if !roots.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("%s holds no PEM certificate", file)
+	}
+	return roots, nil
 }
 
 // Close closes the sender's idle connections.

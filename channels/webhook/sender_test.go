@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"log/slog"
@@ -556,5 +557,35 @@ func TestAttachmentEdgeCases(t *testing.T) {
 	}
 	if n := p.count(); n != 1 {
 		t.Fatalf("the receiver got %d requests, want 1", n)
+	}
+}
+
+// TestHTTPSWithAnIntranetCA delivers over https to an endpoint whose
+// certificate a CA in webhook.caFile issued, and refuses it without that file.
+func TestHTTPSWithAnIntranetCA(t *testing.T) {
+	var got atomic.Int32
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got.Add(1)
+	}))
+	t.Cleanup(srv.Close)
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	set := settings("127.0.0.0/8")
+	set.CAFile = ca
+	if _, err := newSender(t, set, channels.Env{}).Send(t.Context(), message(channel(t, set, srv.URL+"/hook", "s"), "d1")); err != nil {
+		t.Fatalf("Send over https: %v", err)
+	}
+	set = settings("127.0.0.0/8")
+	_, err := newSender(t, set, channels.Env{}).Send(t.Context(), message(channel(t, set, srv.URL+"/hook", "s"), "d2"))
+	if err == nil || got.Load() != 1 {
+		t.Fatalf("Send without the CA = %v; the endpoint got %d requests, want the first only", err, got.Load())
+	}
+	bad := filepath.Join(t.TempDir(), "bad.pem")
+	_ = os.WriteFile(bad, []byte("not a certificate"), 0o600)
+	set.CAFile = bad
+	if err := set.Validate(); err == nil || !strings.Contains(err.Error(), "caFile") {
+		t.Fatalf("Validate with a file of no certificate = %v", err)
 	}
 }
