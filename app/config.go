@@ -218,6 +218,9 @@ func decodeNode(n *yaml.Node, v reflect.Value, prefix string) error {
 		if !ok && prefix == "" {
 			field, ok = sectionOf(v, key.Value)
 		}
+		if to, moved := movedKeys[join(prefix, key.Value)]; !ok && moved {
+			return fmt.Errorf("line %d: key %q is now %q", key.Line, join(prefix, key.Value), to)
+		}
 		if !ok {
 			return fmt.Errorf("line %d: unknown key %q (known keys of %s: %s)", key.Line, join(prefix, key.Value),
 				orRoot(prefix), strings.Join(knownKeys(v.Type()), ", "))
@@ -227,6 +230,18 @@ func decodeNode(n *yaml.Node, v reflect.Value, prefix string) error {
 		}
 	}
 	return nil
+}
+
+// movedKeys are keys of earlier versions and where they went, so that an old
+// file's error says what to write instead.
+var movedKeys = map[string]string{
+	"engine.failuresBeforeNotice":  "subscriptions.failuresBeforeNotice",
+	"delivery.emailConcurrency":    "smtp.concurrency",
+	"delivery.smsConcurrency":      "sms.concurrency",
+	"delivery.feedChatConcurrency": "feedChat.concurrency",
+	"delivery.emailRate":           "smtp.rate",
+	"delivery.smsRate":             "sms.rate",
+	"delivery.feedChatRate":        "feedChat.rate",
 }
 
 // sectionOf returns the channel kind's section named name of the Config v.

@@ -98,3 +98,17 @@ func TestEnvironmentOverrides(t *testing.T) {
 }
 
 func smtpOf(c *Config) *email.Settings { return c.Channels["smtp"].(*email.Settings) }
+
+// TestMovedKeysSayWhereTheyWent: a file written for an earlier version names
+// the key that took the old one's place.
+func TestMovedKeysSayWhereTheyWent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.yaml")
+	if err := os.WriteFile(path, []byte("delivery:\n  maxAttempts: 5\n  emailConcurrency: 4\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	err := LoadConfigFile(&cfg, path)
+	if err == nil || !strings.Contains(err.Error(), `line 3: key "delivery.emailConcurrency" is now "smtp.concurrency"`) {
+		t.Fatalf("err = %v", err)
+	}
+}
