@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"regexp"
 	"strings"
 
 	"github.com/heraldhq/herald/analytics/export"
@@ -19,8 +18,6 @@ type Exporter interface {
 	Start(ctx context.Context, projectID, resultID, format string) (store.Export, error)
 	Get(ctx context.Context, id string) (store.Export, error)
 }
-
-var resultURIForm = regexp.MustCompile(`^/svc/md/([a-z0-9]+)/obj/([A-Za-z0-9_.-]+)$`)
 
 type exportRequest struct {
 	ResultReq *struct {
@@ -44,7 +41,7 @@ func (s *Server) startExport(w http.ResponseWriter, r *http.Request, c *caller) 
 	if in == nil {
 		return badField("result_req", "is required")
 	}
-	m := resultURIForm.FindStringSubmatch(in.Report)
+	m := objURI.FindStringSubmatch(in.Report)
 	if m == nil {
 		return badField("result_req.report", "must be the report result URI an execution returned, /svc/md/<project>/obj/<id>")
 	}

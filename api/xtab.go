@@ -202,6 +202,7 @@ func (s *Server) dataResult(w http.ResponseWriter, r *http.Request, c *caller) e
 	return nil
 }
 
+// objURI is a metadata object URI: the project id and the object id.
 var objURI = regexp.MustCompile(`^/svc/md/([a-z0-9]+)/obj/([A-Za-z0-9_.-]+)$`)
 
 func countSet(bs ...bool) int {

@@ -81,12 +81,12 @@ func (s *Service) RateRuns(ctx context.Context) (int, error) {
 	for _, run := range runs {
 		st := states[run.SubscriptionID]
 		before := st
-		notify := false
+		tell := false
 		switch run.State {
 		case store.RunFailed:
 			st.Failures++
 			if st.Failures >= s.cfg.FailuresBeforeNotice && !st.Unhealthy {
-				st.Unhealthy, notify = true, true
+				st.Unhealthy, tell = true, true
 			}
 		case store.RunDelivered, store.RunPartiallyFailed, store.RunNotTriggered:
 			st.Failures, st.Unhealthy = 0, false
@@ -94,7 +94,7 @@ func (s *Service) RateRuns(ctx context.Context) (int, error) {
 		states[run.SubscriptionID] = st
 		r := store.Rating{Run: run, Failures: st.Failures, Unhealthy: st.Unhealthy,
 			Changed: st.Failures != before.Failures || st.Unhealthy != before.Unhealthy}
-		if notify {
+		if tell {
 			if r.Notice, err = s.notice(ctx, run, st.Failures); err != nil {
 				return 0, err
 			}

@@ -80,9 +80,6 @@ func (s *Service) changed(id string) {
 	}
 }
 
-// Kinds returns the channel kinds the service knows.
-func (s *Service) Kinds() *channels.Registry { return s.kinds }
-
 func (s *Service) quota() store.Quota {
 	return store.Quota{SubscriptionsPerUser: s.cfg.MaxPerUser, SubscriptionsPerProject: s.cfg.MaxPerProject,
 		ChannelsPerUser: s.cfg.MaxChannelsPerUser}
@@ -107,18 +104,28 @@ func (s *Service) CannotFire(ctx context.Context, projectID, owner string) (stri
 	if p.State == store.ProjectDeleted {
 		return "the project is deleted", nil
 	}
-	m, err := s.st.Membership(ctx, projectID, owner)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && m.Status != store.MemberEnabled) {
-		return "the owner is no longer an enabled member of the project", nil
+	member, err := s.enabledMember(ctx, projectID, owner)
+	if err != nil || member {
+		return "", err
 	}
-	return "", err
+	return "the owner is no longer an enabled member of the project", nil
 }
 
 // checkSubscriber refuses a subscription for a user who is not an enabled member.
 func (s *Service) checkSubscriber(ctx context.Context, projectID, owner string) error {
-	m, err := s.st.Membership(ctx, projectID, owner)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && m.Status != store.MemberEnabled) {
-		return forbidden("User %s is not an enabled member of project %s", owner, projectID)
+	member, err := s.enabledMember(ctx, projectID, owner)
+	if err != nil || member {
+		return err
 	}
-	return err
+	return forbidden("User %s is not an enabled member of project %s", owner, projectID)
+}
+
+// enabledMember reports whether user is an enabled member of the project: the
+// one membership rule of subscriptions.
+func (s *Service) enabledMember(ctx context.Context, projectID, user string) (bool, error) {
+	m, err := s.st.Membership(ctx, projectID, user)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil && m.Status == store.MemberEnabled, err
 }

@@ -207,20 +207,8 @@ type SubscriptionState struct {
 
 // State returns the subscription's state; a subscription never run has the zero state.
 func (s *Store) State(ctx context.Context, subscriptionID string) (SubscriptionState, error) {
-	var st SubscriptionState
-	var last sql.NullBool
-	err := s.r.QueryRowContext(ctx, `SELECT last_condition, failures, unhealthy FROM subscription_state
-		WHERE subscription_id = ?`, subscriptionID).Scan(&last, &st.Failures, &st.Unhealthy)
-	if errors.Is(err, sql.ErrNoRows) {
-		return SubscriptionState{}, nil
-	}
-	if err != nil {
-		return st, fmt.Errorf("subscription state: %w", err)
-	}
-	if last.Valid {
-		st.LastCondition = &last.Bool
-	}
-	return st, nil
+	states, err := s.States(ctx, []string{subscriptionID})
+	return states[subscriptionID], err
 }
 
 // setLastCondition records the condition a run saw; the health fields are
