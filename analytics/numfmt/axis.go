@@ -10,7 +10,7 @@ import (
 // ticks of a chart's axis do: with as many decimals as step needs once the
 // pattern's percent and thousands scaling apply, no more and no fewer. So
 // `$#,##0.00` for a step of 500,000 is `$#,##0`, and `0.0%` for 0.05 is `0%`.
-// Scientific and empty patterns come back unchanged.
+// Scientific, fraction, date and empty patterns come back unchanged.
 func Axis(pattern string, step float64) string {
 	if strings.TrimSpace(pattern) == "" || !(step > 0) || math.IsInf(step, 0) {
 		return pattern
@@ -18,7 +18,7 @@ func Axis(pattern string, step float64) string {
 	parts := splitSections(pattern)
 	for i, p := range parts {
 		sec := parseSection(p)
-		if !sec.hasNum || sec.num.exp {
+		if !sec.hasNum || sec.num.exp || sec.num.frac != nil {
 			continue
 		}
 		var b strings.Builder

@@ -9,7 +9,8 @@ import (
 // formatted with pattern. It is mostly pattern itself: "General" for an empty
 // pattern, without the platform-only parts Excel refuses ([=null] sections,
 // [color=#...] styling), with colour names in Excel's spelling and literal
-// text quoted where Excel would read it as a format code.
+// text quoted where Excel would read it as a format code. Fraction, date and
+// time codes stay as they are, so the cell shows what Format writes.
 func ExcelFormat(pattern string) string {
 	if strings.TrimSpace(pattern) == "" {
 		return "General"
@@ -21,12 +22,17 @@ func ExcelFormat(pattern string) string {
 			continue
 		}
 		var b strings.Builder
+		prevDate, gap := false, false
 		for _, t := range sec.toks {
-			switch t.kind {
-			case tDropped:
-			default:
-				b.WriteString(t.raw)
+			if t.kind == tDropped {
+				gap = true
+				continue
 			}
+			if gap && prevDate && t.kind == tDate {
+				b.WriteString(`""`) // s[]s is two codes, not ss
+			}
+			b.WriteString(t.raw)
+			prevDate, gap = t.kind == tDate, false
 		}
 		parts = append(parts, b.String())
 	}
@@ -53,7 +59,11 @@ func ExcelFormat(pattern string) string {
 const excelSafe = "$-+/():!^&'~{}<>= "
 
 // quote writes literal text so that Excel shows it as is.
-func quote(s string) string {
+func quote(s string) string { return quoteWith(s, excelSafe) }
+
+// quoteWith writes literal text so that Excel shows it as is, leaving the
+// characters of safe unquoted.
+func quoteWith(s, safe string) string {
 	var b strings.Builder
 	inQuote := false
 	for i := 0; i < len(s); {
@@ -67,7 +77,7 @@ func quote(s string) string {
 				inQuote = false
 			}
 			b.WriteString(`\"`)
-		case r < 0x80 && strings.ContainsRune(excelSafe, r):
+		case r < 0x80 && strings.ContainsRune(safe, r):
 			if inQuote {
 				b.WriteByte('"')
 				inQuote = false

@@ -8,32 +8,51 @@ import (
 )
 
 // Format formats v with an Excel-style number format pattern such as
-// `#,##0.00`, `0.0%`, `$#,##0` or `#,##0.0,"K"`.
+// `#,##0.00`, `0.0%`, `$#,##0`, `#,##0.0,"K"`, `# ?/?` or `yyyy-mm-dd hh:mm`.
 //
 // It knows digit placeholders (0, # and ?), thousands separators, trailing
 // commas that scale by a thousand, percent signs (each multiplies by 100),
 // scientific notation (0.00E+00), quoted and escaped literals, _x spaces,
 // [$€-407] currency symbols and up to four ;-separated sections
 // (positive;negative;zero) with optional [>=1000] conditions. Colours and the
-// platform's [=null] sections do not change the text. Rounding is half away
-// from zero on the shortest decimal form of v, so 2.675 with `0.00` is
-// "2.68"; a negative value that rounds to zero has no minus sign. An empty
-// pattern gives the plain shortest decimal form, as does General.
+// platform's [=null] sections do not change the text (Color tells the
+// colour). Rounding is half away from zero on the shortest decimal form of
+// v, so 2.675 with `0.00` is "2.68"; a negative value that rounds to zero has
+// no minus sign. An empty pattern gives the plain shortest decimal form, as
+// does General.
+//
+// Fractions: `# ?/?` and `# ??/??` write the integer part and the closest
+// fraction whose denominator has at most as many digits as the pattern has
+// denominator placeholders, `?/?` an improper fraction, and `# ?/8` or
+// `0 ?/100` a fixed denominator, so 1.5 is "1 1/2" and 0.3333 with `?/?` is
+// "1/3". ? placeholders add no alignment spaces, a whole number is written
+// without a fraction ("2"), and a zero integer part that # or ? leave blank
+// is left out ("1/2").
+//
+// Dates and times: a section with date or time codes and no digit
+// placeholders reads v as an Excel serial date, days since 1899-12-30 with
+// the time of day as the fraction (before 1900-03-01 in Excel's own
+// calendar, which has a 1900-02-29). It knows yy and yyyy; m, mm, mmm (Jan),
+// mmmm (January) and mmmmm (J); d, dd, ddd (Mon) and dddd (Monday); h and
+// hh; m and mm as minutes right after hours or before seconds; s and ss;
+// .0 to .000 after seconds; AM/PM and A/P (a twelve-hour clock, written as
+// the pattern spells them); and the elapsed [h], [mm] and [ss]. Codes are
+// read in any case and names are English. Times round to the shown second or
+// fraction of one. A negative value, NaN, or one from the year 10000 on is
+// "########", as Excel fills such a cell with #.
+//
+// Outside date sections NaN and ±Inf are "NaN", "Inf" and "-Inf".
 func Format(v float64, pattern string) string {
-	switch {
-	case math.IsNaN(v):
-		return "NaN"
-	case math.IsInf(v, 1):
-		return "Inf"
-	case math.IsInf(v, -1):
-		return "-Inf"
-	}
 	if strings.TrimSpace(pattern) == "" {
 		return plain(v)
 	}
-	secs := compile(pattern)
-	sec, ownSign := choose(secs, v)
-	if sec == nil {
+	sec, ownSign := choose(compile(pattern), v)
+	switch {
+	case sec == nil:
+		return plain(v)
+	case sec.date:
+		return sec.formatDate(v)
+	case math.IsNaN(v) || math.IsInf(v, 0):
 		return plain(v)
 	}
 	return sec.format(math.Abs(v), v < 0 && !ownSign)
@@ -207,6 +226,9 @@ func (x decimal) fracDigits(n int) string {
 
 // format writes the digits of abs; zero reports whether they are all zeros.
 func (n *number) format(abs float64) (string, bool) {
+	if n.frac != nil {
+		return n.formatFraction(abs)
+	}
 	x := newDecimal(abs)
 	x.dp += n.shift
 	if x.isZero() {
@@ -329,9 +351,17 @@ func (n *number) exponent(exp int) string {
 }
 
 // plain is the shortest decimal form of v that reads back as v, in exponent
-// form only below 1e-6 or from 1e21 up, as JSON writes numbers.
+// form only below 1e-6 or from 1e21 up, as JSON writes numbers; NaN and ±Inf
+// are "NaN", "Inf" and "-Inf".
 func plain(v float64) string {
-	if v == 0 {
+	switch {
+	case math.IsNaN(v):
+		return "NaN"
+	case math.IsInf(v, 1):
+		return "Inf"
+	case math.IsInf(v, -1):
+		return "-Inf"
+	case v == 0:
 		return "0"
 	}
 	if abs := math.Abs(v); abs < 1e-6 || abs >= 1e21 {

@@ -2,6 +2,7 @@ package numfmt
 
 import (
 	"math"
+	"regexp"
 	"strconv"
 	"testing"
 )
@@ -128,22 +129,41 @@ func TestExcelFormat(t *testing.T) {
 	}
 }
 
-// FuzzFormat checks that no pattern makes Format, ExcelFormat or Axis panic, that
-// the Excel code formats like the pattern it came from, and that the plain
-// form reads back exactly.
+// FuzzFormat checks that no pattern makes Format, Color, ExcelFormat or Axis
+// panic, that the text stays within a bound set by the pattern's length,
+// that Color names a CSS colour or none, that the Excel code formats and
+// colours like the pattern it came from, and that the plain form reads back
+// exactly.
 func FuzzFormat(f *testing.F) {
 	seeds := []string{"", "#,##0.00", "#,##0", "#,##0.0", "0.00", "0.0%", "#,##0.00%", "$#,##0.00",
 		`#,##0.00" USD"`, `[>=1000000]#,##0.0,,"M";[>=1000]#,##0.0,"K";#,##0`, "#,##0;(#,##0);-",
-		"[=null]--;[red]0.00", "0.00E+00", "_(* #,##0_)", `\"0\"`, "[$€-407]#.##?", "General;;;@"}
+		"[=null]--;[red]0.00", "0.00E+00", "_(* #,##0_)", `\"0\"`, "[$€-407]#.##?", "General;;;@",
+		"# ?/?", "# ??/??", "?/?", "# ?/8", "0 ??/100;[Red](0 ?/?)", `#" "?/?`,
+		"yyyy-mm-dd", "dddd, mmmm d, yyyy h:mm AM/PM", "[h]:mm:ss.00", "[mm]:ss;[Red]-[mm]:ss",
+		"m/d/yy a/p", "[Red][<0]0.0;[Blue]0.0", "[Color56]0;[color10]-0;[Green]0", `[<1]h:mm;yyyy"年"`}
 	for i, s := range seeds {
 		f.Add(float64(i)*-1234.5678, s)
+		f.Add(45000+float64(i)/7, s)
 	}
 	f.Add(math.MaxFloat64, "#,##0.0,,,%%%")
 	f.Add(math.SmallestNonzeroFloat64, "0.00000000000000000000E+0")
+	f.Add(math.MaxFloat64, "?/?%%%")
+	f.Add(math.NaN(), "yyyy")
+	f.Add(2958465.9999999, "[ss].000")
 	f.Fuzz(func(t *testing.T, v float64, pattern string) {
 		got := Format(v, pattern)
+		if limit := 4*len(pattern) + 1024; len(got) > limit {
+			t.Errorf("Format(%v, %q) is %d bytes long, more than %d", v, pattern, len(got), limit)
+		}
 		if excel := Format(v, ExcelFormat(pattern)); excel != got {
 			t.Errorf("Format(%v, %q) = %q, but with its Excel code %q it is %q", v, pattern, got, ExcelFormat(pattern), excel)
+		}
+		color := Color(v, pattern)
+		if !cssPattern.MatchString(color) {
+			t.Errorf("Color(%v, %q) = %q, not a CSS colour", v, pattern, color)
+		}
+		if excel := Color(v, ExcelFormat(pattern)); excel != color {
+			t.Errorf("Color(%v, %q) = %q, but with its Excel code %q it is %q", v, pattern, color, ExcelFormat(pattern), excel)
 		}
 		Format(v, Axis(pattern, math.Abs(v)))
 		if math.IsNaN(v) || math.IsInf(v, 0) {
@@ -155,6 +175,9 @@ func FuzzFormat(f *testing.F) {
 		}
 	})
 }
+
+// cssPattern matches what Color returns: a CSS colour or nothing.
+var cssPattern = regexp.MustCompile(`^(#[0-9a-f]{6})?$`)
 
 func TestAxis(t *testing.T) {
 	tests := []struct {
@@ -172,6 +195,8 @@ func TestAxis(t *testing.T) {
 		{"thousands scaling needs a decimal", `#,##0,"K"`, 500, `#,##0.0,"K"`},
 		{"each section", `#,##0.00;(#,##0.00)`, 10, `#,##0;(#,##0)`},
 		{"scientific unchanged", "0.00E+00", 10, "0.00E+00"},
+		{"fraction unchanged", "# ?/?", 0.25, "# ?/?"},
+		{"date unchanged", "yyyy-mm-dd;0.00", 0.5, "yyyy-mm-dd;0.0"},
 		{"empty unchanged", "", 10, ""},
 		{"bad step unchanged", "0.00", 0, "0.00"},
 		{"leading point", ".00", 1, "0"},

@@ -18,12 +18,15 @@ const (
 	tFill                   // *x: fill with x (ignored when formatting)
 	tBracket                // [Red], [Color3], [>=100]: kept for Excel only
 	tDropped                // a bracket the platform knows but Excel does not
+	tDate                   // a date or time code such as yyyy, mm or [h]
 )
 
 type token struct {
 	kind tokKind
 	text string // what Format prints
 	raw  string // the source text, for ExcelFormat
+	code dateCode
+	n    int // digits of a subsecond or elapsed code
 }
 
 // condition is a section's [op value] test.
@@ -67,7 +70,8 @@ type number struct {
 	exp      bool   // scientific notation
 	expPlus  bool   // E+ rather than E-: always print the exponent's sign
 	expUpper bool
-	expMin   int // minimum exponent digits
+	expMin   int       // minimum exponent digits
+	frac     *fraction // a fraction such as # ?/? (intPh is then its integer part)
 }
 
 // section is one of the ;-separated parts of a pattern.
@@ -78,6 +82,11 @@ type section struct {
 	hasNum  bool
 	general bool
 	num     number
+	color   string // the CSS colour of an Excel colour bracket, or ""
+
+	date   bool // a date and time section: the value is an Excel serial date
+	subsec int  // the subsecond digits a date section shows
+	hour12 bool // AM/PM or A/P: hours on a twelve-hour clock
 }
 
 // parser builds a section, collecting adjacent literal text into one token.
@@ -115,43 +124,18 @@ func splitSections(p string) []string {
 	return append(out, p[start:])
 }
 
-// parseSection reads one section of a pattern.
+// parseSection reads one section of a pattern: a date section when it has
+// date or time codes and no digit placeholders, a number section otherwise.
 func parseSection(s string) section {
+	if sec, ok := parseDate(s); ok {
+		return sec
+	}
 	var ps parser
 	for i := 0; i < len(s); {
 		c := s[i]
 		switch {
-		case c == '"':
-			end := strings.IndexByte(s[i+1:], '"')
-			if end < 0 {
-				end = len(s) - i - 1
-			}
-			ps.addLit(s[i+1:i+1+end], `"`+s[i+1:i+1+end]+`"`)
-			i += end + 2
-		case c == '\\' || c == '_' || c == '*':
-			r, size := utf8.DecodeRuneInString(s[i+1:])
-			if i+1 >= len(s) {
-				r, size = ' ', 0
-			}
-			raw := s[i : i+1+size]
-			switch c {
-			case '\\':
-				ps.addLit(string(r), quote(string(r)))
-			case '_':
-				ps.push(token{kind: tSpace, text: " ", raw: raw})
-			default:
-				ps.push(token{kind: tFill, raw: raw})
-			}
-			i += 1 + size
-		case c == '[':
-			end := strings.IndexByte(s[i:], ']')
-			if end < 0 {
-				ps.addLit(s[i:], quote(s[i:]))
-				ps.flush()
-				return ps.section
-			}
-			ps.bracket(s[i+1 : i+end])
-			i += end + 1
+		case c == '"' || c == '\\' || c == '_' || c == '*' || c == '[':
+			i = ps.shared(s, i, ps.bracket)
 		case c == '%':
 			ps.push(token{kind: tPercent, text: "%", raw: "%"})
 			ps.num.shift += 2
@@ -175,6 +159,45 @@ func parseSection(s string) section {
 	}
 	ps.flush()
 	return ps.section
+}
+
+// shared reads the piece at s[i] that number and date sections read alike:
+// quoted text, a \ escape, a _x space, a *x fill or a [...] bracket, whose
+// content goes to bracket. It returns the index after the piece; an
+// unterminated bracket is literal text up to the end.
+func (ps *parser) shared(s string, i int, bracket func(string)) int {
+	c := s[i]
+	switch c {
+	case '"':
+		end := strings.IndexByte(s[i+1:], '"')
+		if end < 0 {
+			end = len(s) - i - 1
+		}
+		ps.addLit(s[i+1:i+1+end], `"`+s[i+1:i+1+end]+`"`)
+		return min(i+end+2, len(s))
+	case '[':
+		end := strings.IndexByte(s[i:], ']')
+		if end < 0 {
+			ps.addLit(s[i:], quote(s[i:]))
+			return len(s)
+		}
+		bracket(s[i+1 : i+end])
+		return i + end + 1
+	}
+	r, size := utf8.DecodeRuneInString(s[i+1:])
+	if i+1 >= len(s) {
+		r, size = ' ', 0
+	}
+	raw := s[i : i+1+size]
+	switch c {
+	case '\\':
+		ps.addLit(string(r), quote(string(r)))
+	case '_':
+		ps.push(token{kind: tSpace, text: " ", raw: raw})
+	default:
+		ps.push(token{kind: tFill, raw: raw})
+	}
+	return i + 1 + size
 }
 
 // addLit adds literal text; raw is its Excel spelling. Adjacent literals
@@ -223,28 +246,14 @@ func (ps *parser) bracket(b string) {
 		ps.cond = &condition{op: op, val: v}
 		ps.push(token{kind: tBracket, raw: raw})
 	case excelColor(b) != "":
+		if ps.color == "" {
+			ps.color = cssColor(excelColor(b))
+		}
 		ps.push(token{kind: tBracket, raw: "[" + excelColor(b) + "]"})
 	default:
 		// Platform-only styling such as [color=#ff0000] or [backgroundColor=...].
 		ps.push(token{kind: tDropped, raw: raw})
 	}
-}
-
-var excelColors = []string{"Black", "Blue", "Cyan", "Green", "Magenta", "Red", "White", "Yellow"}
-
-// excelColor returns the Excel spelling of a colour bracket, or "".
-func excelColor(b string) string {
-	for _, c := range excelColors {
-		if strings.EqualFold(b, c) {
-			return c
-		}
-	}
-	if len(b) > 5 && strings.EqualFold(b[:5], "color") {
-		if n, err := strconv.Atoi(b[5:]); err == nil && n >= 1 && n <= 56 {
-			return "Color" + b[5:]
-		}
-	}
-	return ""
 }
 
 func isPlaceholder(c byte) bool { return c == '0' || c == '#' || c == '?' }
@@ -288,6 +297,11 @@ func (ps *parser) number(s string) int {
 	}
 	n.shift -= 3 * pendingCommas
 	n.commas += pendingCommas
+	if end, ok := ps.readFraction(s, i); ok {
+		ps.hasNum = true
+		ps.push(token{kind: tNum, raw: s[:end]})
+		return end
+	}
 	if i+2 < len(s) && (s[i] == 'E' || s[i] == 'e') && (s[i+1] == '+' || s[i+1] == '-') && isPlaceholder(s[i+2]) {
 		n.exp, n.expUpper, n.expPlus = true, s[i] == 'E', s[i+1] == '+'
 		i += 2

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"strconv"
 	"time"
 
 	"codeberg.org/go-pdf/fpdf"
@@ -183,11 +184,11 @@ func (t *pdfTable) row(r grid.Row) error {
 		t.cell(t.widths[i], t.rowH, header(r, i), "L", zebra)
 	}
 	for i, c := range t.g.Columns {
-		text := ""
+		text, color := "", ""
 		if p := value(r, i); p != nil {
-			text = numfmt.Format(*p, c.Format)
+			text, color = numfmt.Format(*p, c.Format), numfmt.Color(*p, c.Format)
 		}
-		t.number(t.widths[attrs+i], text, zebra)
+		t.number(t.widths[attrs+i], text, color, zebra)
 	}
 	pdf.Ln(t.rowH)
 	t.rows++
@@ -212,8 +213,9 @@ func (t *pdfTable) cell(width, h float64, text, align string, fill bool) {
 }
 
 // number writes a right-aligned number, in smaller type when it does not
-// fit, as a cut number would mislead.
-func (t *pdfTable) number(width float64, text string, fill bool) {
+// fit, as a cut number would mislead, and in the colour its format gives it
+// (a CSS "#rrggbb", or "" for the row's colour).
+func (t *pdfTable) number(width float64, text, color string, fill bool) {
 	pdf := t.pdf
 	room := width - 2*pdfPad
 	size := t.size
@@ -221,10 +223,27 @@ func (t *pdfTable) number(width float64, text string, fill bool) {
 		size -= 0.5
 		pdf.SetFontSize(size)
 	}
+	if r, g, b, ok := pdfRGB(color); ok {
+		r0, g0, b0 := pdf.GetTextColor()
+		pdf.SetTextColor(r, g, b)
+		defer pdf.SetTextColor(r0, g0, b0)
+	}
 	t.cell(width, t.rowH, text, "R", fill)
 	if size != t.size {
 		pdf.SetFontSize(t.size)
 	}
+}
+
+// pdfRGB reads a CSS colour "#rrggbb".
+func pdfRGB(color string) (r, g, b int, ok bool) {
+	if len(color) != 7 || color[0] != '#' {
+		return 0, 0, 0, false
+	}
+	v, err := strconv.ParseUint(color[1:], 16, 32)
+	if err != nil {
+		return 0, 0, 0, false
+	}
+	return int(v >> 16), int(v >> 8 & 0xff), int(v & 0xff), true
 }
 
 func sum(xs []float64) float64 {

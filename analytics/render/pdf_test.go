@@ -2,8 +2,10 @@ package render
 
 import (
 	"bytes"
+	"compress/zlib"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -233,4 +235,78 @@ func TestPDFChartShowsTheChart(t *testing.T) {
 	if got := pdfImages(t, pdf); len(got) != 1 || got[0] != "1 1200×700" || len(pdfText(t, pdf)) < 2 {
 		t.Fatalf("a long chart report draws %v: want its chart once, on page 1, and its table on more pages", got)
 	}
+}
+
+// pdfContent inflates the Flate-compressed streams of a PDF, where its pages
+// keep their drawing operators, and joins them.
+func pdfContent(t *testing.T, pdf []byte) string {
+	t.Helper()
+	var out strings.Builder
+	for rest := pdf; ; {
+		i := bytes.Index(rest, []byte("stream\n"))
+		if i < 0 {
+			break
+		}
+		rest = rest[i+len("stream\n"):]
+		end := bytes.Index(rest, []byte("\nendstream"))
+		if end < 0 {
+			break
+		}
+		if r, err := zlib.NewReader(bytes.NewReader(rest[:end])); err == nil {
+			if b, err := io.ReadAll(r); err == nil {
+				out.Write(b)
+				out.WriteByte('\n')
+			}
+		}
+		rest = rest[end:]
+	}
+	if out.Len() == 0 {
+		t.Fatal("no Flate stream in the PDF")
+	}
+	return out.String()
+}
+
+// textColor is the fill colour a text operator of a PDF content stream sets
+// before its BT: "q 1.000 0.000 0.000 rg BT ... ET Q".
+var textColor = regexp.MustCompile(`q ([0-9. ]+ (?:rg|g)) BT `)
+
+// TestPDFNumberColour: a number whose format names a colour for its section
+// is drawn in that colour, and the cells after it in the row's colour.
+func TestPDFNumberColour(t *testing.T) {
+	g := &grid.Grid{
+		Title:      "Margins",
+		Format:     grid.FormatGrid,
+		RowHeaders: []string{"Region"},
+		RowKinds:   []string{""},
+		Columns: []grid.Column{
+			{Path: []string{"Margin"}, Format: "[Red][<0]0.00;[Blue]0.00"},
+			{Path: []string{"Units"}, Format: "0.00"},
+			{Path: []string{"Share"}, Format: "[Red]0.00"},
+		},
+		Rows: rowsOf(
+			grid.Row{Headers: []string{"North"}, Values: []*float64{num(-1.5), num(3), num(0.25)}},
+			grid.Row{Headers: []string{"South"}, Values: []*float64{num(2.25), num(4), nil}},
+		),
+	}
+	pdf := renderPDF(t, g)
+	const red, blue, row = "1.000 0.000 0.000 rg", "0.000 0.000 1.000 rg", "0.129 g"
+	var cells []string // the colours of the row cells, in drawing order
+	for _, m := range textColor.FindAllStringSubmatch(pdfContent(t, pdf), -1) {
+		if c := m[1]; c == red || c == blue || c == row {
+			cells = append(cells, c)
+		}
+	}
+	want := []string{
+		row, red, row, red, // North, -1.50, 3.00, 0.25
+		row, blue, row, // South, 2.25, 4.00; the empty Share draws no text
+	}
+	if strings.Join(cells, ", ") != strings.Join(want, ", ") {
+		t.Errorf("the cells are drawn in\n%q, want\n%q", cells, want)
+	}
+	t.Run("text", func(t *testing.T) {
+		text := pdfText(t, pdf)[0]
+		if !regexp.MustCompile(`North\s+1.50\s+3.00\s+0.25`).MatchString(text) || !regexp.MustCompile(`South\s+2.25\s+4.00`).MatchString(text) {
+			t.Errorf("text lacks the rows:\n%s", text)
+		}
+	})
 }
