@@ -14,9 +14,12 @@ import (
 	"golang.org/x/image/vector"
 )
 
-// canvas is an RGBA image with text and anti-aliased shapes.
+// canvas is an RGBA image with text and anti-aliased shapes. Drawing is in
+// logical units, scale pixels each, so a chart laid out for a small image
+// is drawn sharp on a large one.
 type canvas struct {
 	img   *image.RGBA
+	scale float64
 	fonts [2]*opentype.Font
 	faces map[faceKey]font.Face
 	ras   *vector.Rasterizer
@@ -27,16 +30,19 @@ type faceKey struct {
 	size float64
 }
 
-func newCanvas(w, h int) (*canvas, error) {
+// newCanvas returns a white canvas of w×h logical units, scale pixels each.
+func newCanvas(w, h int, scale float64) (*canvas, error) {
 	fonts, err := parsedFonts()
 	if err != nil {
 		return nil, err
 	}
+	pw, ph := int(math.Round(float64(w)*scale)), int(math.Round(float64(h)*scale))
 	c := &canvas{
-		img:   image.NewRGBA(image.Rect(0, 0, w, h)),
+		img:   image.NewRGBA(image.Rect(0, 0, pw, ph)),
+		scale: scale,
 		fonts: fonts,
 		faces: map[faceKey]font.Face{},
-		ras:   vector.NewRasterizer(w, h),
+		ras:   vector.NewRasterizer(pw, ph),
 	}
 	draw.Draw(c.img, c.img.Bounds(), image.White, image.Point{}, draw.Src)
 	return c, nil
@@ -57,7 +63,7 @@ func (c *canvas) face(bold bool, size float64) font.Face {
 	if bold {
 		i = 1
 	}
-	f, err := opentype.NewFace(c.fonts[i], &opentype.FaceOptions{Size: size, DPI: 72, Hinting: font.HintingFull})
+	f, err := opentype.NewFace(c.fonts[i], &opentype.FaceOptions{Size: size * c.scale, DPI: 72, Hinting: font.HintingFull})
 	if err != nil {
 		// Only a bad size fails, and the sizes here are constants.
 		f = basicfont.Face7x13
@@ -73,8 +79,12 @@ type textStyle struct {
 	color color.Color
 }
 
+// px is a logical length in pixels.
+func (c *canvas) px(v int) int { return int(math.Round(float64(v) * c.scale)) }
+
+// measure is the width of s in logical units.
 func (c *canvas) measure(st textStyle, s string) int {
-	return font.MeasureString(c.face(st.bold, st.size), s).Ceil()
+	return int(math.Ceil(float64(font.MeasureString(c.face(st.bold, st.size), s)) / 64 / c.scale))
 }
 
 // fit returns s, or as much of it as fits in width pixels followed by an ellipsis.
@@ -108,7 +118,7 @@ func (c *canvas) text(st textStyle, s string, x, y int, align byte) {
 	case 'r':
 		x -= w
 	}
-	d := font.Drawer{Dst: c.img, Src: image.NewUniform(st.color), Face: c.face(st.bold, st.size), Dot: fixed.P(x, y)}
+	d := font.Drawer{Dst: c.img, Src: image.NewUniform(st.color), Face: c.face(st.bold, st.size), Dot: fixed.P(c.px(x), c.px(y))}
 	d.DrawString(s)
 }
 
@@ -117,7 +127,7 @@ func (c *canvas) text(st textStyle, s string, x, y int, align byte) {
 func (c *canvas) textUp(st textStyle, s string, x, y int) {
 	face := c.face(st.bold, st.size)
 	m := face.Metrics()
-	w, h := c.measure(st, s), (m.Ascent + m.Descent).Ceil()
+	w, h := font.MeasureString(face, s).Ceil(), (m.Ascent + m.Descent).Ceil() // pixels
 	if w == 0 {
 		return
 	}
@@ -130,17 +140,18 @@ func (c *canvas) textUp(st textStyle, s string, x, y int) {
 			up.SetAlpha(py, w-1-px, mask.AlphaAt(px, py))
 		}
 	}
-	r := image.Rect(x, y-w, x+h, y)
+	r := image.Rect(c.px(x), c.px(y)-w, c.px(x)+h, c.px(y))
 	draw.DrawMask(c.img, r, image.NewUniform(st.color), image.Point{}, up, image.Point{}, draw.Over)
 }
 
 // lineHeight is the distance between baselines of a text style.
 func (c *canvas) lineHeight(st textStyle) int {
 	m := c.face(st.bold, st.size).Metrics()
-	return (m.Ascent + m.Descent).Ceil()
+	return int(math.Ceil(float64(m.Ascent+m.Descent) / 64 / c.scale))
 }
 
 func (c *canvas) rect(r image.Rectangle, col color.Color) {
+	r = image.Rect(c.px(r.Min.X), c.px(r.Min.Y), c.px(r.Max.X), c.px(r.Max.Y))
 	draw.Draw(c.img, r, image.NewUniform(col), image.Point{}, draw.Over)
 }
 
@@ -148,14 +159,17 @@ func (c *canvas) hline(x0, x1, y int, col color.Color) {
 	c.rect(image.Rect(x0, y, x1, y+1), col)
 }
 
-// path is a polygon or a set of polygons filled together.
-type path struct{ ras *vector.Rasterizer }
+// path is a polygon or a set of polygons filled together, in logical units.
+type path struct {
+	ras   *vector.Rasterizer
+	scale float32
+}
 
 // begin starts a path; fill draws it.
 func (c *canvas) begin() path {
 	b := c.img.Bounds()
 	c.ras.Reset(b.Dx(), b.Dy())
-	return path{c.ras}
+	return path{c.ras, float32(c.scale)}
 }
 
 func (p path) fill(img *image.RGBA, col color.Color) {
@@ -184,7 +198,7 @@ func (p path) circle(x, y, r float64) {
 // screen from the x axis); with wedge it is a pie slice, else the whole disc
 // segment between the angles.
 func (p path) arc(x, y, r, a0, a1 float64, wedge bool) {
-	n := max(int(math.Ceil((a1-a0)*r/3)), 8)
+	n := max(int(math.Ceil((a1-a0)*r*float64(p.scale)/3)), 8)
 	pts := make([][2]float64, 0, n+2)
 	if wedge {
 		pts = append(pts, [2]float64{x, y})
@@ -211,9 +225,9 @@ func (p path) polygon(pts [][2]float64) {
 			k = len(pts) - 1 - i
 		}
 		if i == 0 {
-			p.ras.MoveTo(float32(pts[k][0]), float32(pts[k][1]))
+			p.ras.MoveTo(float32(pts[k][0])*p.scale, float32(pts[k][1])*p.scale)
 		} else {
-			p.ras.LineTo(float32(pts[k][0]), float32(pts[k][1]))
+			p.ras.LineTo(float32(pts[k][0])*p.scale, float32(pts[k][1])*p.scale)
 		}
 	}
 	p.ras.ClosePath()

@@ -214,7 +214,7 @@ func TestNiceTicks(t *testing.T) {
 }
 
 func TestWrap(t *testing.T) {
-	c, err := newCanvas(10, 10)
+	c, err := newCanvas(10, 10, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
