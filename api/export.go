@@ -46,7 +46,7 @@ func (s *Server) startExport(w http.ResponseWriter, r *http.Request, c *caller) 
 		return badField("result_req.report", "must be the report result URI an execution returned, /svc/md/<project>/obj/<id>")
 	}
 	if _, ok := export.Formats[strings.ToUpper(in.Format)]; !ok {
-		return badField("result_req.format", "must be one of PDF, CSV, PNG, XLS")
+		return badField("result_req.format", "must be one of PDF, CSV, PNG, XLS, HTML")
 	}
 	if err := s.authorizeProject(r, c, m[1], permProjectView); err != nil {
 		return err

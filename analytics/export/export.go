@@ -35,7 +35,7 @@ type Source interface {
 // renderer's; XLSX is accepted as another name for XLS.
 var Formats = map[string]string{
 	"CSV": render.FormatCSV, "XLS": render.FormatXLS, "XLSX": render.FormatXLS,
-	"PDF": render.FormatPDF, "PNG": render.FormatPNG,
+	"PDF": render.FormatPDF, "PNG": render.FormatPNG, "HTML": render.FormatHTML,
 }
 
 // Config configures the exporter. Zero values take the documented defaults.
@@ -46,6 +46,8 @@ type Config struct {
 	Workers int
 	// Retention is how long a finished export can be downloaded. Default 24h.
 	Retention time.Duration
+	// HTMLRows is how many rows an HTML export shows. Default render.DefaultHTMLRows (50).
+	HTMLRows int
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
 	// Registerer receives the exporter's metrics. Default: none (they are kept nowhere).
@@ -75,6 +77,9 @@ func New(st *store.Store, src Source, cfg Config, log *slog.Logger) *Service {
 	}
 	if cfg.Retention == 0 {
 		cfg.Retention = 24 * time.Hour
+	}
+	if cfg.HTMLRows == 0 {
+		cfg.HTMLRows = render.DefaultHTMLRows
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -240,7 +245,7 @@ func (s *Service) write(e store.Export, g *grid.Grid) (string, error) {
 			}
 		}
 	}
-	if err := renderTo(tmp, &counted, e.Format, e.Created); err != nil {
+	if err := s.renderTo(tmp, &counted, e.Format, e.Created); err != nil {
 		tmp.Close()
 		return "", err
 	}
@@ -253,7 +258,7 @@ func (s *Service) write(e store.Export, g *grid.Grid) (string, error) {
 	return path, os.Rename(tmp.Name(), path)
 }
 
-func renderTo(w io.Writer, g *grid.Grid, format string, at time.Time) error {
+func (s *Service) renderTo(w io.Writer, g *grid.Grid, format string, at time.Time) error {
 	switch format {
 	case render.FormatCSV:
 		return render.CSV(w, g)
@@ -263,6 +268,8 @@ func renderTo(w io.Writer, g *grid.Grid, format string, at time.Time) error {
 		return render.PDF(w, g, at)
 	case render.FormatPNG:
 		return render.PNG(w, g)
+	case render.FormatHTML:
+		return render.HTML(w, g, s.cfg.HTMLRows)
 	}
 	return fmt.Errorf("unknown format %q", format)
 }

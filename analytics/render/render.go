@@ -15,6 +15,8 @@ const (
 	FormatXLS = "XLS" // an .xlsx workbook
 	FormatPDF = "PDF"
 	FormatPNG = "PNG"
+	// FormatHTML is a fragment of HTML for a mail body: see HTML.
+	FormatHTML = "HTML"
 )
 
 // ContentType returns the MIME type of an export format, or "" for an
@@ -29,6 +31,8 @@ func ContentType(format string) string {
 		return "application/pdf"
 	case FormatPNG:
 		return "image/png"
+	case FormatHTML:
+		return "text/html; charset=utf-8"
 	}
 	return ""
 }
@@ -45,6 +49,8 @@ func Extension(format string) string {
 		return ".pdf"
 	case FormatPNG:
 		return ".png"
+	case FormatHTML:
+		return ".html"
 	}
 	return ""
 }

@@ -16,6 +16,7 @@ func TestContentTypeAndExtension(t *testing.T) {
 		{"XLS", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", ".xlsx"},
 		{"PDF", "application/pdf", ".pdf"},
 		{"png", "image/png", ".png"},
+		{"HTML", "text/html; charset=utf-8", ".html"},
 		{"DOCX", "", ""},
 		{"", "", ""},
 	}
@@ -66,6 +67,7 @@ func TestRenderersReadRowsOnce(t *testing.T) {
 		"XLSX": func(g *grid.Grid) error { return XLSX(discard{}, g, generatedAt) },
 		"PDF":  func(g *grid.Grid) error { return PDF(discard{}, g, generatedAt) },
 		"PNG":  func(g *grid.Grid) error { return PNG(discard{}, g) },
+		"HTML": func(g *grid.Grid) error { return HTML(discard{}, g, 10) },
 	}
 	for name, render := range renderers {
 		t.Run(name, func(t *testing.T) {
