@@ -38,6 +38,10 @@ type Settings struct {
 	// MaxIdleTime is how long a pooled connection may stay quiet and still be used;
 	// older ones are replaced before a send. Default 20s.
 	MaxIdleTime time.Duration `yaml:"maxIdleTime"`
+	// DKIM signs every message, sent or written to the outbox, with the key
+	// in dkim.keyFile; its keys (domain, selector, keyFile, headers) are
+	// documented on DKIMSettings. Default off.
+	DKIM DKIMSettings `yaml:"dkim"`
 	// Concurrency (default 8) and Rate (sends per second, default 0: no limit).
 	channels.Limits `yaml:",inline"`
 }
@@ -45,7 +49,7 @@ type Settings struct {
 // DefaultSettings returns the smtp section's defaults.
 func DefaultSettings() *Settings {
 	return &Settings{Port: 587, TLSPolicy: "mandatory", From: "herald@localhost", MaxIdleTime: DefaultMaxIdleTime,
-		Limits: channels.Limits{Concurrency: 8}}
+		DKIM: DKIMSettings{Headers: defaultDKIMHeaders()}, Limits: channels.Limits{Concurrency: 8}}
 }
 
 // Validate names the wrong key.
@@ -63,7 +67,7 @@ func (s *Settings) Validate() error {
 	if s.MaxIdleTime < time.Second {
 		errs = append(errs, fmt.Errorf("maxIdleTime: must be at least 1s, got %s", s.MaxIdleTime))
 	}
-	return errors.Join(append(errs, s.Limits.Validate())...)
+	return errors.Join(append(errs, s.DKIM.check(s.From), s.Limits.Validate())...)
 }
 
 // Descriptor registers the e-mail kind.
@@ -90,11 +94,16 @@ var Descriptor = channels.Descriptor{
 	},
 	NewSender: func(set channels.Settings, env channels.Env) (channels.Sender, func() error, error) {
 		s := set.(*Settings)
+		signer, err := newDKIM(s.DKIM, s.From)
+		if err != nil {
+			return nil, nil, err
+		}
 		if s.Host == "" {
-			return NewOutbox(filepath.Join(env.Data, "outbox"), s.From, env.Logger), nil, nil
+			return newOutbox(filepath.Join(env.Data, "outbox"), s.From, signer, env.Logger), nil, nil
 		}
 		snd, err := New(Config{Host: s.Host, Port: s.Port, TLSPolicy: s.TLSPolicy, Username: s.Username,
-			Password: s.Password, From: s.From, Timeout: env.SendTimeout, MaxIdleTime: s.MaxIdleTime, Now: env.Now}, env.Logger)
+			Password: s.Password, From: s.From, Timeout: env.SendTimeout, MaxIdleTime: s.MaxIdleTime, Now: env.Now,
+			dkim: signer}, env.Logger)
 		if err != nil {
 			return nil, nil, err
 		}

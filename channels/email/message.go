@@ -25,9 +25,10 @@ type composer struct {
 	from   string
 	domain string
 	now    func() time.Time
+	dkim   *dkimSigner // signs the finished message; nil signs none
 }
 
-func newComposer(from string, now func() time.Time) (composer, error) {
+func newComposer(from string, now func() time.Time, dkim *dkimSigner) (composer, error) {
 	addr, err := netmail.ParseAddress(from)
 	if err != nil {
 		return composer{}, fmt.Errorf("from address %q: %w", from, err)
@@ -36,7 +37,7 @@ func newComposer(from string, now func() time.Time) (composer, error) {
 	if now == nil {
 		now = time.Now
 	}
-	return composer{from: from, domain: domain, now: now}, nil
+	return composer{from: from, domain: domain, now: now, dkim: dkim}, nil
 }
 
 // messageID is the Message-ID of a delivery without its angle brackets.
@@ -78,6 +79,10 @@ func (c composer) compose(m channels.Message) (*mail.Msg, error) {
 		if err := attach(msg, a); err != nil {
 			return nil, err
 		}
+	}
+	// Signing stays the last step: the signature covers what is added above.
+	if err := c.dkim.sign(msg); err != nil {
+		return nil, channels.Permanent(err)
 	}
 	return msg, nil
 }

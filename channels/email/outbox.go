@@ -25,10 +25,15 @@ var _ channels.Sender = (*Outbox)(nil)
 // NewOutbox returns an Outbox writing into dir (created when needed) with
 // from as the sender address. It logs once that mail goes to files.
 func NewOutbox(dir, from string, logger *slog.Logger) *Outbox {
+	return newOutbox(dir, from, nil, logger)
+}
+
+// newOutbox is NewOutbox whose messages dkim signs (nil: none).
+func newOutbox(dir, from string, dkim *dkimSigner, logger *slog.Logger) *Outbox {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	comp, err := newComposer(from, nil)
+	comp, err := newComposer(from, nil, dkim)
 	logger.Info("no SMTP host configured: e-mail is written to the outbox folder", "dir", dir)
 	return &Outbox{dir: dir, compose: comp, err: err, log: logger}
 }

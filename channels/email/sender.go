@@ -41,6 +41,9 @@ type Config struct {
 	MaxIdleTime time.Duration
 	// Now is the clock for the Date header; nil means time.Now.
 	Now func() time.Time
+	// dkim signs every message; nil signs none. Descriptor.NewSender sets it
+	// from the smtp.dkim settings.
+	dkim *dkimSigner
 }
 
 // Sender delivers messages to an SMTP relay. It is safe for concurrent use
@@ -79,7 +82,7 @@ func New(cfg Config, logger *slog.Logger) (*Sender, error) {
 	if err != nil {
 		return nil, err
 	}
-	comp, err := newComposer(cfg.From, cfg.Now)
+	comp, err := newComposer(cfg.From, cfg.Now, cfg.dkim)
 	if err != nil {
 		return nil, fmt.Errorf("email: %w", err)
 	}
