@@ -69,6 +69,10 @@ type Attachment struct {
 	Name        string // file name shown to the recipient
 	ContentType string // MIME type; empty lets the sender guess
 	Path        string // where the file is
+	// ContentID is set on a file the HTML body shows inline (an image it
+	// references as cid:<ContentID>): it belongs to the HTML, and a sender
+	// that does not send the HTML leaves it out.
+	ContentID string
 }
 
 // Message is one delivery to one channel.
@@ -81,6 +85,43 @@ type Message struct {
 	Attachments []Attachment
 	// Source is the run the message comes from; zero for a message no run made.
 	Source Source
+	// Links lead from the message back to the service; zero when the service
+	// has no public URL to build them on.
+	Links Links
+}
+
+// Files returns the attachments that are files of their own, without the
+// images of the HTML body.
+func (m Message) Files() []Attachment {
+	out := make([]Attachment, 0, len(m.Attachments))
+	for _, a := range m.Attachments {
+		if a.ContentID == "" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// Links are the service's addresses a message can carry, each signed for
+// this message so that following it needs no login.
+type Links struct {
+	// Unsubscribe stops this subscription from sending to this channel: a
+	// POST to it (RFC 8058 one-click) pauses the channel; a GET shows a page
+	// that asks first.
+	Unsubscribe string `json:"unsubscribe,omitempty"`
+	// Subscription is the subscription's page in the console; "" when the
+	// service has no console.
+	Subscription string `json:"subscription,omitempty"`
+	// Files download the run's attachments one by one, in the order of
+	// Message.Files, until they expire.
+	Files []FileLink `json:"files,omitempty"`
+}
+
+// FileLink downloads one attachment without a login until Expires.
+type FileLink struct {
+	Name    string    `json:"name"`
+	URL     string    `json:"url"`
+	Expires time.Time `json:"expires"`
 }
 
 // Source is what a receiver may want to know of the run behind a message.

@@ -72,6 +72,7 @@ type Payload struct {
 	HTML        string          `json:"html,omitempty"`
 	Attachments []Attachment    `json:"attachments,omitempty"`
 	Source      channels.Source `json:"source,omitzero"`
+	Links       channels.Links  `json:"links,omitzero"`
 }
 
 // Attachment is an exported file attached to a delivery.
@@ -79,6 +80,8 @@ type Attachment struct {
 	Name        string `json:"name"`
 	ContentType string `json:"contentType"`
 	Path        string `json:"path"`
+	// ContentID marks an image the HTML body shows inline (see channels.Attachment).
+	ContentID string `json:"contentId,omitempty"`
 }
 
 // OutboxItem is a delivery not yet published to the message bus.

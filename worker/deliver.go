@@ -208,9 +208,11 @@ func (w *Worker) message(d store.Outgoing) (channels.Message, error) {
 		Text:       d.Payload.Text,
 		HTML:       d.Payload.HTML,
 		Source:     d.Payload.Source,
+		Links:      d.Payload.Links,
 	}
 	for _, a := range d.Payload.Attachments {
-		m.Attachments = append(m.Attachments, channels.Attachment{Name: a.Name, ContentType: a.ContentType, Path: a.Path})
+		m.Attachments = append(m.Attachments, channels.Attachment{Name: a.Name, ContentType: a.ContentType, Path: a.Path,
+			ContentID: a.ContentID})
 	}
 	return m, nil
 }

@@ -84,7 +84,7 @@ func TestDeliverEveryKind(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := posts[0]
-			if len(posts) != 1 || p.Text != feedchat.Text(payload.Subject, payload.Text) {
+			if len(posts) != 1 || p.Text != feedchat.Text(payload.Subject, payload.Text, channels.Links{}) {
 				t.Errorf("received %+v", posts)
 			}
 			if p.IdempotencyKey != d.ID || d.ProviderID != p.ID {

@@ -36,6 +36,10 @@ type EmailAttachment struct {
 	Name        string
 	ContentType string
 	Data        []byte
+	// ContentID is the part's Content-ID without angle brackets: the HTML
+	// shows it inline as cid:<ContentID>.
+	ContentID string
+	Inline    bool // Content-Disposition: inline
 }
 
 // maxMIMEDepth bounds how deep ParseEmail follows nested multiparts.
@@ -106,7 +110,8 @@ func (e *Email) walk(h header, body io.Reader, depth int) error {
 		if decoded, err := dec.DecodeHeader(name); err == nil {
 			name = decoded
 		}
-		e.Attachments = append(e.Attachments, EmailAttachment{Name: name, ContentType: mediatype, Data: data})
+		e.Attachments = append(e.Attachments, EmailAttachment{Name: name, ContentType: mediatype, Data: data,
+			ContentID: strings.Trim(h.Get("Content-ID"), "<> "), Inline: disposition == "inline"})
 	case mediatype == "text/plain" && e.Text == "":
 		e.Text = normalizeNewlines(string(data))
 	case mediatype == "text/html" && e.HTML == "":

@@ -66,16 +66,29 @@ func (c composer) compose(m channels.Message) (*mail.Msg, error) {
 	msg.SetMessageIDWithValue(c.messageID(m.DeliveryID))
 	msg.SetDateWithValue(c.now())
 	msg.SetUserAgent(userAgent)
-	switch {
-	case m.Text == "" && m.HTML != "":
-		msg.SetBodyString(mail.TypeTextHTML, m.HTML)
-	default:
-		msg.SetBodyString(mail.TypeTextPlain, m.Text)
-		if m.HTML != "" {
-			msg.AddAlternativeString(mail.TypeTextHTML, m.HTML)
+	var doc string
+	if m.HTML != "" {
+		var err error
+		if doc, err = document(m, to.To); err != nil {
+			return nil, channels.Permanent(fmt.Errorf("HTML body: %w", err))
 		}
 	}
+	switch {
+	case m.Text == "" && doc != "":
+		msg.SetBodyString(mail.TypeTextHTML, doc)
+	default:
+		msg.SetBodyString(mail.TypeTextPlain, m.Text+textFooter(m, to.To))
+		if doc != "" {
+			msg.AddAlternativeString(mail.TypeTextHTML, doc)
+		}
+	}
+	if err := unsubscribeHeaders(msg, m.Links.Unsubscribe); err != nil {
+		return nil, err
+	}
 	for _, a := range m.Attachments {
+		if a.ContentID != "" && doc == "" {
+			continue // an image of an HTML body that is not sent
+		}
 		if err := attach(msg, a); err != nil {
 			return nil, err
 		}
@@ -108,7 +121,29 @@ func attach(msg *mail.Msg, a channels.Attachment) error {
 	if a.ContentType != "" {
 		opts = append(opts, mail.WithFileContentType(mail.ContentType(a.ContentType)))
 	}
+	if a.ContentID != "" {
+		msg.EmbedFile(a.Path, append(opts, mail.WithFileContentID(a.ContentID))...)
+		return nil
+	}
 	msg.AttachFile(a.Path, opts...)
+	return nil
+}
+
+// unsubscribeHeaders sets List-Unsubscribe to the message's unsubscribe
+// link, and, when it is https, List-Unsubscribe-Post for the one-click POST
+// of RFC 8058, which mailbox providers ask of bulk senders (RFC 8058 allows
+// one-click only over https).
+func unsubscribeHeaders(msg *mail.Msg, link string) error {
+	switch {
+	case link == "":
+		return nil
+	case strings.HasPrefix(link, "https://"):
+		if err := msg.SetListUnsubscribeOneClick(link); err != nil {
+			return channels.Permanent(fmt.Errorf("unsubscribe link: %w", err))
+		}
+	default:
+		msg.SetListUnsubscribe(link)
+	}
 	return nil
 }
 

@@ -86,9 +86,10 @@ func New(cfg Config, httpClient *http.Client) *Sender {
 func (s *Sender) Kind() channels.Kind { return Kind }
 
 // Text is what a message posts: the subject on the first line and the text
-// below it, or either alone, cut with an ellipsis at Chatter's 10,000
-// characters. HTML and attachments are not posted.
-func Text(subject, text string) string {
+// below it, or either alone, cut with an ellipsis to leave room within
+// Chatter's 10,000 characters for a line per attachment with its download
+// link, when the message has them. HTML and the files themselves are not posted.
+func Text(subject, text string, links channels.Links) string {
 	subject, text = strings.TrimSpace(subject), strings.TrimSpace(text)
 	body := subject + "\n" + text
 	switch {
@@ -97,12 +98,28 @@ func Text(subject, text string) string {
 	case text == "":
 		body = subject
 	}
-	body = strings.ToValidUTF8(body, "\uFFFD")
-	if utf8.RuneCountInString(body) <= maxText {
-		return body
+	var tail strings.Builder
+	for _, f := range links.Files {
+		fmt.Fprintf(&tail, "\n%s: %s", f.Name, f.URL)
 	}
-	runes := []rune(body)
-	return string(runes[:maxText-1]) + "…"
+	room := maxText - utf8.RuneCountInString(tail.String())
+	if room < maxText/2 {
+		room = maxText / 2 // links beyond that are cut with the rest
+	}
+	body = cut(strings.ToValidUTF8(body, "\uFFFD"), room)
+	if tail.Len() > 0 {
+		body = strings.TrimSpace(body + tail.String())
+	}
+	return cut(body, maxText)
+}
+
+// cut ends s with an ellipsis when it has more than n characters.
+func cut(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	runes := []rune(s)
+	return string(runes[:n-1]) + "…"
 }
 
 // errUnauthorized is a feed request refused for its token.
@@ -115,7 +132,7 @@ func (s *Sender) Send(ctx context.Context, m channels.Message) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", fmt.Errorf("post to feed: %w", err)
 	}
-	text := Text(m.Subject, m.Text)
+	text := Text(m.Subject, m.Text, m.Links)
 	if text == "" {
 		return "", channels.Permanent(errors.New("post to feed: empty message"))
 	}

@@ -271,7 +271,7 @@ func TestText(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := feedchat.Text(tc.subject, tc.text)
+			got := feedchat.Text(tc.subject, tc.text, channels.Links{})
 			if got != tc.want {
 				t.Fatalf("Text = %.40q… (%d chars), want %.40q… (%d chars)", got, utf8.RuneCountInString(got), tc.want, utf8.RuneCountInString(tc.want))
 			}

@@ -134,7 +134,7 @@ func (s *Sender) send(ctx context.Context, m channels.Message) (string, error) {
 	case m.Channel.Secret == "":
 		return "", channels.Permanent(fmt.Errorf("channel %s has no token", m.Channel.ID))
 	}
-	files, err := s.check(m.Attachments)
+	files, err := s.check(m.Files())
 	if err != nil {
 		return "", err
 	}

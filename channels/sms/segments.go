@@ -121,12 +121,22 @@ const (
 // otherwise the longest prefix of it that fits together with an ellipsis.
 // A maxSegments below one is taken as one.
 func Trim(body string, maxSegments int) string {
+	return TrimBefore(body, "", maxSegments)
+}
+
+// TrimBefore is Trim for body followed by tail (the links of a message), which
+// is kept whole: body is cut to make room for it. A tail that does not fit
+// alone is cut like the rest.
+func TrimBefore(body, tail string, maxSegments int) string {
 	maxSegments = max(maxSegments, 1)
-	if Segments(body) <= maxSegments {
-		return body
+	if Segments(body+tail) <= maxSegments {
+		return body + tail
+	}
+	if tail != "" && Segments(tail) > maxSegments {
+		return TrimBefore(body+tail, "", maxSegments)
 	}
 	prefix := newMessage()
-	best := ""
+	best := strings.TrimLeftFunc(tail, isSpace)
 	for end := 0; end < len(body); {
 		r, size := utf8.DecodeRuneInString(body[end:])
 		end += size
@@ -136,11 +146,11 @@ func Trim(body string, maxSegments int) string {
 		if prefix.gsmOnly {
 			ellipsis = gsmEllipsis
 		}
-		withEllipsis.addString(ellipsis)
+		withEllipsis.addString(ellipsis + tail)
 		if withEllipsis.segments() > maxSegments {
 			break // adding characters never lowers the count
 		}
-		best = strings.TrimRightFunc(body[:end], isSpace) + ellipsis
+		best = strings.TrimRightFunc(body[:end], isSpace) + ellipsis + tail
 	}
 	return best
 }

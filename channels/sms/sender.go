@@ -82,8 +82,19 @@ func Body(subject, text string) string {
 	return subject + "\n" + text
 }
 
+// Links is what an SMS adds for its attachments: a download link each, on
+// lines of their own.
+func Links(l channels.Links) string {
+	var b strings.Builder
+	for _, f := range l.Files {
+		b.WriteString("\n" + f.URL)
+	}
+	return b.String()
+}
+
 // Send sends Body(m.Subject, m.Text), trimmed to the configured number of
-// segments, from the channel's number to its recipient and returns the message SID.
+// segments, then a download link per attachment (when the message has them;
+// the text is cut to keep them), from the channel's number to its recipient and returns the message SID.
 // The delivery id travels as the Idempotency-Key header; Twilio itself does
 // not deduplicate on it, so the caller's ledger stays the guard against
 // double sends.
@@ -98,7 +109,7 @@ func (s *Sender) Send(ctx context.Context, m channels.Message) (string, error) {
 	if err := m.Channel.Decode(&num); err != nil {
 		return "", err
 	}
-	body := Trim(strings.ToValidUTF8(Body(m.Subject, m.Text), "\uFFFD"), s.maxSegments)
+	body := TrimBefore(strings.ToValidUTF8(Body(m.Subject, m.Text), "\uFFFD"), Links(m.Links), s.maxSegments)
 	if body == "" {
 		return "", channels.Permanent(errors.New("send sms: empty message"))
 	}

@@ -6,7 +6,7 @@
 //	{"deliveryId":"…","subscription":"…","subscriptionTitle":"…","run":"…",
 //	 "instant":"2026-01-01T08:00:00Z","manual":false,"resolved":false,
 //	 "subject":"…","text":"…","values":{"<metric URI>":12.5},
-//	 "attachments":[{"name":"report.pdf","contentType":"application/pdf","size":1234,"content":"<base64>"}]}
+//	 "attachments":[{"name":"report.pdf","contentType":"application/pdf","size":1234,"content":"<base64>","url":"https://…/f/…"}]}
 //
 // "instant" is left out for a message no run made and a value is null where the condition saw
 // none. Attachments are inline in order while their total stays within webhook.maxInlineBytes;

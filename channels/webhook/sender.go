@@ -53,13 +53,15 @@ type Payload struct {
 
 // Attachment is a file of a Payload: inline as base64 in Content, or, when
 // it would take the message's inline attachments past
-// webhook.maxInlineBytes, listed with Omitted and no Content.
+// webhook.maxInlineBytes, listed with Omitted and no Content. URL downloads
+// it without a login until the link expires, when the service has a public URL.
 type Attachment struct {
 	Name        string `json:"name"`
 	ContentType string `json:"contentType"`
 	Size        int64  `json:"size"`
 	Content     []byte `json:"content,omitzero"`
 	Omitted     string `json:"omitted,omitempty"`
+	URL         string `json:"url,omitempty"`
 }
 
 // Sender posts messages to webhook endpoints, refusing internal addresses
@@ -254,10 +256,13 @@ func (s *Sender) body(m channels.Message) ([]byte, error) {
 		p.Values[uri] = v
 	}
 	budget := s.maxInline
-	for _, a := range m.Attachments {
+	for i, a := range m.Files() {
 		att, err := s.attachment(a, &budget)
 		if err != nil {
 			return nil, err
+		}
+		if i < len(m.Links.Files) {
+			att.URL = m.Links.Files[i].URL
 		}
 		if att.Omitted != "" {
 			s.log.Info("webhook attachment listed without its content", "delivery", m.DeliveryID,
