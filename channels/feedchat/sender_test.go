@@ -279,6 +279,19 @@ func TestText(t *testing.T) {
 	}
 }
 
+// TestTextEndsWithTheDownloadLinks: a post names each file with its link,
+// after the text, and a text too long is cut to keep them.
+func TestTextEndsWithTheDownloadLinks(t *testing.T) {
+	links := channels.Links{Files: []channels.FileLink{{Name: "Revenue.pdf", URL: "https://herald.example.com/f/a.0.x.s"}}}
+	if got := feedchat.Text("Alert", "Revenue fell.", links); got != "Alert\nRevenue fell.\nRevenue.pdf: https://herald.example.com/f/a.0.x.s" {
+		t.Errorf("Text = %q", got)
+	}
+	got := feedchat.Text("", strings.Repeat("ž", 20000), links)
+	if utf8.RuneCountInString(got) > 10000 || !strings.HasSuffix(got, "…\nRevenue.pdf: https://herald.example.com/f/a.0.x.s") {
+		t.Errorf("a long post ends %q (%d chars)", got[len(got)-60:], utf8.RuneCountInString(got))
+	}
+}
+
 type fakeClock struct {
 	mu sync.Mutex
 	t  time.Time

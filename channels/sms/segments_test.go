@@ -107,3 +107,20 @@ func FuzzTrim(f *testing.F) {
 		}
 	})
 }
+
+// TestTrimBeforeKeepsTheLinks: a long text is cut to make room for the links
+// after it, which stay whole.
+func TestTrimBeforeKeepsTheLinks(t *testing.T) {
+	links := "\nhttps://herald.example.com/f/abc.0.t5x9.sig"
+	body := strings.Repeat("Revenue fell in every region. ", 20)
+	got := TrimBefore(body, links, 2)
+	if !strings.HasSuffix(got, "..."+links) || Segments(got) > 2 {
+		t.Fatalf("TrimBefore = %q (%d segments)", got, Segments(got))
+	}
+	if got := TrimBefore("Short", links, 1); got != "Short"+links {
+		t.Errorf("a short text = %q", got)
+	}
+	if got := TrimBefore(body, strings.Repeat("x", 400), 1); Segments(got) > 1 {
+		t.Errorf("a tail longer than the limit is not cut: %d segments", Segments(got))
+	}
+}
