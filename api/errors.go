@@ -113,6 +113,8 @@ func fromDomain(component string, err error) error {
 		e := newError(http.StatusTooManyRequests, classTooMany, component, de.Message, de.Params...)
 		e.header = http.Header{"Retry-After": {strconv.Itoa(int(math.Ceil(de.RetryAfter.Seconds())))}}
 		return e
+	case notify.Gone:
+		return newError(http.StatusGone, classNotFound, component, de.Message, de.Params...)
 	}
 	return conflict(component, de.Message, de.Params...)
 }

@@ -32,11 +32,16 @@ type runJSON struct {
 	Started     string              `json:"started"`
 	Finished    string              `json:"finished,omitempty"`
 	Deliveries  []deliveryJSON      `json:"deliveries"`
+	// PausedChannels are the channels the run did not send to because they are paused.
+	PausedChannels []string `json:"pausedChannels,omitempty"`
+	// Events happened after the run was handed over, such as an unsubscribe from its message.
+	Events []notify.RunEvent `json:"events,omitempty"`
 }
 
 type attachmentJSON struct {
 	Name        string `json:"name"`
 	ContentType string `json:"contentType"`
+	Inline      bool   `json:"inline,omitempty"` // an image the mail's HTML body shows (a chart), not a file of its own
 }
 
 type deliveryJSON struct {
@@ -111,8 +116,15 @@ func (s *Server) runJSON(r *http.Request, sub store.Subscription, run store.Run)
 	if !run.Finished.IsZero() {
 		rj.Finished = timestamp(run.Finished)
 	}
+	for _, c := range d.Paused {
+		rj.PausedChannels = append(rj.PausedChannels, channelURI(sub.Owner, c))
+	}
+	for _, e := range d.Events {
+		e.Channel = channelURI(sub.Owner, e.Channel)
+		rj.Events = append(rj.Events, e)
+	}
 	for _, a := range d.Files {
-		rj.Attachments = append(rj.Attachments, attachmentJSON{Name: a.Name, ContentType: a.ContentType})
+		rj.Attachments = append(rj.Attachments, attachmentJSON{Name: a.Name, ContentType: a.ContentType, Inline: a.ContentID != ""})
 	}
 	dels, err := s.store.RunDeliveries(r.Context(), run.ID)
 	if err != nil {

@@ -169,6 +169,10 @@ func (s *Server) public(pattern string, h func(w http.ResponseWriter, r *http.Re
 func (s *Server) routes() {
 	s.public("POST /svc/account/login", s.login)
 	s.public("GET /svc/account/token", s.token)
+	// The links of messages (extension): the signed token is the permission.
+	s.public("GET "+notify.UnsubscribePath+"{token}", s.unsubscribe)
+	s.public("POST "+notify.UnsubscribePath+"{token}", s.unsubscribe)
+	s.public("GET "+notify.FilePath+"{token}", s.sharedFile)
 
 	s.route("DELETE /svc/account/login/{uid}", permAuthenticated, s.logout)
 	s.route("GET /svc/account/profile/current", permAuthenticated, s.currentProfile)

@@ -46,6 +46,15 @@ func template(expr string) map[string]any {
 	return map[string]any{"template": map[string]string{"expression": expr}}
 }
 
+// message is the message template, with its HTML template when it has one.
+func message(def store.SubscriptionDef) map[string]any {
+	m := template(def.Message)
+	if def.MessageHTML != "" {
+		m["html"] = map[string]string{"expression": def.MessageHTML}
+	}
+	return m
+}
+
 func subscriptionJSON(sub store.Subscription) map[string]any {
 	triggers := make([]map[string]any, len(sub.Def.Triggers))
 	for i, t := range sub.Def.Triggers {
@@ -62,7 +71,7 @@ func subscriptionJSON(sub store.Subscription) map[string]any {
 	body := map[string]any{
 		"triggers":    triggers,
 		"condition":   map[string]any{"condition": map[string]string{"expression": sub.Def.Condition}},
-		"message":     template(sub.Def.Message),
+		"message":     message(sub.Def),
 		"channels":    channels,
 		"attachments": attachments,
 		"enabled":     sub.Enabled,
@@ -78,6 +87,15 @@ func subscriptionJSON(sub store.Subscription) map[string]any {
 	}
 	if sub.Def.Resolved != "" {
 		body["resolvedMessage"] = template(sub.Def.Resolved)
+	}
+	if len(sub.Paused) > 0 {
+		paused := make([]notify.PausedChannel, 0, len(sub.Paused))
+		for _, c := range sub.Channels {
+			if p, ok := sub.Paused[c]; ok {
+				paused = append(paused, notify.PausedChannel{Channel: channelURI(sub.Owner, c), By: p.By, At: timestamp(p.At)})
+			}
+		}
+		body["pausedChannels"] = paused
 	}
 	return map[string]any{"subscription": body}
 }
@@ -190,7 +208,7 @@ func (s *Server) previewSubscription(w http.ResponseWriter, r *http.Request, c *
 	}
 	respond(w, r, http.StatusOK, map[string]any{"preview": map[string]any{
 		"values": p.Values, "condition": p.Condition, "wouldSend": p.WouldSend, "resolved": p.Resolved,
-		"subject": p.Subject, "text": p.Text, "attachments": attachments, "channels": channels,
+		"subject": p.Subject, "text": p.Text, "html": p.HTML, "attachments": attachments, "channels": channels,
 	}})
 	return nil
 }

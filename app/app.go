@@ -143,7 +143,7 @@ func (a *App) open(ctx context.Context) error {
 	if err := a.bootstrap(ctx); err != nil {
 		return err
 	}
-	box, err := openSecrets(cfg)
+	box, key, err := openSecrets(cfg)
 	if err != nil {
 		return err
 	}
@@ -164,7 +164,10 @@ func (a *App) open(ctx context.Context) error {
 		settings[d.Kind] = cfg.Section(d)
 	}
 	a.notify = notify.New(st, cfg.Subs, notify.Options{Kinds: Kinds, Settings: settings, Box: box, Now: opt.Clock.Now,
-		Logger: a.log.With("component", "notify")})
+		PublicURL: cfg.PublicURL, LinkKey: secret.Derive(key, "links"), Logger: a.log.With("component", "notify")})
+	if cfg.PublicURL == "" {
+		a.log.Info("publicURL is not set: messages carry no unsubscribe link (and mails no List-Unsubscribe header) and no download links")
+	}
 	a.worker, err = worker.New(st, box, a.nats.JetStream(), sends, workerConfig(cfg),
 		worker.Options{Logger: a.log.With("component", "worker"), Now: opt.Clock.Now, Registerer: a.reg,
 			Recorded: a.notify.WakeHealth})
@@ -185,7 +188,7 @@ func (a *App) open(ctx context.Context) error {
 	xcfg.Dir, xcfg.Now = filepath.Join(cfg.Data, "results"), opt.Clock.Now
 	a.exec = xtab.New(st, a.md, xcfg, a.log.With("component", "xtab"))
 	a.export = export.New(st, a.exec, export.Config{Dir: filepath.Join(cfg.Data, "exports"), Workers: cfg.Export.Workers,
-		Retention: cfg.Export.Retention, Now: opt.Clock.Now, Registerer: a.reg}, a.log.With("component", "exporter"))
+		Retention: cfg.Export.Retention, HTMLRows: cfg.Export.HTMLRows, Now: opt.Clock.Now, Registerer: a.reg}, a.log.With("component", "exporter"))
 	if err := a.openMaintenance(ctx); err != nil {
 		return err
 	}
@@ -448,8 +451,8 @@ func (a *App) bootstrap(ctx context.Context) error {
 }
 
 // openSecrets returns the box sealing channel passwords, with the configured
-// key or the one kept in the data folder.
-func openSecrets(cfg Config) (*secret.Box, error) {
+// key or the one kept in the data folder, and that key.
+func openSecrets(cfg Config) (*secret.Box, []byte, error) {
 	var key []byte
 	var err error
 	if cfg.Secrets.Key != "" {
@@ -458,9 +461,10 @@ func openSecrets(cfg Config) (*secret.Box, error) {
 		key, err = secret.LoadOrCreateKey(filepath.Join(cfg.Data, "secret.key"))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("secrets: %w", err)
+		return nil, nil, fmt.Errorf("secrets: %w", err)
 	}
-	return secret.New(key)
+	box, err := secret.New(key)
+	return box, key, err
 }
 
 type realClock struct{}

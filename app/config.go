@@ -14,6 +14,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/heraldhq/herald/analytics/render"
 	"github.com/heraldhq/herald/analytics/xtab"
 	"github.com/heraldhq/herald/api"
 	"github.com/heraldhq/herald/channels"
@@ -33,6 +34,10 @@ type Config struct {
 	Data string `yaml:"data"`
 	// Listen is the address of the HTTP API. Default 127.0.0.1:8080.
 	Listen string `yaml:"listen"`
+	// PublicURL is where people reach the service, such as
+	// https://herald.example.com: the links in messages (unsubscribe,
+	// downloads) are built on it. Default empty: messages carry no links.
+	PublicURL string `yaml:"publicURL"`
 	// Domain is the name of the default domain created at first start. Default "default".
 	Domain string `yaml:"domain"`
 	// AdminLogin is the login of the domain admin created at first start. Default admin@herald.local.
@@ -83,6 +88,9 @@ type ExportConfig struct {
 	Workers int `yaml:"workers"`
 	// Retention is how long an exported file can be downloaded. Default 24h.
 	Retention time.Duration `yaml:"retention"`
+	// HTMLRows is how many rows of a report an HTML export, and so the report
+	// shown in the body of a mail, holds; the attachment has them all. Default 50.
+	HTMLRows int `yaml:"htmlRows"`
 }
 
 // SecretsConfig configures how secrets are sealed at rest.
@@ -161,7 +169,7 @@ func DefaultConfig() Config {
 		Delivery:  worker.DefaultConfig(),
 		Engine:    engine.DefaultConfig(),
 		Execution: xtab.DefaultConfig(),
-		Export:    ExportConfig{Workers: 2, Retention: 24 * time.Hour},
+		Export:    ExportConfig{Workers: 2, Retention: 24 * time.Hour, HTMLRows: render.DefaultHTMLRows},
 		Maint:     MaintenanceConfig{Workers: 2, Queue: 64, ArchiveRetention: 48 * time.Hour},
 		Metrics:   MetricsConfig{Listen: "127.0.0.1:9180"},
 		Warehouse: WarehouseConfig{MemoryLimit: "1GiB"},
@@ -429,6 +437,9 @@ func (c *Config) Validate() error {
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		bad("listen", "%q is not host:port", c.Listen)
 	}
+	if err := notify.CheckPublicURL(c.PublicURL); err != nil {
+		bad("publicURL", "%s", err)
+	}
 	if c.Domain == "" || strings.ContainsAny(c.Domain, "/ ") {
 		bad("domain", "%q is not a valid domain name", c.Domain)
 	}
@@ -504,6 +515,9 @@ func (c *Config) Validate() error {
 		within("execution", c.Execution.Validate()))
 	if c.Export.Workers < 1 {
 		bad("export.workers", "must be at least 1")
+	}
+	if c.Export.HTMLRows < 1 || c.Export.HTMLRows > 10_000 {
+		bad("export.htmlRows", "must be from 1 to 10000, got %d", c.Export.HTMLRows)
 	}
 	if c.Export.Retention < time.Second {
 		bad("export.retention", "must be at least 1s, got %s", c.Export.Retention)

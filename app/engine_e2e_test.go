@@ -68,9 +68,11 @@ func TestSubscriptionOnTheDemoFiresTwice(t *testing.T) {
 		if run["scheduledAt"] != want || run["text"] != text || run["condition"] != true {
 			t.Errorf("run %d = at %v %q condition %v; want at %s %q", i, run["scheduledAt"], run["text"], run["condition"], want, text)
 		}
+		// The PDF, and the chart the mail's HTML shows inline.
 		atts := run["attachments"].([]any)
-		if len(atts) != 1 || dig(atts[0].(map[string]any), "contentType") != "application/pdf" ||
-			!strings.HasSuffix(dig(atts[0].(map[string]any), "name").(string), ".pdf") {
+		if len(atts) != 2 || dig(atts[0].(map[string]any), "contentType") != "application/pdf" ||
+			!strings.HasSuffix(dig(atts[0].(map[string]any), "name").(string), ".pdf") ||
+			dig(atts[1].(map[string]any), "contentType") != "image/png" || dig(atts[1].(map[string]any), "inline") != true {
 			t.Errorf("run %d attachments = %v", i, atts)
 		}
 		if dels := run["deliveries"].([]any); len(dels) != 2 {

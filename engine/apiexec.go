@@ -2,12 +2,15 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/heraldhq/herald/analytics/grid"
+	"github.com/heraldhq/herald/analytics/render"
 	"github.com/heraldhq/herald/client"
 	"github.com/heraldhq/herald/store"
 )
@@ -27,28 +30,56 @@ func (x APIExecutor) ExecuteMetric(ctx context.Context, metricURI string) (Value
 	return Value{Number: v, Null: !ok, Format: format}, nil
 }
 
-// ExportReport executes a report (or a report definition) and exports it in
-// format into a file in dir. A report without data gives an Attachment with
-// no Path: there is nothing to attach.
-func (x APIExecutor) ExportReport(ctx context.Context, reportURI, format, dir string) (store.Attachment, error) {
+// ExportReport executes a report (or a report definition) once and exports
+// the result in each format into a file in dir, and as HTML when asked.
+func (x APIExecutor) ExportReport(ctx context.Context, req ReportRequest, dir string) (ReportFiles, error) {
+	var out ReportFiles
 	var obj map[string]any
-	if err := x.Client.Do(ctx, http.MethodGet, reportURI, nil, &obj); err != nil {
-		return store.Attachment{}, err
+	if err := x.Client.Do(ctx, http.MethodGet, req.Report, nil, &obj); err != nil {
+		return out, err
 	}
 	var res client.ReportResult
 	var err error
 	switch {
 	case obj["report"] != nil:
-		res, err = x.Client.ExecuteReport(ctx, reportURI)
+		res, err = x.Client.ExecuteReport(ctx, req.Report)
 	case obj["reportDefinition"] != nil:
-		res, err = x.Client.Execute(ctx, reportURI)
+		res, err = x.Client.Execute(ctx, req.Report)
 	default:
-		return store.Attachment{}, fmt.Errorf("%s is neither a report nor a report definition", reportURI)
+		return out, fmt.Errorf("%s is neither a report nor a report definition", req.Report)
 	}
 	if err != nil {
-		return store.Attachment{}, err
+		return out, err
 	}
-	f, err := x.Client.Export(ctx, res.Meta.URI, format)
+	out.Title = res.Content.ReportView.ReportName
+	for _, format := range req.Formats {
+		a, err := x.file(ctx, res.Meta.URI, format, dir)
+		if err != nil || a.Path == "" { // a report without data has nothing to attach
+			return out, err
+		}
+		out.Files = append(out.Files, a)
+		if strings.EqualFold(format, render.FormatPNG) && res.Content.ReportView.Format == grid.FormatChart {
+			out.Chart = a
+		}
+	}
+	if !req.Inline {
+		return out, nil
+	}
+	f, err := x.Client.Export(ctx, res.Meta.URI, render.FormatHTML)
+	if err != nil {
+		return out, fmt.Errorf("export as HTML: %w", err)
+	}
+	out.HTML = string(f.Data)
+	if out.Chart.Path == "" && res.Content.ReportView.Format == grid.FormatChart && f.Data != nil {
+		out.Chart, err = x.file(ctx, res.Meta.URI, render.FormatPNG, dir)
+	}
+	return out, err
+}
+
+// file exports a result in format into a new file in dir; a result without
+// data gives an Attachment with no Path.
+func (x APIExecutor) file(ctx context.Context, resultURI, format, dir string) (store.Attachment, error) {
+	f, err := x.Client.Export(ctx, resultURI, format)
 	if err != nil || f.Data == nil {
 		return store.Attachment{}, err
 	}
@@ -56,11 +87,34 @@ func (x APIExecutor) ExportReport(ctx context.Context, reportURI, format, dir st
 		return store.Attachment{}, fmt.Errorf("attachment folder: %w", err)
 	}
 	name := safeName(f.Name, format)
-	path := filepath.Join(dir, name)
+	path, err := create(dir, name)
+	if err != nil {
+		return store.Attachment{}, fmt.Errorf("write attachment: %w", err)
+	}
 	if err := os.WriteFile(path, f.Data, 0o600); err != nil {
 		return store.Attachment{}, fmt.Errorf("write attachment: %w", err)
 	}
-	return store.Attachment{Name: name, ContentType: f.ContentType, Path: path}, nil
+	return store.Attachment{Name: filepath.Base(path), ContentType: f.ContentType, Path: path}, nil
+}
+
+// create makes a new empty file for name in dir and returns its path: two
+// reports of one title do not overwrite each other's files.
+func create(dir, name string) (string, error) {
+	ext := filepath.Ext(name)
+	for i := 1; ; i++ {
+		path := filepath.Join(dir, name)
+		if i > 1 {
+			path = filepath.Join(dir, fmt.Sprintf("%s (%d)%s", strings.TrimSuffix(name, ext), i, ext))
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, os.ErrExist) && i < 100 {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		return path, f.Close()
+	}
 }
 
 // safeName keeps a file name from the service to one path element.

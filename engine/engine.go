@@ -31,9 +31,28 @@ type Value struct {
 type Executor interface {
 	// ExecuteMetric computes a metric over its whole project.
 	ExecuteMetric(ctx context.Context, metricURI string) (Value, error)
-	// ExportReport executes a report and exports it in format (PDF, CSV, PNG,
-	// XLS) into a file in dir.
-	ExportReport(ctx context.Context, reportURI, format, dir string) (store.Attachment, error)
+	// ExportReport executes a report once and exports it as req asks, the
+	// files into dir.
+	ExportReport(ctx context.Context, req ReportRequest, dir string) (ReportFiles, error)
+}
+
+// ReportRequest is what a run needs of one attached report.
+type ReportRequest struct {
+	Report  string   // URI of a report or a report definition
+	Formats []string // the files to attach: PDF, CSV, PNG, XLS
+	Inline  bool     // also the report as HTML (and a chart's image) for the body
+}
+
+// ReportFiles are one report's exports for a run. A report without data
+// has no files and no HTML.
+type ReportFiles struct {
+	Title string
+	Files []store.Attachment // in the order of the formats
+	// HTML is the report as render.HTML writes it, when asked.
+	HTML string
+	// Chart is a chart report's image for the HTML (no ContentID yet), when
+	// asked; no Path for a report that is not a chart.
+	Chart store.Attachment
 }
 
 // Config configures the engine: its tunables, the engine section of the

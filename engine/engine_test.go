@@ -53,15 +53,22 @@ func (x *testExec) ExecuteMetric(_ context.Context, uri string) (Value, error) {
 	return Value{Number: vs[min(n, len(vs)-1)], Format: "#,##0.00"}, nil
 }
 
-func (x *testExec) ExportReport(_ context.Context, uri, format, dir string) (store.Attachment, error) {
+func (x *testExec) ExportReport(_ context.Context, req ReportRequest, dir string) (ReportFiles, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return store.Attachment{}, err
+		return ReportFiles{}, err
 	}
-	path := filepath.Join(dir, "report."+strings.ToLower(format))
-	if err := os.WriteFile(path, []byte("%PDF "+uri), 0o600); err != nil {
-		return store.Attachment{}, err
+	out := ReportFiles{Title: "Report"}
+	for _, format := range req.Formats {
+		path := filepath.Join(dir, "report."+strings.ToLower(format))
+		if err := os.WriteFile(path, []byte("%PDF "+req.Report), 0o600); err != nil {
+			return ReportFiles{}, err
+		}
+		out.Files = append(out.Files, store.Attachment{Name: "Report.pdf", ContentType: "application/pdf", Path: path})
 	}
-	return store.Attachment{Name: "Report.pdf", ContentType: "application/pdf", Path: path}, nil
+	if req.Inline {
+		out.HTML = "<table><tr><td>" + req.Report + "</td></tr></table>"
+	}
+	return out, nil
 }
 
 func (x *testExec) total() int {

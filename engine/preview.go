@@ -15,6 +15,7 @@ type Preview struct {
 	Resolved    bool // what would go is the resolved message: the condition turned false
 	Subject     string
 	Text        string
+	HTML        string // the message as the HTML part shows it, before the reports
 	Attachments []store.ReportAttachment
 	Channels    []store.Channel // the channels it would send to
 }
@@ -36,9 +37,11 @@ func (e *Engine) Preview(ctx context.Context, sub store.Subscription) (Preview, 
 	}
 	send, resolved := decide(sub, ev.condition, &st)
 	p.WouldSend, p.Resolved = send, resolved
-	if p.Subject, p.Text, err = render(sub, ev, resolved); err != nil {
+	m, err := renderMessage(sub, ev, resolved)
+	if err != nil {
 		return p, err
 	}
+	p.Subject, p.Text, p.HTML = m.subject, m.text, m.html
 	for _, id := range sub.Channels {
 		ch, err := e.st.ChannelByID(ctx, id)
 		if errors.Is(err, store.ErrNotFound) {

@@ -12,6 +12,8 @@ import (
 type programs struct {
 	cond    *jexl.Program
 	message *jexl.Template
+	// html is the message as an HTML template; nil when the subscription has none.
+	html    *jexl.Template
 	subject *jexl.Template // nil when the subscription has no subject
 	// resolved is the all-clear message; nil when the subscription has none.
 	resolved *jexl.Template
@@ -22,13 +24,13 @@ type programs struct {
 // with the same texts (and every run of one subscription) compile once.
 type programCache struct {
 	mu sync.Mutex
-	m  map[[4]string]*programs
+	m  map[[5]string]*programs
 }
 
 const maxCachedPrograms = 10_000
 
 func (c *programCache) get(def store.SubscriptionDef) (*programs, error) {
-	key := [4]string{def.Condition, def.Message, def.Subject, def.Resolved}
+	key := [5]string{def.Condition, def.Message, def.Subject, def.Resolved, def.MessageHTML}
 	c.mu.Lock()
 	p, ok := c.m[key]
 	c.mu.Unlock()
@@ -41,7 +43,7 @@ func (c *programCache) get(def store.SubscriptionDef) (*programs, error) {
 	}
 	c.mu.Lock()
 	if c.m == nil || len(c.m) >= maxCachedPrograms {
-		c.m = make(map[[4]string]*programs)
+		c.m = make(map[[5]string]*programs)
 	}
 	c.m[key] = p
 	c.mu.Unlock()
@@ -57,6 +59,11 @@ func compile(def store.SubscriptionDef) (*programs, error) {
 	if p.message, err = jexl.ParseTemplate(def.Message); err != nil {
 		return nil, fmt.Errorf("message: %w", err)
 	}
+	if def.MessageHTML != "" {
+		if p.html, err = jexl.ParseTemplate(def.MessageHTML); err != nil {
+			return nil, fmt.Errorf("HTML message: %w", err)
+		}
+	}
 	if def.Subject != "" {
 		if p.subject, err = jexl.ParseTemplate(def.Subject); err != nil {
 			return nil, fmt.Errorf("subject: %w", err)
@@ -68,7 +75,7 @@ func compile(def store.SubscriptionDef) (*programs, error) {
 		}
 	}
 	seen := map[string]bool{}
-	for _, list := range [][]string{p.cond.Metrics(), p.message.Metrics(), p.subjectMetrics(), p.resolvedMetrics()} {
+	for _, list := range [][]string{p.cond.Metrics(), p.message.Metrics(), p.subjectMetrics(), p.resolvedMetrics(), p.htmlMetrics()} {
 		for _, m := range list {
 			if !seen[m] {
 				seen[m] = true
@@ -77,6 +84,13 @@ func compile(def store.SubscriptionDef) (*programs, error) {
 		}
 	}
 	return &p, nil
+}
+
+func (p *programs) htmlMetrics() []string {
+	if p.html == nil {
+		return nil
+	}
+	return p.html.Metrics()
 }
 
 func (p *programs) resolvedMetrics() []string {

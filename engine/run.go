@@ -154,7 +154,9 @@ func (e *Engine) execute(ctx context.Context, run store.Run, d *RunDetail, st *s
 	d.Resolved = resolved
 
 	start = time.Now()
-	d.Subject, d.Text, err = render(sub, ev, resolved)
+	var msg message
+	msg, err = renderMessage(sub, ev, resolved)
+	d.Subject, d.Text = msg.subject, msg.text
 	d.TimingsMS[stageRender] = time.Since(start).Milliseconds()
 	if err != nil {
 		return nil, store.RunFailed, &stageError{stageRender, err}
@@ -165,22 +167,27 @@ func (e *Engine) execute(ctx context.Context, run store.Run, d *RunDetail, st *s
 	if resolved {
 		attachments = nil // the all-clear carries no reports
 	}
+	var reports []inlineReport
 	for _, a := range attachments {
-		for _, format := range a.Formats {
-			file, err := e.executor().ExportReport(ctx, a.Report, format, filepath.Join(e.cfg.FilesDir, run.ID))
-			if err != nil {
-				return nil, store.RunFailed, &stageError{stageExport, fmt.Errorf("export %s as %s: %w", a.Report, format, err)}
-			}
-			if file.Path != "" { // a report without data has nothing to attach
-				d.Files = append(d.Files, file)
-			}
+		files, err := e.executor().ExportReport(ctx, ReportRequest{Report: a.Report, Formats: a.Formats, Inline: true},
+			filepath.Join(e.cfg.FilesDir, run.ID))
+		if err != nil {
+			return nil, store.RunFailed, &stageError{stageExport, fmt.Errorf("export %s: %w", a.Report, err)}
 		}
+		d.Files = append(d.Files, files.Files...)
+		r := inlineReport{html: files.HTML, title: files.Title, chart: files.Chart}
+		if r.chart.Path != "" {
+			r.chart.ContentID = fmt.Sprintf("chart-%d@herald", len(reports)+1)
+			d.Files = append(d.Files, r.chart)
+		}
+		reports = append(reports, r)
 	}
 	d.TimingsMS[stageExport] = time.Since(start).Milliseconds()
 
-	deliveries, err := e.deliveries(ctx, sub, store.Payload{Subject: d.Subject, Text: d.Text, Attachments: d.Files,
+	payload := store.Payload{Subject: d.Subject, Text: d.Text, HTML: body(msg.html, reports), Attachments: d.Files,
 		Source: channels.Source{Subscription: notify.SubscriptionURI(sub), SubscriptionTitle: sub.Title, Run: run.ID,
-			Instant: run.ScheduledAt, Manual: d.Trigger == notify.TriggerManual, Resolved: resolved, Values: d.Values}})
+			Instant: run.ScheduledAt, Manual: d.Trigger == notify.TriggerManual, Resolved: resolved, Values: d.Values}}
+	deliveries, err := e.deliveries(ctx, sub, run.ID, payload, d)
 	if err != nil {
 		return nil, store.RunFailed, &stageError{stageHandover, err}
 	}
@@ -189,6 +196,9 @@ func (e *Engine) execute(ctx context.Context, run store.Run, d *RunDetail, st *s
 	}
 	if len(deliveries) == 0 {
 		d.Reason = "every channel of the subscription was deleted"
+		if len(d.Paused) > 0 {
+			d.Reason = "every channel of the subscription is paused or deleted"
+		}
 		return nil, store.RunSkipped, nil
 	}
 	return deliveries, store.RunQueued, nil
@@ -277,9 +287,16 @@ func decide(sub store.Subscription, cond bool, st *store.SubscriptionState) (sen
 	return false, false
 }
 
-// render fills the subject and message templates (the resolved message's, for
-// the all-clear) with the values the condition saw, each metric in its number format.
-func render(sub store.Subscription, ev evaluation, resolved bool) (subject, text string, err error) {
+// message is a run's rendered message.
+type message struct {
+	subject, text string
+	html          string // the message part of the HTML body
+}
+
+// renderMessage fills the subject and message templates (the resolved message's, for
+// the all-clear) with the values the condition saw, each metric in its number
+// format. The HTML is the HTML template's output, or the text as HTML.
+func renderMessage(sub store.Subscription, ev evaluation, resolved bool) (m message, err error) {
 	format := func(uri string, v float64) string {
 		if ev.nulls[uri] {
 			return "(no value)"
@@ -290,29 +307,40 @@ func render(sub store.Subscription, ev evaluation, resolved bool) (subject, text
 	for uri := range ev.nulls {
 		values[uri] = math.NaN()
 	}
-	message := ev.programs.message
+	text := ev.programs.message
 	if resolved {
-		message = ev.programs.resolved
+		text = ev.programs.resolved
 	}
-	if text, err = message.Render(values, format); err != nil {
-		return "", "", fmt.Errorf("message: %w", err)
+	if m.text, err = text.Render(values, format); err != nil {
+		return m, fmt.Errorf("message: %w", err)
 	}
-	subject = sub.Title
+	m.html = textHTML(m.text)
+	if ev.programs.html != nil && !resolved {
+		if m.html, err = ev.programs.html.RenderHTML(values, format); err != nil {
+			return m, fmt.Errorf("HTML message: %w", err)
+		}
+	}
+	m.subject = sub.Title
 	if ev.programs.subject != nil {
-		if subject, err = ev.programs.subject.Render(values, format); err != nil {
-			return "", "", fmt.Errorf("subject: %w", err)
+		if m.subject, err = ev.programs.subject.Render(values, format); err != nil {
+			return m, fmt.Errorf("subject: %w", err)
 		}
 	}
 	if resolved {
-		subject = "Resolved: " + subject
+		m.subject = "Resolved: " + m.subject
 	}
-	return subject, text, nil
+	return m, nil
 }
 
-// deliveries makes one delivery per channel of the subscription that still exists.
-func (e *Engine) deliveries(ctx context.Context, sub store.Subscription, p store.Payload) ([]store.Delivery, error) {
+// deliveries makes one delivery per channel of the subscription that still
+// exists and is not paused (noted in d), each with its own links.
+func (e *Engine) deliveries(ctx context.Context, sub store.Subscription, runID string, p store.Payload, d *RunDetail) ([]store.Delivery, error) {
 	var out []store.Delivery
 	for _, cid := range sub.Channels {
+		if _, paused := sub.Paused[cid]; paused {
+			d.Paused = append(d.Paused, cid)
+			continue
+		}
 		ch, err := e.channels.get(ctx, cid, func(ctx context.Context) (store.Channel, error) { return e.st.ChannelByID(ctx, cid) })
 		if errors.Is(err, store.ErrNotFound) {
 			continue
@@ -320,6 +348,8 @@ func (e *Engine) deliveries(ctx context.Context, sub store.Subscription, p store
 		if err != nil {
 			return nil, err
 		}
+		p := p
+		p.Links = e.domain.Links(sub, runID, ch.ID, p.Attachments)
 		out = append(out, store.Delivery{ID: store.NewID(24), ChannelID: ch.ID, Kind: ch.Kind, Payload: p})
 	}
 	return out, nil

@@ -27,12 +27,16 @@ type Config struct {
 	// HealthInterval is how often finished runs are rolled up into their
 	// subscriptions' health when nothing wakes the roll-up sooner. Default 2s.
 	HealthInterval time.Duration `yaml:"healthInterval"`
+	// FileLinkTTL is how long the download link of an attachment, which messages
+	// that cannot carry files (SMS, feed chat) get, keeps working. Default 168h (7 days).
+	FileLinkTTL time.Duration `yaml:"fileLinkTTL"`
 }
 
 // DefaultConfig returns the documented defaults.
 func DefaultConfig() Config {
 	return Config{MinInterval: time.Minute, DefaultTimezone: "UTC", MaxPerUser: 1000, MaxPerProject: 10000,
-		MaxChannelsPerUser: 100, FailuresBeforeNotice: 3, SendNowEvery: 10 * time.Second, HealthInterval: 2 * time.Second}
+		MaxChannelsPerUser: 100, FailuresBeforeNotice: 3, SendNowEvery: 10 * time.Second, HealthInterval: 2 * time.Second,
+		FileLinkTTL: 7 * 24 * time.Hour}
 }
 
 // Validate names the wrong field.
@@ -55,6 +59,9 @@ func (c Config) Validate() error {
 	}
 	if c.SendNowEvery < 0 || c.HealthInterval < 10*time.Millisecond {
 		errs = append(errs, errors.New("sendNowEvery must not be negative and healthInterval at least 10ms"))
+	}
+	if c.FileLinkTTL < time.Minute {
+		errs = append(errs, fmt.Errorf("fileLinkTTL: must be at least 1m, got %s", c.FileLinkTTL))
 	}
 	return errors.Join(errs...)
 }

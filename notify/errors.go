@@ -15,6 +15,7 @@ const (
 	Forbidden                 // the caller or the owner may not do this
 	Conflict                  // the state of other records stands in the way
 	TooSoon                   // done again too soon; RetryAfter says when it may be
+	Gone                      // it existed, and no longer does (an expired link)
 )
 
 // Error is a refusal of the notification side. Message is a printf template
@@ -58,4 +59,8 @@ func forbidden(message string, params ...string) *Error {
 
 func conflict(message string, params ...string) *Error {
 	return &Error{Code: Conflict, Message: message, Params: params}
+}
+
+func gone(message string, params ...string) *Error {
+	return &Error{Code: Gone, Message: message, Params: params}
 }

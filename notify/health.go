@@ -186,6 +186,19 @@ type RunDetail struct {
 	Reason     string              `json:"reason,omitempty"`
 	TimingsMS  map[string]int64    `json:"timingsMs,omitempty"`
 	Recipients []string            `json:"channels,omitempty"`
+	// Paused are the channels the run did not send to because they are paused.
+	Paused []string `json:"pausedChannels,omitempty"`
+	// Events happened to the run after it was handed over, such as an
+	// unsubscribe from its message.
+	Events []RunEvent `json:"events,omitempty"`
+}
+
+// RunEvent is something that happened to a run after it was handed over.
+type RunEvent struct {
+	Event   string `json:"event"` // "unsubscribed"
+	Channel string `json:"channel"`
+	By      string `json:"by"`
+	At      string `json:"at"` // RFC 3339
 }
 
 // Detail decodes a run's detail; one that does not parse is empty.

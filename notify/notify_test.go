@@ -62,7 +62,7 @@ func must(t testing.TB, err error) {
 	}
 }
 
-func channelBody(t *testing.T, s string) *notify.ChannelBody {
+func channelBody(t testing.TB, s string) *notify.ChannelBody {
 	t.Helper()
 	var b notify.ChannelBody
 	if err := json.Unmarshal([]byte(s), &b); err != nil {

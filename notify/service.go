@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -27,6 +28,11 @@ type Options struct {
 	Settings map[channels.Kind]channels.Settings
 	// Box seals channel secrets at rest.
 	Box *secret.Box
+	// PublicURL is where people reach the service (the configuration's
+	// publicURL), without a trailing slash; "" puts no links in messages.
+	PublicURL string
+	// LinkKey signs the links of messages. Required with PublicURL.
+	LinkKey []byte
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
 	// Logger receives the log. Default: discarded.
@@ -40,9 +46,12 @@ type Service struct {
 	kinds    *channels.Registry
 	settings map[channels.Kind]channels.Settings
 	box      *secret.Box
-	now      func() time.Time
-	log      *slog.Logger
-	wake     chan struct{} // wakes the health roll-up
+	// publicURL and linkKey build and check the links of messages.
+	publicURL string
+	linkKey   []byte
+	now       func() time.Time
+	log       *slog.Logger
+	wake      chan struct{} // wakes the health roll-up
 
 	mu         sync.Mutex
 	scheduler  Scheduler
@@ -53,6 +62,7 @@ type Service struct {
 // New returns the service. cfg must have passed Validate.
 func New(st *store.Store, cfg Config, opt Options) *Service {
 	s := &Service{st: st, cfg: cfg, kinds: opt.Kinds, settings: opt.Settings, box: opt.Box, now: opt.Now,
+		publicURL: strings.TrimRight(opt.PublicURL, "/"), linkKey: opt.LinkKey,
 		log: opt.Logger, wake: make(chan struct{}, 1), sentNow: map[string]time.Time{}}
 	if s.now == nil {
 		s.now = time.Now

@@ -37,18 +37,35 @@ type SubscriptionBody struct {
 		Report  string   `json:"report"`
 		Formats []string `json:"formats"`
 	} `json:"attachments"`
-	Enabled  *bool   `json:"enabled"`
-	FireMode *string `json:"fireMode"`
-	Meta     *Meta   `json:"meta"`
+	// PausedChannels, when given, are the channels the subscription does not
+	// send to (an unsubscribe link pauses one); when left out, a PUT keeps the
+	// pauses of the channels it keeps.
+	PausedChannels *[]PausedChannel `json:"pausedChannels"`
+	Enabled        *bool            `json:"enabled"`
+	FireMode       *string          `json:"fireMode"`
+	Meta           *Meta            `json:"meta"`
 	// Health is reported by the service; a PUT may echo it back. Ignored.
 	Health any `json:"health"`
 }
 
-// Template is a JEXL template as the API carries it.
+// PausedChannel is one paused channel as the API carries it. By and At are
+// the service's record; a PUT may echo them back, and they are kept as they were.
+type PausedChannel struct {
+	Channel string `json:"channel"`
+	By      string `json:"by,omitempty"`
+	At      string `json:"at,omitempty"`
+}
+
+// Template is a JEXL template as the API carries it. A message may also have
+// an HTML template (an extension): its text is HTML, and what its
+// expressions write is escaped.
 type Template struct {
 	Template *struct {
 		Expression *string `json:"expression"`
 	} `json:"template"`
+	HTML *struct {
+		Expression *string `json:"expression"`
+	} `json:"html"`
 }
 
 var (
@@ -74,6 +91,9 @@ func (s *Service) CreateSubscription(ctx context.Context, projectID, owner strin
 	}
 	sub, err := s.parseSubscription(ctx, projectID, owner, body)
 	if err != nil {
+		return sub, err
+	}
+	if sub.Paused, err = s.parsePauses(body, owner, sub, nil); err != nil {
 		return sub, err
 	}
 	now := s.now()
@@ -138,6 +158,9 @@ func (s *Service) UpdateSubscription(ctx context.Context, projectID, owner, id s
 	if err != nil {
 		return sub, err
 	}
+	if sub.Paused, err = s.parsePauses(body, owner, sub, old.Paused); err != nil {
+		return sub, err
+	}
 	sub.ID, sub.ProjectID, sub.Owner, sub.Created, sub.Updated = old.ID, old.ProjectID, old.Owner, old.Created, s.now()
 	if err := s.st.UpdateSubscription(ctx, sub); errors.Is(err, store.ErrNotFound) {
 		return sub, conflict("The subscription or one of its channels was deleted meanwhile")
@@ -193,8 +216,17 @@ func (s *Service) parseSubscription(ctx context.Context, pid, owner string, in *
 	if sub.Def.Message, err = s.parseTemplate(ctx, subRoot+".message.template.expression", pid, in.Message, true); err != nil {
 		return sub, err
 	}
+	if sub.Def.MessageHTML, err = s.parseHTML(ctx, subRoot+".message.html.expression", pid, in.Message); err != nil {
+		return sub, err
+	}
 	if sub.Def.Subject, err = s.parseTemplate(ctx, subRoot+".subject.template.expression", pid, in.Subject, false); err != nil {
 		return sub, err
+	}
+	if in.Subject != nil && in.Subject.HTML != nil {
+		return sub, invalid(subRoot+".subject.html", "is not allowed: a subject is plain text")
+	}
+	if in.ResolvedMessage != nil && in.ResolvedMessage.HTML != nil {
+		return sub, invalid(subRoot+".resolvedMessage.html", "is not allowed: the all-clear is plain text")
 	}
 	if sub.Channels, err = s.parseChannelURIs(ctx, owner, in.Channels); err != nil {
 		return sub, err
@@ -338,6 +370,22 @@ func (s *Service) parseTemplate(ctx context.Context, path, pid string, in *Templ
 	return src, s.checkMetrics(ctx, path, pid, tpl.Metrics())
 }
 
+// parseHTML validates the HTML template of a message, if it has one.
+func (s *Service) parseHTML(ctx context.Context, path, pid string, in *Template) (string, error) {
+	if in == nil || in.HTML == nil {
+		return "", nil
+	}
+	if in.HTML.Expression == nil || strings.TrimSpace(*in.HTML.Expression) == "" {
+		return "", invalid(path, "must not be empty; leave html out to show the text message")
+	}
+	src := *in.HTML.Expression
+	tpl, err := jexl.ParseTemplate(src)
+	if err != nil {
+		return "", invalid(path, err.Error())
+	}
+	return src, s.checkMetrics(ctx, path, pid, tpl.Metrics())
+}
+
 // checkMetrics checks that every metric URI names a metric of project pid.
 func (s *Service) checkMetrics(ctx context.Context, path, pid string, uris []string) error {
 	for _, u := range uris {
@@ -374,6 +422,34 @@ func (s *Service) objectCategory(ctx context.Context, pid, id string) (string, e
 }
 
 // parseChannelURIs checks that every channel URI names a channel of owner.
+// parsePauses returns the pauses of sub (whose channels are parsed) from
+// body, keeping who paused a channel and when from old; without
+// pausedChannels in body, the old pauses of the channels sub keeps.
+func (s *Service) parsePauses(in *SubscriptionBody, owner string, sub store.Subscription, old map[string]store.Pause) (map[string]store.Pause, error) {
+	out := map[string]store.Pause{}
+	if in.PausedChannels == nil {
+		for c, p := range old {
+			if slices.Contains(sub.Channels, c) {
+				out[c] = p
+			}
+		}
+		return out, nil
+	}
+	for i, pc := range *in.PausedChannels {
+		m := channelURIForm.FindStringSubmatch(pc.Channel)
+		if m == nil || m[1] != owner || !slices.Contains(sub.Channels, m[2]) {
+			return nil, invalid(fmt.Sprintf("%s.pausedChannels[%d].channel", subRoot, i),
+				"must be one of the subscription's channels")
+		}
+		p, ok := old[m[2]]
+		if !ok {
+			p = store.Pause{By: owner, At: s.now().UTC().Truncate(time.Second)}
+		}
+		out[m[2]] = p
+	}
+	return out, nil
+}
+
 func (s *Service) parseChannelURIs(ctx context.Context, owner string, uris []string) ([]string, error) {
 	if len(uris) == 0 {
 		return nil, invalid(subRoot+".channels", "must name at least one channel configuration")

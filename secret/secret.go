@@ -3,7 +3,9 @@ package secret
 import (
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/hkdf"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -71,6 +73,16 @@ func LoadOrCreateKey(path string) ([]byte, error) {
 		return nil, fmt.Errorf("write secret key: %w", err)
 	}
 	return key, nil
+}
+
+// Derive returns a 32-byte key for purpose (such as "links") from key, so one
+// configured secret gives independent keys for independent uses.
+func Derive(key []byte, purpose string) []byte {
+	out, err := hkdf.Key(sha256.New, key, nil, "herald "+purpose, 32)
+	if err != nil {
+		panic(err) // only for a length HKDF-SHA256 cannot give
+	}
+	return out
 }
 
 // Seal encrypts plaintext; additional binds the result to its context (e.g. a

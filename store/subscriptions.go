@@ -19,15 +19,21 @@ type Subscription struct {
 	Def       SubscriptionDef
 	Enabled   bool
 	Channels  []string // channel ids, in the order given
-	Created   time.Time
-	Updated   time.Time
+	// Paused are the channels this subscription does not send to, by channel
+	// id; each is one of Channels.
+	Paused  map[string]Pause
+	Created time.Time
+	Updated time.Time
 }
 
 // SubscriptionDef is what a subscription does, as it is stored.
 type SubscriptionDef struct {
-	Triggers    []Trigger          `json:"triggers"`
-	Condition   string             `json:"condition"`
-	Message     string             `json:"message"`
+	Triggers  []Trigger `json:"triggers"`
+	Condition string    `json:"condition"`
+	Message   string    `json:"message"`
+	// MessageHTML is the message as an HTML template; empty: the HTML part
+	// shows Message as text.
+	MessageHTML string             `json:"messageHtml,omitempty"`
 	Subject     string             `json:"subject,omitempty"`
 	Attachments []ReportAttachment `json:"attachments,omitempty"`
 	FireMode    string             `json:"fireMode"` // "always" or "onChange"
@@ -46,6 +52,12 @@ type Trigger struct {
 type ReportAttachment struct {
 	Report  string   `json:"report"`
 	Formats []string `json:"formats"`
+}
+
+// Pause is why a subscription stopped sending to one of its channels.
+type Pause struct {
+	By string    `json:"by"` // who asked: a recipient's address, or a user id
+	At time.Time `json:"at"`
 }
 
 // Fire modes.
@@ -76,17 +88,23 @@ func (s *Store) CreateSubscription(ctx context.Context, sub Subscription, q Quot
 		if err != nil {
 			return fmt.Errorf("create subscription: %w", err)
 		}
-		return putSubscriptionChannels(ctx, tx, sub.ID, sub.Channels)
+		return putSubscriptionChannels(ctx, tx, sub)
 	})
 }
 
-func putSubscriptionChannels(ctx context.Context, tx *sql.Tx, id string, channels []string) error {
-	if _, err := tx.ExecContext(ctx, `DELETE FROM subscription_channels WHERE subscription_id = ?`, id); err != nil {
+// putSubscriptionChannels replaces the channels of sub and their pauses.
+func putSubscriptionChannels(ctx context.Context, tx *sql.Tx, sub Subscription) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM subscription_channels WHERE subscription_id = ?`, sub.ID); err != nil {
 		return fmt.Errorf("subscription channels: %w", err)
 	}
-	for i, c := range channels {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO subscription_channels(subscription_id, channel_id, position)
-			VALUES (?, ?, ?)`, id, c, i); err != nil {
+	for i, c := range sub.Channels {
+		var at sql.NullInt64
+		p, paused := sub.Paused[c]
+		if paused {
+			at = sql.NullInt64{Int64: p.At.Unix(), Valid: true}
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO subscription_channels(subscription_id, channel_id, position,
+			paused_at, paused_by) VALUES (?, ?, ?, ?, ?)`, sub.ID, c, i, at, p.By); err != nil {
 			if isForeignKey(err) {
 				return ErrNotFound
 			}
@@ -111,8 +129,41 @@ func (s *Store) UpdateSubscription(ctx context.Context, sub Subscription) error 
 		if err := affected(res); err != nil {
 			return err
 		}
-		return putSubscriptionChannels(ctx, tx, sub.ID, sub.Channels)
+		return putSubscriptionChannels(ctx, tx, sub)
 	})
+}
+
+// PauseChannel stops subscription id from sending to channel cid, for by at
+// at, and notes it in the run whose message carried the request (runID; ""
+// for none). It reports false when the channel was paused already; a
+// subscription that no longer sends to the channel gives ErrNotFound.
+func (s *Store) PauseChannel(ctx context.Context, id, cid, runID, by string, at time.Time) (bool, error) {
+	paused := false
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var was sql.NullInt64
+		err := tx.QueryRowContext(ctx, `SELECT paused_at FROM subscription_channels WHERE subscription_id = ? AND channel_id = ?`,
+			id, cid).Scan(&was)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ErrNotFound
+		}
+		if err != nil || was.Valid {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE subscription_channels SET paused_at = ?, paused_by = ?
+			WHERE subscription_id = ? AND channel_id = ?`, at.Unix(), by, id, cid); err != nil {
+			return fmt.Errorf("pause channel: %w", err)
+		}
+		paused = true
+		if runID == "" {
+			return nil
+		}
+		// json_insert appends to the run's list of events, making it when missing.
+		_, err = tx.ExecContext(ctx, `UPDATE runs SET detail = json_insert(detail, '$.events[#]',
+			json_object('event', 'unsubscribed', 'channel', ?, 'by', ?, 'at', ?)) WHERE id = ? AND subscription_id = ?`,
+			cid, by, at.UTC().Format(time.RFC3339), runID, id)
+		return err
+	})
+	return paused, err
 }
 
 // DeleteSubscription deletes the subscription and its runs.
@@ -126,15 +177,17 @@ func (s *Store) DeleteSubscription(ctx context.Context, id string) error {
 
 const subscriptionSelect = `SELECT s.id, s.project_id, s.owner, s.title, s.doc, s.enabled, s.created, s.updated,
 	(SELECT group_concat(channel_id, ' ') FROM (SELECT channel_id FROM subscription_channels c
-		WHERE c.subscription_id = s.id ORDER BY position))
+		WHERE c.subscription_id = s.id ORDER BY position)),
+	(SELECT json_group_object(channel_id, json_object('by', paused_by, 'at', paused_at)) FROM subscription_channels c
+		WHERE c.subscription_id = s.id AND paused_at IS NOT NULL)
 	FROM subscriptions s`
 
 func scanSubscription(row scanner) (Subscription, error) {
 	var sub Subscription
 	var doc string
-	var channels sql.NullString
+	var channels, paused sql.NullString
 	var created, updated int64
-	err := row.Scan(&sub.ID, &sub.ProjectID, &sub.Owner, &sub.Title, &doc, &sub.Enabled, &created, &updated, &channels)
+	err := row.Scan(&sub.ID, &sub.ProjectID, &sub.Owner, &sub.Title, &doc, &sub.Enabled, &created, &updated, &channels, &paused)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Subscription{}, ErrNotFound
 	}
@@ -145,6 +198,9 @@ func scanSubscription(row scanner) (Subscription, error) {
 		return Subscription{}, fmt.Errorf("subscription %s: %w", sub.ID, err)
 	}
 	sub.Channels = strings.Fields(channels.String)
+	if sub.Paused, err = scanPauses(paused.String); err != nil {
+		return Subscription{}, fmt.Errorf("subscription %s: %w", sub.ID, err)
+	}
 	sub.Created, sub.Updated = time.Unix(created, 0).UTC(), time.Unix(updated, 0).UTC()
 	return sub, nil
 }
@@ -170,4 +226,24 @@ func (s *Store) Subscriptions(ctx context.Context, projectID, owner string) ([]S
 // EnabledSubscriptions lists every enabled subscription of a project that is not deleted.
 func (s *Store) EnabledSubscriptions(ctx context.Context) ([]Subscription, error) {
 	return s.querySubscriptions(ctx, `s.enabled = 1 AND s.project_id IN (SELECT id FROM projects WHERE state <> 'DELETED')`)
+}
+
+// scanPauses decodes the JSON object of pauses by channel id that
+// subscriptionSelect builds; "{}" or "" is nil.
+func scanPauses(doc string) (map[string]Pause, error) {
+	var raw map[string]struct {
+		By string `json:"by"`
+		At int64  `json:"at"`
+	}
+	if doc == "" {
+		return nil, nil
+	}
+	if err := json.Unmarshal([]byte(doc), &raw); err != nil || len(raw) == 0 {
+		return nil, err
+	}
+	out := make(map[string]Pause, len(raw))
+	for c, p := range raw {
+		out[c] = Pause{By: p.By, At: time.Unix(p.At, 0).UTC()}
+	}
+	return out, nil
 }

@@ -2,6 +2,7 @@ package jexl
 
 import (
 	"fmt"
+	"html"
 	"math"
 	"strconv"
 	"strings"
@@ -133,6 +134,16 @@ func (t *Template) Metrics() []string {
 // written plainly (integers without decimals, others with at most six decimals), strings as
 // they are and booleans as true or false.
 func (t *Template) Render(values map[string]float64, format func(uri string, v float64) string) (string, error) {
+	return t.render(values, format, func(s string) string { return s })
+}
+
+// RenderHTML is Render for a template whose text is HTML: the text is
+// written as it is, and what each expression writes is escaped.
+func (t *Template) RenderHTML(values map[string]float64, format func(uri string, v float64) string) (string, error) {
+	return t.render(values, format, html.EscapeString)
+}
+
+func (t *Template) render(values map[string]float64, format func(uri string, v float64) string, esc func(string) string) (string, error) {
 	var b strings.Builder
 	for _, p := range t.parts {
 		if p.prog == nil {
@@ -145,11 +156,11 @@ func (t *Template) Render(values map[string]float64, format func(uri string, v f
 		}
 		if uri, ok := p.prog.singleMetric(); ok && format != nil {
 			if f, ok := v.(float64); ok {
-				b.WriteString(format(uri, f))
+				b.WriteString(esc(format(uri, f)))
 				continue
 			}
 		}
-		b.WriteString(formatValue(v))
+		b.WriteString(esc(formatValue(v)))
 	}
 	return b.String(), nil
 }

@@ -199,3 +199,21 @@ func TestFormatNumber(t *testing.T) {
 		})
 	}
 }
+
+// TestRenderHTML: the template's own text is HTML and stays; what its
+// expressions write is escaped, so no metric value or string can add markup.
+func TestRenderHTML(t *testing.T) {
+	const uri = "/svc/md/p1/obj/7"
+	tpl, err := ParseTemplate(`<p>Revenue <b>${f:executeMetric('` + uri + `')}</b>: ${'<script>x</script>'} ${1 < 2}</p>`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := tpl.RenderHTML(map[string]float64{uri: 1234.5}, func(_ string, v float64) string { return "<€1,234.50>" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `<p>Revenue <b>&lt;€1,234.50&gt;</b>: &lt;script&gt;x&lt;/script&gt; true</p>`
+	if got != want {
+		t.Errorf("RenderHTML = %s, want %s", got, want)
+	}
+}

@@ -1,0 +1,215 @@
+package notify
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/store"
+)
+
+// Paths of the links messages carry, under the public URL. They need no
+// login: the signed token in the path is the permission.
+const (
+	UnsubscribePath = "/unsubscribe/"
+	FilePath        = "/f/"
+)
+
+// Token purposes: a token signed for one cannot be used for the other.
+const (
+	purposeUnsubscribe = "unsubscribe"
+	purposeFile        = "file"
+)
+
+// macLen is how many bytes of the HMAC-SHA256 a token keeps: 128 bits.
+const macLen = 16
+
+var errBadLink = notFound("This link is not valid: it was changed, or it was made by another installation")
+
+// Links returns the links a message of run to channel cid carries: the
+// unsubscribe link, and one download link for each file of files that is not
+// an inline image. Without a public URL it returns none.
+func (s *Service) Links(sub store.Subscription, runID, cid string, files []store.Attachment) channels.Links {
+	if s.publicURL == "" || len(s.linkKey) == 0 {
+		return channels.Links{}
+	}
+	l := channels.Links{Unsubscribe: s.publicURL + UnsubscribePath + s.sign(purposeUnsubscribe, sub.ID, cid, runID)}
+	expires := s.now().Add(s.cfg.FileLinkTTL).Truncate(time.Second)
+	exp := strconv.FormatInt(expires.Unix(), 36)
+	for i, f := range files {
+		if f.ContentID != "" {
+			continue
+		}
+		l.Files = append(l.Files, channels.FileLink{Name: f.Name, Expires: expires.UTC(),
+			URL: s.publicURL + FilePath + s.sign(purposeFile, runID, strconv.Itoa(i), exp)})
+	}
+	return l
+}
+
+// sign joins fields with dots and appends their MAC. Fields are ids of
+// [A-Za-z0-9] and numbers, so a dot never occurs inside one.
+func (s *Service) sign(purpose string, fields ...string) string {
+	body := strings.Join(fields, ".")
+	return body + "." + base64.RawURLEncoding.EncodeToString(s.mac(purpose, body))
+}
+
+func (s *Service) mac(purpose, body string) []byte {
+	m := hmac.New(sha256.New, s.linkKey)
+	m.Write([]byte(purpose))
+	m.Write([]byte{0})
+	m.Write([]byte(body))
+	return m.Sum(nil)[:macLen]
+}
+
+// verify returns the n fields of a token signed for purpose.
+func (s *Service) verify(purpose, token string, n int) ([]string, error) {
+	if len(s.linkKey) == 0 || len(token) > 256 {
+		return nil, errBadLink
+	}
+	i := strings.LastIndexByte(token, '.')
+	if i < 0 {
+		return nil, errBadLink
+	}
+	body, sig := token[:i], token[i+1:]
+	got, err := base64.RawURLEncoding.Strict().DecodeString(sig)
+	if err != nil || !hmac.Equal(got, s.mac(purpose, body)) {
+		return nil, errBadLink
+	}
+	fields := strings.Split(body, ".")
+	if len(fields) != n {
+		return nil, errBadLink
+	}
+	return fields, nil
+}
+
+// Unsubscription is what an unsubscribe link stops: one subscription's
+// messages to one channel.
+type Unsubscription struct {
+	Subscription store.Subscription
+	ChannelID    string
+	Recipient    string // the channel's address, as a person reads it
+	Paused       *store.Pause
+	runID        string
+}
+
+// Unsubscription reads what the unsubscribe token stands for, without
+// changing anything.
+func (s *Service) Unsubscription(ctx context.Context, token string) (Unsubscription, error) {
+	f, err := s.verify(purposeUnsubscribe, token, 3)
+	if err != nil {
+		return Unsubscription{}, err
+	}
+	u := Unsubscription{ChannelID: f[1], runID: f[2]}
+	u.Subscription, err = s.st.SubscriptionByID(ctx, f[0])
+	if errors.Is(err, store.ErrNotFound) {
+		return u, notFound("The subscription this message came from was deleted: nothing more will be sent")
+	}
+	if err != nil {
+		return u, err
+	}
+	ch, err := s.st.ChannelByID(ctx, u.ChannelID)
+	if errors.Is(err, store.ErrNotFound) {
+		return u, notFound("The channel this message came to was deleted: nothing more will be sent to it")
+	}
+	if err != nil {
+		return u, err
+	}
+	if d, ok := s.kinds.Lookup(channels.Kind(ch.Kind)); ok {
+		u.Recipient = d.Recipient(ch.Config)
+	}
+	if p, ok := u.Subscription.Paused[u.ChannelID]; ok {
+		u.Paused = &p
+	}
+	return u, nil
+}
+
+// Unsubscribe pauses the subscription for the channel the token names, and
+// notes it in the run whose message carried the link, as done by the
+// channel's recipient. A second call changes nothing.
+func (s *Service) Unsubscribe(ctx context.Context, token string) (Unsubscription, error) {
+	u, err := s.Unsubscription(ctx, token)
+	if err != nil || u.Paused != nil {
+		return u, err
+	}
+	by := u.Recipient
+	if by == "" {
+		by = "the recipient"
+	}
+	by += " (unsubscribe link)"
+	at := s.now().UTC().Truncate(time.Second)
+	changed, err := s.st.PauseChannel(ctx, u.Subscription.ID, u.ChannelID, u.runID, by, at)
+	if errors.Is(err, store.ErrNotFound) {
+		return u, notFound("The subscription no longer sends to this channel")
+	}
+	if err != nil {
+		return u, err
+	}
+	if changed {
+		s.log.Info("channel unsubscribed", "subscription", u.Subscription.ID, "channel", u.ChannelID, "run", u.runID)
+		s.changed(u.Subscription.ID)
+	}
+	u.Paused = &store.Pause{By: by, At: at}
+	return u, nil
+}
+
+// SharedFile is a run's attachment a download link names.
+type SharedFile struct {
+	store.Attachment
+	Expires time.Time
+}
+
+// SharedFile returns the file a download link names, while the link has not
+// expired and the run still has the file.
+func (s *Service) SharedFile(ctx context.Context, token string) (SharedFile, error) {
+	f, err := s.verify(purposeFile, token, 3)
+	if err != nil {
+		return SharedFile{}, err
+	}
+	i, err1 := strconv.Atoi(f[1])
+	exp, err2 := strconv.ParseInt(f[2], 36, 64)
+	if err1 != nil || err2 != nil {
+		return SharedFile{}, errBadLink
+	}
+	out := SharedFile{Expires: time.Unix(exp, 0).UTC()}
+	if !s.now().Before(out.Expires) {
+		return out, gone("This link expired on %s", out.Expires.Format(time.RFC1123))
+	}
+	run, err := s.st.RunByID(ctx, f[0])
+	if errors.Is(err, store.ErrNotFound) {
+		return out, gone("The run this file belonged to is no longer kept")
+	}
+	if err != nil {
+		return out, err
+	}
+	files := Detail(run).Files
+	if i < 0 || i >= len(files) || files[i].ContentID != "" {
+		return out, errBadLink
+	}
+	out.Attachment = files[i]
+	if _, err := os.Stat(out.Path); errors.Is(err, os.ErrNotExist) {
+		return out, gone("This file is no longer kept")
+	}
+	return out, nil
+}
+
+// CheckPublicURL validates the public URL links are built on; "" is valid
+// (no links).
+func CheckPublicURL(v string) error {
+	if v == "" {
+		return nil
+	}
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("%q must be an http or https URL such as https://herald.example.com", v)
+	}
+	return nil
+}
