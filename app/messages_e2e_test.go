@@ -1,10 +1,13 @@
 package app_test
 
 import (
+	"encoding/base64"
+	"path/filepath"
 
 	"bytes"
 	"context"
 	"encoding/csv"
+	"github.com/chromedp/chromedp"
 	"net/http"
 	"net/url"
 	"os"
@@ -314,4 +317,64 @@ func TestHTMLMessageTemplate(t *testing.T) {
 	if !strings.HasPrefix(m.Text, "Revenue fell to 35.50") {
 		t.Errorf("text part = %q", m.Text)
 	}
+}
+
+// TestReportMailInBrowser opens the demo's report mail in Chromium as a
+// mail client shows it (inline images in place of their cid: references) at
+// a desktop and a phone size: the page never scrolls sideways, and the chart
+// is loaded and fits. Screenshots of both, and the mail's files, are written
+// to the test's artifact folder (go test -artifacts keeps them).
+func TestReportMailInBrowser(t *testing.T) {
+	ctx := apptest.Chrome(t)
+	_, _, m := demoMail(t)
+	page := m.HTML
+	dir := t.ArtifactDir()
+	for _, a := range m.Attachments {
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(a.Name)), a.Data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if a.ContentID != "" {
+			page = strings.ReplaceAll(page, `src="cid:`+a.ContentID+`"`,
+				`src="data:`+a.ContentType+`;base64,`+base64.StdEncoding.EncodeToString(a.Data)+`"`)
+		}
+	}
+	file := filepath.Join(dir, "mail.html")
+	if err := os.WriteFile(file, []byte(page), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, size := range []struct {
+		name          string
+		width, height int64
+	}{{"desktop", 1280, 800}, {"phone", 390, 844}} {
+		err := chromedp.Do(ctx, chromedp.EmulateViewport(size.width, size.height), chromedp.Navigate("file://"+file))
+		if err != nil {
+			t.Fatalf("%s: %v", size.name, err)
+		}
+		var layout struct {
+			Scroll, Inner, Img, Natural float64
+		}
+		layout, err = chromedp.Run(ctx, chromedp.Evaluate[struct{ Scroll, Inner, Img, Natural float64 }](`({
+			Scroll: document.documentElement.scrollWidth, Inner: window.innerWidth,
+			Img: document.querySelector('img').getBoundingClientRect().right,
+			Natural: document.querySelector('img').naturalWidth})`))
+		if err != nil {
+			t.Fatalf("%s: %v", size.name, err)
+		}
+		scroll, inner, img, imgNatural := layout.Scroll, layout.Inner, layout.Img, layout.Natural
+		shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatalf("%s: %v", size.name, err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "mail-"+size.name+".png"), shot, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if scroll > inner {
+			t.Errorf("%s: the page is %.0f pixels wide in a %.0f pixel window", size.name, scroll, inner)
+		}
+		if imgNatural == 0 || img > inner {
+			t.Errorf("%s: the chart is not loaded (natural width %.0f) or overflows (right edge %.0f of %.0f)",
+				size.name, imgNatural, img, inner)
+		}
+	}
+	t.Logf("screenshots in %s", dir)
 }
