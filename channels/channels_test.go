@@ -187,3 +187,14 @@ func TestRetryAfter(t *testing.T) {
 		t.Fatal("RetryAfter(nil) is not nil")
 	}
 }
+
+func TestTextHTML(t *testing.T) {
+	got := channels.TextHTML("Revenue <fell> & rose.\nTwice.\n\n\nSee \"the\" report.\r\n")
+	if strings.Count(got, "<p ") != 2 || !strings.Contains(got, ">Revenue &lt;fell&gt; &amp; rose.<br>Twice.</p>") ||
+		!strings.Contains(got, ">See &#34;the&#34; report.</p>") {
+		t.Errorf("TextHTML = %s", got)
+	}
+	if channels.TextHTML("\n\n") != "" {
+		t.Errorf("blank text gives paragraphs")
+	}
+}

@@ -6,33 +6,12 @@ import (
 	"strings"
 
 	"github.com/heraldhq/herald/analytics/render"
+	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/store"
 )
 
-// Styles of the HTML body. Mail clients drop <style> blocks, so each element
-// carries its own; the e-mail kind puts the body into its page and footer.
-const (
-	bodyFont  = `font-family:-apple-system,BlinkMacSystemFont,'Segoe UI',Roboto,Helvetica,Arial,sans-serif;`
-	paragraph = `margin:0 0 14px;font-size:16px;line-height:1.5;color:#111827;` + bodyFont
-	chartImg  = `display:block;width:100%;max-width:600px;height:auto;border:0;margin:4px 0 12px;`
-)
-
-// textHTML shows a plain-text message as HTML: blank lines separate
-// paragraphs, and single line breaks stay.
-func textHTML(text string) string {
-	var b strings.Builder
-	for _, p := range strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n\n") {
-		if p = strings.Trim(p, "\n"); p == "" {
-			continue
-		}
-		lines := strings.Split(p, "\n")
-		for i, l := range lines {
-			lines[i] = html.EscapeString(l)
-		}
-		fmt.Fprintf(&b, `<p style="%s">%s</p>`, paragraph, strings.Join(lines, "<br>"))
-	}
-	return b.String()
-}
+// chartImg is the inline style of a chart: mail clients drop <style> blocks.
+const chartImg = `display:block;width:100%;max-width:600px;height:auto;border:0;margin:4px 0 12px;`
 
 // inlineReport is an attached report as the HTML body shows it.
 type inlineReport struct {
@@ -42,10 +21,19 @@ type inlineReport struct {
 }
 
 // body is the HTML body of a run's message: the message (its HTML template's
-// output, or its text), then each attached report with its chart.
-func body(message string, reports []inlineReport) string {
+// output, or else its text), then each attached report with its chart. A
+// message with neither an HTML template nor reports has none: a kind that
+// shows HTML shows the text as channels.TextHTML does.
+func body(m message, reports []inlineReport) string {
+	if m.html == "" && len(reports) == 0 {
+		return ""
+	}
 	var b strings.Builder
-	b.WriteString(message)
+	if m.html != "" {
+		b.WriteString(m.html)
+	} else {
+		b.WriteString(channels.TextHTML(m.text))
+	}
 	for _, r := range reports {
 		img := ""
 		if r.chart.Path != "" {

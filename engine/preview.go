@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 
+	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -41,7 +43,7 @@ func (e *Engine) Preview(ctx context.Context, sub store.Subscription) (Preview, 
 	if err != nil {
 		return p, err
 	}
-	p.Subject, p.Text, p.HTML = m.subject, m.text, m.html
+	p.Subject, p.Text, p.HTML = m.subject, m.text, cmp.Or(m.html, channels.TextHTML(m.text))
 	for _, id := range sub.Channels {
 		ch, err := e.st.ChannelByID(ctx, id)
 		if errors.Is(err, store.ErrNotFound) {

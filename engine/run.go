@@ -184,7 +184,7 @@ func (e *Engine) execute(ctx context.Context, run store.Run, d *RunDetail, st *s
 	}
 	d.TimingsMS[stageExport] = time.Since(start).Milliseconds()
 
-	payload := store.Payload{Subject: d.Subject, Text: d.Text, HTML: body(msg.html, reports), Attachments: d.Files,
+	payload := store.Payload{Subject: d.Subject, Text: d.Text, HTML: body(msg, reports), Attachments: d.Files,
 		Source: channels.Source{Subscription: notify.SubscriptionURI(sub), SubscriptionTitle: sub.Title, Run: run.ID,
 			Instant: run.ScheduledAt, Manual: d.Trigger == notify.TriggerManual, Resolved: resolved, Values: d.Values}}
 	deliveries, err := e.deliveries(ctx, sub, run.ID, payload, d)
@@ -290,12 +290,12 @@ func decide(sub store.Subscription, cond bool, st *store.SubscriptionState) (sen
 // message is a run's rendered message.
 type message struct {
 	subject, text string
-	html          string // the message part of the HTML body
+	html          string // the HTML template's output; "" without one
 }
 
 // renderMessage fills the subject and message templates (the resolved message's, for
 // the all-clear) with the values the condition saw, each metric in its number
-// format. The HTML is the HTML template's output, or the text as HTML.
+// format, and the HTML template, when the subscription has one.
 func renderMessage(sub store.Subscription, ev evaluation, resolved bool) (m message, err error) {
 	format := func(uri string, v float64) string {
 		if ev.nulls[uri] {
@@ -314,7 +314,6 @@ func renderMessage(sub store.Subscription, ev evaluation, resolved bool) (m mess
 	if m.text, err = text.Render(values, format); err != nil {
 		return m, fmt.Errorf("message: %w", err)
 	}
-	m.html = textHTML(m.text)
 	if ev.programs.html != nil && !resolved {
 		if m.html, err = ev.programs.html.RenderHTML(values, format); err != nil {
 			return m, fmt.Errorf("HTML message: %w", err)

@@ -14,6 +14,7 @@ import (
 	"github.com/wneessen/go-mail"
 
 	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/channels/channeltest"
 	"github.com/heraldhq/herald/channels/email"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/worker"
@@ -39,9 +40,40 @@ func (r result) perSecond() float64 { return float64(r.n) / r.elapsed.Seconds() 
 
 func (r result) cpuPerMail() time.Duration { return r.cpu / time.Duration(r.n) }
 
+// mailHTML is the HTML part the pipeline sends for the bench's message (the
+// e-mail kind shows a text message as HTML too), taken from a message the
+// kind writes, so the bare loop sends the same bytes.
+func mailHTML(ctx context.Context) (string, error) {
+	dir, err := os.MkdirTemp("", "herald-bench-html")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(dir)
+	o := email.NewOutbox(dir, from, nil)
+	m := channels.Message{DeliveryID: "html", Subject: subject, Text: text,
+		Channel: channels.Channel{ID: "ch0", Kind: email.Kind, Config: []byte(`{"to":"team0@example.com"}`)}}
+	if _, err := o.Send(ctx, m); err != nil {
+		return "", err
+	}
+	raw, err := os.ReadFile(o.Path(m.DeliveryID))
+	if err != nil {
+		return "", err
+	}
+	e, err := channeltest.ParseEmail(raw)
+	if err != nil || e.HTML == "" {
+		return "", fmt.Errorf("the e-mail kind's HTML part: %v", err)
+	}
+	return e.HTML, nil
+}
+
 // bare sends n messages straight from go-mail over conc connections, each
-// goroutine composing its messages and sending them on its own connection.
+// goroutine composing its messages (the text and the HTML part the pipeline
+// sends) and sending them on its own connection.
 func bare(ctx context.Context, n, conc int) (result, error) {
+	html, err := mailHTML(ctx)
+	if err != nil {
+		return result{}, err
+	}
 	s, err := newSink(n)
 	if err != nil {
 		return result{}, err
@@ -74,6 +106,7 @@ func bare(ctx context.Context, n, conc int) (result, error) {
 				m.SetDate()
 				m.SetUserAgent("Herald")
 				m.SetBodyString(mail.TypeTextPlain, text)
+				m.AddAlternativeString(mail.TypeTextHTML, html)
 				if err := client.SendWithSMTPClient(c, m); err != nil {
 					errs[g] = err
 					return

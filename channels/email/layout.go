@@ -1,6 +1,7 @@
 package email
 
 import (
+	"cmp"
 	"html/template"
 	"strings"
 
@@ -43,12 +44,13 @@ type pageView struct {
 	Subscription, Unsubscribe string
 }
 
-// document renders the HTML document of m for recipient to.
+// document renders the HTML document of m for recipient to; a message
+// without HTML shows its text.
 func document(m channels.Message, to string) (string, error) {
 	v := pageView{Subject: m.Subject, Preheader: preheader(m.Text), Why: why(m, to),
 		// The body is the run's rendering: its own text escaped, its markup the
 		// service's or the subscription owner's HTML template.
-		Body:         template.HTML(m.HTML),
+		Body:         template.HTML(cmp.Or(m.HTML, channels.TextHTML(m.Text))),
 		Subscription: m.Links.Subscription, Unsubscribe: m.Links.Unsubscribe}
 	var b strings.Builder
 	err := page.Execute(&b, v)

@@ -80,7 +80,19 @@ func TestInlineImageGoesWithTheHTML(t *testing.T) {
 		t.Fatalf("parts = %+v", e.Attachments)
 	}
 	m.DeliveryID, m.HTML = "run-4.c1", ""
-	if e := outboxMail(t, m); len(e.Attachments) != 0 || e.HTML != "" {
-		t.Errorf("a text-only mail carries %d parts, HTML %q", len(e.Attachments), e.HTML)
+	if e := outboxMail(t, m); len(e.Attachments) != 0 {
+		t.Errorf("a mail without an HTML body carries %d parts", len(e.Attachments))
+	}
+}
+
+// TestTextOnlyMessageHasAnHTMLPart: a message without HTML is shown in the
+// mail's page as its text, escaped, with the footer.
+func TestTextOnlyMessageHasAnHTMLPart(t *testing.T) {
+	m := message("run-5.c1")
+	m.Text = "Revenue <fell>.\n\nSee the report."
+	e := outboxMail(t, m)
+	if !strings.HasPrefix(e.Text, m.Text) || !strings.Contains(e.HTML, ">Revenue &lt;fell&gt;.</p>") ||
+		!strings.Contains(e.HTML, ">See the report.</p>") {
+		t.Errorf("text %q, HTML:\n%s", e.Text, e.HTML)
 	}
 }

@@ -67,7 +67,7 @@ func (c composer) compose(m channels.Message) (*mail.Msg, error) {
 	msg.SetDateWithValue(c.now())
 	msg.SetUserAgent(userAgent)
 	var doc string
-	if m.HTML != "" {
+	if m.HTML != "" || m.Text != "" {
 		var err error
 		if doc, err = document(m, to.To); err != nil {
 			return nil, channels.Permanent(fmt.Errorf("HTML body: %w", err))
@@ -86,8 +86,8 @@ func (c composer) compose(m channels.Message) (*mail.Msg, error) {
 		return nil, err
 	}
 	for _, a := range m.Attachments {
-		if a.ContentID != "" && doc == "" {
-			continue // an image of an HTML body that is not sent
+		if a.ContentID != "" && m.HTML == "" {
+			continue // an image of an HTML body the message does not have
 		}
 		if err := attach(msg, a); err != nil {
 			return nil, err
