@@ -1,7 +1,8 @@
 // Package cron parses six-field cron expressions in the Spring syntax that subscription
 // triggers carry and computes their fire times in a time zone. Parse rejects expressions that
 // are malformed or can never fire; Schedule.Next and Schedule.MinGap serve the scheduler and the
-// API's minimum-interval check.
+// API's minimum-interval check, and Describe puts an expression into English words for people
+// ("Every 15 minutes from 09:00 to 17:45 on Monday to Friday").
 //
 // # Syntax
 //
