@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 
 	"github.com/heraldhq/herald/notify"
@@ -95,5 +96,30 @@ func (s *Server) deleteChannel(w http.ResponseWriter, r *http.Request, c *caller
 		return fromDomain("channels", err)
 	}
 	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// testChannel (extension) sends a test message to the channel at once through
+// its kind's sender and answers what the provider said:
+// {"channelTest":{"accepted":true,"providerId":"…"}} or
+// {"channelTest":{"accepted":false,"error":"…","permanent":true}}.
+// A refusal of the provider is a 200; a channel tested moments ago is a 429.
+func (s *Server) testChannel(w http.ResponseWriter, r *http.Request, c *caller) error {
+	by := c.Login
+	if by == "" {
+		by = profileURI(c.UserID)
+	}
+	res, err := s.notify.TestChannel(r.Context(), r.PathValue("uid"), r.PathValue("cid"), by)
+	if errors.Is(err, notify.ErrNoTester) {
+		return newError(http.StatusServiceUnavailable, classUnavailable, "channels", "Channel tests are not available: no sender is running")
+	}
+	if err != nil {
+		return fromDomain("channels", err)
+	}
+	out := map[string]any{"accepted": true, "providerId": res.ProviderID}
+	if res.Error != "" {
+		out = map[string]any{"accepted": false, "error": res.Error, "permanent": res.Permanent}
+	}
+	respond(w, r, http.StatusOK, map[string]any{"channelTest": out})
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"net/http"
+	"os"
 	"strconv"
 	"time"
 
@@ -67,7 +68,13 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request, c *caller) err
 		}
 		limit = min(limit, 1000)
 	}
-	runs, err := s.store.SubscriptionRuns(r.Context(), sub.ID, limit)
+	offset := 0
+	if v := r.URL.Query().Get("offset"); v != "" {
+		if offset, err = strconv.Atoi(v); err != nil || offset < 0 || offset > 1_000_000 {
+			return badRequest("api", "Query parameter %s must be a whole number from 0 to 1000000", "offset")
+		}
+	}
+	runs, err := s.store.SubscriptionRuns(r.Context(), sub.ID, limit, offset)
 	if err != nil {
 		return err
 	}
@@ -139,4 +146,42 @@ func (s *Server) runJSON(r *http.Request, sub store.Subscription, run store.Run)
 		rj.Deliveries = append(rj.Deliveries, dj)
 	}
 	return rj, nil
+}
+
+// runFile serves an attachment of a run (extension): the i-th of the run's
+// attachments, as the run history lists them.
+func (s *Server) runFile(w http.ResponseWriter, r *http.Request, c *caller) error {
+	sub, err := s.ownedSubscription(r, c)
+	if err != nil {
+		return err
+	}
+	run, err := s.store.RunByID(r.Context(), r.PathValue("rid"))
+	if errors.Is(err, store.ErrNotFound) || (err == nil && run.SubscriptionID != sub.ID) {
+		return notFound("subscriptions", "Run %s not found", r.PathValue("rid"))
+	}
+	if err != nil {
+		return err
+	}
+	files := notify.Detail(run).Files
+	i, err := strconv.Atoi(r.PathValue("i"))
+	if err != nil || i < 0 || i >= len(files) {
+		return notFound("subscriptions", "Run %s has no attachment %s", run.ID, r.PathValue("i"))
+	}
+	f, err := os.Open(files[i].Path)
+	if errors.Is(err, os.ErrNotExist) {
+		return newError(http.StatusGone, classNotFound, "subscriptions", "The file of attachment %s is no longer kept", files[i].Name)
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	s.longDeadlines(w)
+	w.Header().Set("Content-Type", contentTypeOr(files[i].ContentType))
+	w.Header().Set("Content-Disposition", contentDisposition(files[i].Name))
+	http.ServeContent(w, r, "", info.ModTime(), f)
+	return nil
 }

@@ -199,6 +199,7 @@ func (s *Server) routes() {
 	s.route("GET "+channels+"/{cid}", permSelf, s.getChannel)
 	s.route("PUT "+channels+"/{cid}", permSelf, s.putChannel)
 	s.route("DELETE "+channels+"/{cid}", permSelf, s.deleteChannel)
+	s.route("POST "+channels+"/{cid}/test", permSelf, s.testChannel)
 
 	const subs = "/svc/projects/{pid}/users/{uid}/subscriptions"
 	s.route("POST "+subs, permSubscriptionWrite, s.createSubscription)
@@ -209,6 +210,7 @@ func (s *Server) routes() {
 	s.route("POST "+subs+"/{sid}/preview", permSubscriber, s.previewSubscription)
 	s.route("GET "+subs+"/{sid}/runs", permSubscriber, s.listRuns)
 	s.route("GET "+subs+"/{sid}/runs/{rid}", permSubscriber, s.getRun)
+	s.route("GET "+subs+"/{sid}/runs/{rid}/attachments/{i}", permSubscriber, s.runFile)
 	s.route("POST "+subs+"/{sid}/send", permSubscriptionWrite, s.sendSubscription)
 
 	s.mdRoutes()

@@ -164,7 +164,8 @@ func (a *App) open(ctx context.Context) error {
 		settings[d.Kind] = cfg.Section(d)
 	}
 	a.notify = notify.New(st, cfg.Subs, notify.Options{Kinds: Kinds, Settings: settings, Box: box, Now: opt.Clock.Now,
-		PublicURL: cfg.PublicURL, LinkKey: secret.Derive(key, "links"), Logger: a.log.With("component", "notify")})
+		PublicURL: cfg.PublicURL, LinkKey: secret.Derive(key, "links"), Logger: a.log.With("component", "notify"),
+		Tester: newTester(sends, cfg.Delivery.SendTimeout)})
 	if cfg.PublicURL == "" {
 		a.log.Info("publicURL is not set: messages carry no unsubscribe link (and mails no List-Unsubscribe header) and no download links")
 	}

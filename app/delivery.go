@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -70,4 +71,37 @@ func workerConfig(cfg Config) worker.Config {
 		w.Kinds[k.Kind] = worker.KindConfig{Concurrency: l.Concurrency, Rate: l.Rate}
 	}
 	return w
+}
+
+// tester sends the test messages of notify.Service.TestChannel through the
+// worker's own senders, so that a test shares their pooled connections and
+// clients. The worker keeps its per-kind concurrency and rate limits to itself,
+// so a test is one send beside them, bounded as a worker send is by the send
+// timeout.
+type tester struct {
+	byKind  map[channels.Kind]channels.Sender
+	timeout time.Duration // bounds one send; 0: only ctx and the sender's own timeout
+}
+
+// newTester returns the tester over the worker's senders.
+func newTester(sends []channels.Sender, timeout time.Duration) *tester {
+	t := &tester{byKind: make(map[channels.Kind]channels.Sender, len(sends)), timeout: timeout}
+	for _, s := range sends {
+		t.byKind[s.Kind()] = s
+	}
+	return t
+}
+
+// Test sends m at once through the sender of its channel's kind.
+func (t *tester) Test(ctx context.Context, m channels.Message) (string, error) {
+	s, ok := t.byKind[m.Channel.Kind]
+	if !ok {
+		return "", channels.Permanent(fmt.Errorf("this process has no sender of kind %q", m.Channel.Kind))
+	}
+	if t.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, t.timeout)
+		defer cancel()
+	}
+	return s.Send(ctx, m)
 }

@@ -145,7 +145,7 @@ func (b *testBundle) subscribe(t *testing.T, id, cronExpr, cond, message string,
 
 func (b *testBundle) runs(t *testing.T, sub string) []store.Run {
 	t.Helper()
-	runs, err := b.st.SubscriptionRuns(context.Background(), sub, 1000)
+	runs, err := b.st.SubscriptionRuns(context.Background(), sub, 1000, 0)
 	must(t, err)
 	// oldest first
 	for i, j := 0, len(runs)-1; i < j; i, j = i+1, j-1 {

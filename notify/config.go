@@ -24,6 +24,9 @@ type Config struct {
 	FailuresBeforeNotice int `yaml:"failuresBeforeNotice"`
 	// SendNowEvery is how often one subscription may be sent now. Default 10s.
 	SendNowEvery time.Duration `yaml:"sendNowEvery"`
+	// TestEvery is how often one channel configuration may be sent a test
+	// message (TestChannel); 0: no bound. Default 10s.
+	TestEvery time.Duration `yaml:"testEvery"`
 	// HealthInterval is how often finished runs are rolled up into their
 	// subscriptions' health when nothing wakes the roll-up sooner. Default 2s.
 	HealthInterval time.Duration `yaml:"healthInterval"`
@@ -35,8 +38,8 @@ type Config struct {
 // DefaultConfig returns the documented defaults.
 func DefaultConfig() Config {
 	return Config{MinInterval: time.Minute, DefaultTimezone: "UTC", MaxPerUser: 1000, MaxPerProject: 10000,
-		MaxChannelsPerUser: 100, FailuresBeforeNotice: 3, SendNowEvery: 10 * time.Second, HealthInterval: 2 * time.Second,
-		FileLinkTTL: 7 * 24 * time.Hour}
+		MaxChannelsPerUser: 100, FailuresBeforeNotice: 3, SendNowEvery: 10 * time.Second, TestEvery: 10 * time.Second,
+		HealthInterval: 2 * time.Second, FileLinkTTL: 7 * 24 * time.Hour}
 }
 
 // Validate names the wrong field.
@@ -59,6 +62,9 @@ func (c Config) Validate() error {
 	}
 	if c.SendNowEvery < 0 || c.HealthInterval < 10*time.Millisecond {
 		errs = append(errs, errors.New("sendNowEvery must not be negative and healthInterval at least 10ms"))
+	}
+	if c.TestEvery < 0 {
+		errs = append(errs, fmt.Errorf("testEvery: must be 0 (no bound) or more, got %s", c.TestEvery))
 	}
 	if c.FileLinkTTL < time.Minute {
 		errs = append(errs, fmt.Errorf("fileLinkTTL: must be at least 1m, got %s", c.FileLinkTTL))

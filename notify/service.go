@@ -37,6 +37,9 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives the log. Default: discarded.
 	Logger *slog.Logger
+	// Tester sends the test messages of TestChannel; nil refuses them with
+	// ErrNoTester.
+	Tester Tester
 }
 
 // Service is the notification side's rules over the store.
@@ -51,19 +54,22 @@ type Service struct {
 	linkKey   []byte
 	now       func() time.Time
 	log       *slog.Logger
+	tester    Tester
 	wake      chan struct{} // wakes the health roll-up
 
 	mu         sync.Mutex
 	scheduler  Scheduler
 	handedOver func()
 	sentNow    map[string]time.Time // subscription id → its last send now
+	tested     map[string]time.Time // channel id → its last test
 }
 
 // New returns the service. cfg must have passed Validate.
 func New(st *store.Store, cfg Config, opt Options) *Service {
 	s := &Service{st: st, cfg: cfg, kinds: opt.Kinds, settings: opt.Settings, box: opt.Box, now: opt.Now,
 		publicURL: strings.TrimRight(opt.PublicURL, "/"), linkKey: opt.LinkKey,
-		log: opt.Logger, wake: make(chan struct{}, 1), sentNow: map[string]time.Time{}}
+		log: opt.Logger, tester: opt.Tester, wake: make(chan struct{}, 1), sentNow: map[string]time.Time{},
+		tested: map[string]time.Time{}}
 	if s.now == nil {
 		s.now = time.Now
 	}

@@ -152,9 +152,9 @@ func (s *Store) LastRunTimes(ctx context.Context) (map[string]time.Time, error) 
 }
 
 // SubscriptionRuns lists a subscription's runs, newest first.
-func (s *Store) SubscriptionRuns(ctx context.Context, subscriptionID string, limit int) ([]Run, error) {
+func (s *Store) SubscriptionRuns(ctx context.Context, subscriptionID string, limit, offset int) ([]Run, error) {
 	out, err := queryAll(ctx, s.r, scanRun, `SELECT id, subscription_id, scheduled_at, state, detail, error, started, finished
-		FROM runs WHERE subscription_id = ? ORDER BY scheduled_at DESC LIMIT ?`, subscriptionID, limit)
+		FROM runs WHERE subscription_id = ? ORDER BY scheduled_at DESC LIMIT ? OFFSET ?`, subscriptionID, limit, offset)
 	if err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
 	}

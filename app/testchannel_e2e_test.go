@@ -1,0 +1,85 @@
+package app_test
+
+import (
+	"strings"
+	"testing"
+)
+
+// channelTest is the channelTest object of a test's answer.
+func channelTest(t *testing.T, r reply) map[string]any {
+	t.Helper()
+	wantStatus(t, r, 200)
+	out, ok := r.json(t)["channelTest"].(map[string]any)
+	if !ok {
+		t.Fatalf("no channelTest in %s", r.body)
+	}
+	return out
+}
+
+// TestChannelTestMessage: jane tests her e-mail channel; the answer says the
+// relay accepted it with its Message-ID, and the relay got exactly that mail.
+// A second test at once is 429 with Retry-After; a channel whose relay
+// refuses answers accepted:false with the error; another user gets 404; her
+// Slack channel, with its token, is tested through the same sender too.
+func TestChannelTestMessage(t *testing.T) {
+	w := newNotifyWorld(t)
+	r := w.jane.do("POST", w.channel+"/test", "")
+	ct := channelTest(t, r)
+	id, _ := ct["providerId"].(string)
+	if ct["accepted"] != true || id == "" || len(ct) != 2 {
+		t.Fatalf("answer %s", r.body)
+	}
+	mails := w.smtp.Messages()
+	if len(mails) != 1 {
+		t.Fatalf("the relay got %d mails, want 1", len(mails))
+	}
+	m := mails[0]
+	if m.Subject != "Test message from Herald" || m.MessageID != id ||
+		len(m.To) != 1 || m.To[0] != "jane@example.com" || len(m.RcptTo) != 1 || m.RcptTo[0] != "jane@example.com" {
+		t.Errorf("mail subject %q, Message-ID %q (answer %q), to %v, rcpt %v", m.Subject, m.MessageID, id, m.To, m.RcptTo)
+	}
+	if !strings.Contains(m.Text, "jane@example.com asked for") || !strings.Contains(m.Text, "“Mail”") ||
+		!strings.Contains(m.Text, "Nothing needs doing.") || len(m.Attachments) != 0 {
+		t.Errorf("mail text %q, %d attachments", m.Text, len(m.Attachments))
+	}
+
+	r = w.jane.do("POST", w.channel+"/test", "")
+	wantStatus(t, r, 429)
+	if r.header.Get("Retry-After") != "10" {
+		t.Errorf("Retry-After %q, want 10", r.header.Get("Retry-After"))
+	}
+
+	r = w.jane.do("POST", w.janeURI+"/channelConfigurations",
+		`{"channelConfiguration":{"configuration":{"emailConfiguration":{"to":"nobody@example.com"}},"meta":{"title":"Nobody"}}}`)
+	wantStatus(t, r, 201)
+	refused := r.json(t)["channelConfiguration"].(map[string]any)["meta"].(map[string]any)["uri"].(string)
+	w.smtp.FailNext(1, 550)
+	r = w.jane.do("POST", refused+"/test", "")
+	ct = channelTest(t, r)
+	msg, _ := ct["error"].(string)
+	if ct["accepted"] != false || ct["permanent"] != true || !strings.Contains(msg, "550") || ct["providerId"] != nil {
+		t.Errorf("refused answer %s", r.body)
+	}
+	if n := len(w.smtp.Messages()); n != 1 {
+		t.Errorf("the relay has %d mails, want still 1", n)
+	}
+
+	joe := newBrowser(t, w.b.URL, "ua")
+	w.b.NewUser(t, "joe@example.com")
+	joe.loginWithToken("joe@example.com", "S3cret-pass")
+	r = joe.do("POST", w.channel+"/test", "")
+	wantStatus(t, r, 404)
+	_, joeURI := w.b.NewUser(t, "joe2@example.com")
+	cid := w.channel[strings.LastIndex(w.channel, "/")+1:]
+	wantStatus(t, w.jane.do("POST", joeURI+"/channelConfigurations/"+cid+"/test", ""), 404)
+	wantStatus(t, w.jane.do("POST", w.janeURI+"/channelConfigurations/000000000000000000000000/test", ""), 404)
+
+	r = w.jane.do("POST", w.slackChannel+"/test", "")
+	ct = channelTest(t, r)
+	if ct["accepted"] != true || strings.Contains(r.body, w.slack.Token()) {
+		t.Fatalf("slack answer %s", r.body)
+	}
+	if msgs := w.slack.Messages(); len(msgs) != 1 || !strings.Contains(msgs[0].Text, "Nothing needs doing.") {
+		t.Errorf("slack got %+v", msgs)
+	}
+}

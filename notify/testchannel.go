@@ -1,0 +1,123 @@
+package notify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/store"
+)
+
+// Tester sends one message to a channel at once, as the worker would.
+type Tester interface {
+	Test(ctx context.Context, m channels.Message) (providerID string, err error)
+}
+
+// ErrNoTester is TestChannel's error when the service has no Tester.
+var ErrNoTester = errors.New("channel tests are not available: no sender is connected")
+
+// TestResult is what the provider answered a test message.
+type TestResult struct {
+	// ProviderID is the provider's id of the accepted message; "" when it refused.
+	ProviderID string
+	// Error is the provider's refusal (or why the message could not be sent);
+	// "" when it accepted the message.
+	Error string
+	// Permanent says that the refusal will not pass on a retry
+	// (channels.IsPermanent): the channel configuration is wrong.
+	Permanent bool
+}
+
+// TestSubject is the subject of test messages.
+const TestSubject = "Test message from Herald"
+
+// TestChannel sends a test message to channel id of owner through its kind's
+// sender and says what the provider answered. At most one test per channel per
+// Config.TestEvery (default 10s; TooSoon with RetryAfter otherwise); bounded by ctx and the
+// sender's own timeout.
+//
+// A refusal of the provider is no error of TestChannel: it is in the result.
+// TestChannel's errors are NotFound, TooSoon, ErrNoTester and internal ones.
+// by names who asked, in the message's text.
+func (s *Service) TestChannel(ctx context.Context, owner, id, by string) (TestResult, error) {
+	ch, err := s.Channel(ctx, owner, id)
+	if err != nil {
+		return TestResult{}, err
+	}
+	if s.tester == nil {
+		return TestResult{}, ErrNoTester
+	}
+	now := s.now()
+	if err := s.takeTest(ch.ID, now); err != nil {
+		return TestResult{}, err
+	}
+	m, err := s.testMessage(ch, by, now)
+	if err != nil {
+		// As the worker fails a delivery it cannot open the secret of: the
+		// channel cannot send until it is saved again with its secret.
+		s.log.Warn("channel test not sent", "channel", ch.ID, "kind", ch.Kind, "by", by, "err", err)
+		return TestResult{Error: err.Error(), Permanent: true}, nil
+	}
+	providerID, sendErr := s.tester.Test(ctx, m)
+	if sendErr != nil {
+		if ctx.Err() != nil && errors.Is(sendErr, ctx.Err()) {
+			// The asker went away: nothing the provider said.
+			return TestResult{}, fmt.Errorf("test channel %s: %w", ch.ID, sendErr)
+		}
+		r := TestResult{Error: sendErr.Error(), Permanent: channels.IsPermanent(sendErr)}
+		s.log.Info("channel test refused", "channel", ch.ID, "kind", ch.Kind, "by", by, "delivery", m.DeliveryID,
+			"permanent", r.Permanent, "err", sendErr)
+		return r, nil
+	}
+	s.log.Info("channel test sent", "channel", ch.ID, "kind", ch.Kind, "by", by, "delivery", m.DeliveryID,
+		"provider_id", providerID)
+	return TestResult{ProviderID: providerID}, nil
+}
+
+// takeTest records a test of channel id at now, or refuses it with TooSoon
+// when the channel was tested less than Config.TestEvery ago.
+func (s *Service) takeTest(id string, now time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	last, seen := s.tested[id]
+	if wait := s.cfg.TestEvery - now.Sub(last); seen && wait > 0 {
+		secs := strconv.Itoa(int((wait + time.Second - 1) / time.Second))
+		return &Error{Code: TooSoon, RetryAfter: wait,
+			Message: "Channel configuration %s was tested moments ago; it may be tested again in %s s", Params: []string{id, secs}}
+	}
+	s.tested[id] = now
+	for k, t := range s.tested { // forget what no longer limits anything
+		if now.Sub(t) >= s.cfg.TestEvery && k != id {
+			delete(s.tested, k)
+		}
+	}
+	return nil
+}
+
+// testMessage is the test message to ch, with its secret opened as the
+// worker opens it. Its error never holds the secret.
+func (s *Service) testMessage(ch store.Channel, by string, now time.Time) (channels.Message, error) {
+	var secret string
+	if len(ch.Secret) > 0 {
+		if s.box == nil {
+			return channels.Message{}, fmt.Errorf("channel %s: no key to open its secret", ch.ID)
+		}
+		p, err := s.box.Open(ch.Secret, []byte(ch.ID))
+		if err != nil {
+			return channels.Message{}, fmt.Errorf("channel %s: %w", ch.ID, err)
+		}
+		secret = string(p)
+	}
+	text := fmt.Sprintf("This is a test message that %s asked for at %s to check the channel configuration “%s”. "+
+		"Nothing needs doing.", by, now.UTC().Format("2006-01-02 15:04:05 UTC"), ch.Title)
+	return channels.Message{
+		// Unique per test, so that e-mail gets a fresh Message-ID.
+		DeliveryID: "test-" + store.NewID(20),
+		Channel:    channels.Channel{ID: ch.ID, Kind: channels.Kind(ch.Kind), Config: ch.Config, Secret: secret},
+		Subject:    TestSubject,
+		Text:       text,
+	}, nil
+}

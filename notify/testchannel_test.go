@@ -1,0 +1,205 @@
+package notify_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/channels/email"
+	"github.com/heraldhq/herald/channels/sms"
+	"github.com/heraldhq/herald/notify"
+)
+
+// fakeTester records the messages it is given and answers with id or err.
+type fakeTester struct {
+	mu   sync.Mutex
+	msgs []channels.Message
+	id   string
+	err  error
+}
+
+func (f *fakeTester) Test(_ context.Context, m channels.Message) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.msgs = append(f.msgs, m)
+	return f.id, f.err
+}
+
+// testWorld is the fixture's store with a service that has a tester and a
+// clock the test moves.
+type testWorld struct {
+	*fixture
+	svc    *notify.Service
+	tester *fakeTester
+	now    time.Time
+}
+
+func newTestWorld(t *testing.T, cfg notify.Config) *testWorld {
+	f := newFixture(t)
+	w := &testWorld{fixture: f, tester: &fakeTester{id: "<id-1@herald.test>"}, now: t0}
+	kinds := channels.MustRegistry(email.Descriptor, sms.Descriptor)
+	settings := map[channels.Kind]channels.Settings{}
+	for _, d := range kinds.All() {
+		settings[d.Kind] = d.Settings()
+	}
+	w.svc = notify.New(f.st, cfg, notify.Options{Kinds: kinds, Settings: settings, Box: f.box,
+		Now: func() time.Time { return w.now }, Tester: w.tester})
+	return w
+}
+
+const smsChannel = `{"configuration":{"smsConfiguration":{"username":"AC1","password":"tok3n-s3cret","from":"+15005550006",` +
+	`"to":"+420601234567"}},"meta":{"title":"Pager"}}`
+
+// TestTestChannelSendsTheTestMessage: the tester gets one message with the
+// test subject, a text naming who asked, when and which channel, a fresh
+// delivery id, no attachments, no source, and the channel's secret opened.
+func TestTestChannelSendsTheTestMessage(t *testing.T) {
+	w := newTestWorld(t, notify.DefaultConfig())
+	ctx := context.Background()
+	ch, err := w.svc.CreateChannel(ctx, "u1", channelBody(t, smsChannel))
+	must(t, err)
+	res, err := w.svc.TestChannel(ctx, "u1", ch.ID, "u1@example.com")
+	must(t, err)
+	if res != (notify.TestResult{ProviderID: "<id-1@herald.test>"}) {
+		t.Fatalf("result = %+v", res)
+	}
+	if len(w.tester.msgs) != 1 {
+		t.Fatalf("tester got %d messages", len(w.tester.msgs))
+	}
+	m := w.tester.msgs[0]
+	want := channels.Channel{ID: ch.ID, Kind: sms.Kind, Config: ch.Config, Secret: "tok3n-s3cret"}
+	if m.Channel.ID != want.ID || m.Channel.Kind != want.Kind || string(m.Channel.Config) != string(want.Config) ||
+		m.Channel.Secret != want.Secret {
+		t.Errorf("channel = %+v (secret opened: %v), want %+v", m.Channel, m.Channel.Secret == want.Secret, want)
+	}
+	if m.Subject != "Test message from Herald" || m.HTML != "" || len(m.Attachments) != 0 ||
+		m.Source.Run != "" || m.Source.Subscription != "" || !m.Source.Instant.IsZero() {
+		t.Errorf("message = %+v", m)
+	}
+	for _, part := range []string{"u1@example.com", "2026-03-01 08:00:00 UTC", "“Pager”", "Nothing needs doing."} {
+		if !strings.Contains(m.Text, part) {
+			t.Errorf("text %q lacks %q", m.Text, part)
+		}
+	}
+	if strings.Contains(m.Text, "tok3n") {
+		t.Errorf("text shows the secret: %q", m.Text)
+	}
+	// A second test, later, has a delivery id of its own.
+	w.now = w.now.Add(notify.DefaultConfig().TestEvery)
+	_, err = w.svc.TestChannel(ctx, "u1", ch.ID, "u1@example.com")
+	must(t, err)
+	ids := []string{w.tester.msgs[0].DeliveryID, w.tester.msgs[1].DeliveryID}
+	if !strings.HasPrefix(ids[0], "test-") || !strings.HasPrefix(ids[1], "test-") || ids[0] == ids[1] {
+		t.Errorf("delivery ids %q", ids)
+	}
+}
+
+// TestTestChannelTooSoon: a second test of the same channel within
+// Config.TestEvery is TooSoon with RetryAfter and sends nothing; another
+// channel may be tested meanwhile, and the first once TestEvery has passed.
+func TestTestChannelTooSoon(t *testing.T) {
+	w := newTestWorld(t, notify.DefaultConfig())
+	ctx := context.Background()
+	a, err := w.svc.CreateChannel(ctx, "u1", channelBody(t, smsChannel))
+	must(t, err)
+	b, err := w.svc.CreateChannel(ctx, "u1", channelBody(t, `{"configuration":{"emailConfiguration":{"to":"u1@example.com"}},"meta":{"title":"Mail"}}`))
+	must(t, err)
+	_, err = w.svc.TestChannel(ctx, "u1", a.ID, "u1")
+	must(t, err)
+	w.now = w.now.Add(4 * time.Second)
+	_, err = w.svc.TestChannel(ctx, "u1", a.ID, "u1")
+	var de *notify.Error
+	if !errors.As(err, &de) || de.Code != notify.TooSoon || de.RetryAfter != 6*time.Second {
+		t.Fatalf("second test: err = %#v, want TooSoon with RetryAfter 6s", err)
+	}
+	if !strings.Contains(de.Text(), "6 s") {
+		t.Errorf("message %q", de.Text())
+	}
+	if _, err := w.svc.TestChannel(ctx, "u1", b.ID, "u1"); err != nil {
+		t.Fatalf("another channel: %v", err)
+	}
+	w.now = w.now.Add(6 * time.Second)
+	if _, err := w.svc.TestChannel(ctx, "u1", a.ID, "u1"); err != nil {
+		t.Fatalf("after TestEvery: %v", err)
+	}
+	if len(w.tester.msgs) != 3 {
+		t.Fatalf("tester got %d messages, want 3", len(w.tester.msgs))
+	}
+}
+
+// TestTestChannelNotFound: another user's channel and an unknown id are
+// NotFound, and nothing is sent.
+func TestTestChannelNotFound(t *testing.T) {
+	w := newTestWorld(t, notify.DefaultConfig())
+	ctx := context.Background()
+	ch, err := w.svc.CreateChannel(ctx, "u1", channelBody(t, smsChannel))
+	must(t, err)
+	for _, c := range []struct{ owner, id string }{{"u2", ch.ID}, {"u1", "000000000000000000000000"}} {
+		_, err := w.svc.TestChannel(ctx, c.owner, c.id, "x")
+		var de *notify.Error
+		if !errors.As(err, &de) || de.Code != notify.NotFound {
+			t.Errorf("%s of %s: err = %v, want NotFound", c.id, c.owner, err)
+		}
+	}
+	if len(w.tester.msgs) != 0 {
+		t.Fatalf("tester got %d messages", len(w.tester.msgs))
+	}
+}
+
+// TestTestChannelRefusal: the provider's refusal is the result, not an
+// error, with Permanent as channels.IsPermanent says; never the secret.
+func TestTestChannelRefusal(t *testing.T) {
+	w := newTestWorld(t, notify.Config{MinInterval: time.Minute, DefaultTimezone: "UTC", FailuresBeforeNotice: 1,
+		HealthInterval: time.Second, FileLinkTTL: time.Hour}) // TestEvery 0: no bound
+	ctx := context.Background()
+	ch, err := w.svc.CreateChannel(ctx, "u1", channelBody(t, smsChannel))
+	must(t, err)
+	for _, c := range []struct {
+		err       error
+		permanent bool
+	}{
+		{channels.Permanent(errors.New("twilio: 21211 invalid 'To' number")), true},
+		{errors.New("twilio: 503 service unavailable"), false},
+	} {
+		w.tester.err = c.err
+		res, err := w.svc.TestChannel(ctx, "u1", ch.ID, "u1")
+		if err != nil {
+			t.Fatalf("a refusal is an error of TestChannel: %v", err)
+		}
+		if res.Error != c.err.Error() || res.Permanent != c.permanent || res.ProviderID != "" {
+			t.Errorf("result = %+v, want the error %q permanent %v", res, c.err, c.permanent)
+		}
+	}
+}
+
+// TestTestChannelWithoutTester: a service with no tester refuses with
+// ErrNoTester, after checking the channel exists.
+func TestTestChannelWithoutTester(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	ch, err := f.svc.CreateChannel(ctx, "u1", channelBody(t, smsChannel))
+	must(t, err)
+	if _, err := f.svc.TestChannel(ctx, "u1", ch.ID, "u1"); !errors.Is(err, notify.ErrNoTester) {
+		t.Fatalf("err = %v, want ErrNoTester", err)
+	}
+	var de *notify.Error
+	if _, err := f.svc.TestChannel(ctx, "u2", ch.ID, "u1"); !errors.As(err, &de) || de.Code != notify.NotFound {
+		t.Fatalf("a stranger's channel: err = %v, want NotFound", err)
+	}
+}
+
+// TestTestEveryValidates: a negative testEvery is named.
+func TestTestEveryValidates(t *testing.T) {
+	c := notify.DefaultConfig()
+	if c.TestEvery != 10*time.Second {
+		t.Errorf("default testEvery = %s", c.TestEvery)
+	}
+	c.TestEvery = -time.Second
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "testEvery") {
+		t.Errorf("err = %v, want one naming testEvery", err)
+	}
+}
