@@ -45,6 +45,18 @@ type Descriptor struct {
 	// NewSender builds the kind's sender over its settings. The closer, which
 	// may be nil, releases what the sender holds.
 	NewSender func(s Settings, env Env) (Sender, func() error, error)
+	// Fields are the string fields of the wire configuration, in the order a
+	// form asks for them; the one named Secret is write-only.
+	Fields []Field
+}
+
+// Field is one field of a kind's wire configuration as a form asks for it.
+type Field struct {
+	Key   string // the wire key, such as "to"
+	Label string // for people, such as "Recipient address"
+	// Type is the HTML input type: "email", "tel", "url", "password" or "text".
+	Type        string
+	Placeholder string
 }
 
 // Settings is a kind's configuration section: a pointer to a struct with yaml

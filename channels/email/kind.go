@@ -76,6 +76,7 @@ var Descriptor = channels.Descriptor{
 	Wire:     "emailConfiguration",
 	Title:    "E-mail",
 	Section:  "smtp",
+	Fields:   []channels.Field{{Key: "to", Label: "Recipient address", Type: "email", Placeholder: "jane@example.com"}},
 	Settings: func() channels.Settings { return DefaultSettings() },
 	Parse: func(_ channels.Settings, config json.RawMessage) (json.RawMessage, error) {
 		var a Address

@@ -53,11 +53,15 @@ func (s *Settings) Validate() error {
 
 // Descriptor registers the feed chat kind.
 var Descriptor = channels.Descriptor{
-	Kind:     Kind,
-	Wire:     "feedChatConfiguration",
-	Title:    "Feed chat",
-	Secret:   "password",
-	Section:  "feedChat",
+	Kind:    Kind,
+	Wire:    "feedChatConfiguration",
+	Title:   "Feed chat",
+	Secret:  "password",
+	Section: "feedChat",
+	Fields: []channels.Field{
+		{Key: "username", Label: "User name", Type: "text", Placeholder: "jane@example.com"},
+		{Key: "password", Label: "Password and security token", Type: "password"},
+	},
 	Settings: func() channels.Settings { return DefaultSettings() },
 	Parse: func(_ channels.Settings, config json.RawMessage) (json.RawMessage, error) {
 		var a Account

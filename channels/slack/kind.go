@@ -59,11 +59,15 @@ var conversationID = regexp.MustCompile(`^[CGD][A-Z0-9]{2,20}$`)
 
 // Descriptor registers the Slack kind.
 var Descriptor = channels.Descriptor{
-	Kind:     Kind,
-	Wire:     "slackConfiguration",
-	Title:    "Slack",
-	Secret:   "token",
-	Section:  "slack",
+	Kind:    Kind,
+	Wire:    "slackConfiguration",
+	Title:   "Slack",
+	Secret:  "token",
+	Section: "slack",
+	Fields: []channels.Field{
+		{Key: "channel", Label: "Channel ID", Type: "text", Placeholder: "C0123ABCD"},
+		{Key: "token", Label: "Bot token", Type: "password", Placeholder: "xoxb-…"},
+	},
 	Settings: func() channels.Settings { return DefaultSettings() },
 	Parse: func(_ channels.Settings, config json.RawMessage) (json.RawMessage, error) {
 		var t Target

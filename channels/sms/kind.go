@@ -56,11 +56,17 @@ var e164 = regexp.MustCompile(`^\+[1-9][0-9]{1,14}$`)
 
 // Descriptor registers the SMS kind.
 var Descriptor = channels.Descriptor{
-	Kind:     Kind,
-	Wire:     "smsConfiguration",
-	Title:    "SMS",
-	Secret:   "password",
-	Section:  "sms",
+	Kind:    Kind,
+	Wire:    "smsConfiguration",
+	Title:   "SMS",
+	Secret:  "password",
+	Section: "sms",
+	Fields: []channels.Field{
+		{Key: "username", Label: "Account SID", Type: "text", Placeholder: "AC…"},
+		{Key: "password", Label: "Auth token", Type: "password"},
+		{Key: "from", Label: "From number", Type: "tel", Placeholder: "+15005550006"},
+		{Key: "to", Label: "To number", Type: "tel", Placeholder: "+420601234567"},
+	},
 	Settings: func() channels.Settings { return DefaultSettings() },
 	Parse: func(_ channels.Settings, config json.RawMessage) (json.RawMessage, error) {
 		var n Numbers

@@ -91,11 +91,15 @@ func settingsOf(s channels.Settings) *Settings {
 
 // Descriptor registers the webhook kind.
 var Descriptor = channels.Descriptor{
-	Kind:     Kind,
-	Wire:     "webhookConfiguration",
-	Title:    "Webhook",
-	Secret:   "secret",
-	Section:  "webhook",
+	Kind:    Kind,
+	Wire:    "webhookConfiguration",
+	Title:   "Webhook",
+	Secret:  "secret",
+	Section: "webhook",
+	Fields: []channels.Field{
+		{Key: "url", Label: "Endpoint URL", Type: "url", Placeholder: "https://hooks.example.com/herald"},
+		{Key: "secret", Label: "Signing secret", Type: "password"},
+	},
 	Settings: func() channels.Settings { return DefaultSettings() },
 	Parse: func(set channels.Settings, config json.RawMessage) (json.RawMessage, error) {
 		var e Endpoint
