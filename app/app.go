@@ -27,6 +27,7 @@ import (
 	"github.com/heraldhq/herald/analytics/xtab"
 	"github.com/heraldhq/herald/api"
 	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/console"
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/secret"
@@ -58,6 +59,7 @@ type App struct {
 	log    *slog.Logger
 	store  *store.Store
 	api    *api.Server
+	root   http.Handler // the API under /svc/ and the console under /console/
 	md     *analytics.Service
 	exec   *xtab.Executor
 	export *export.Service
@@ -204,6 +206,15 @@ func (a *App) open(ctx context.Context) error {
 		Maintenance: a.maint,
 		Registerer:  a.reg, AccessLog: accessLog(cfg.Log),
 	})
+	con, err := console.New(console.Options{API: a.api, Kinds: Kinds, Key: secret.Derive(key, "console"),
+		Secure: cfg.HTTP.TLSCert != "", Now: opt.Clock.Now, Logger: a.log.With("component", "console")})
+	if err != nil {
+		return err
+	}
+	root := http.NewServeMux()
+	root.Handle(console.Prefix, con)
+	root.Handle("/", a.api)
+	a.root = root
 	if opt.Demo && a.fresh {
 		if err := a.setupDemo(ctx); err != nil {
 			return fmt.Errorf("demo: %w", err)
@@ -226,8 +237,8 @@ func (a *App) URL() string {
 	return scheme + "://" + a.ln.Addr().String()
 }
 
-// Handler is the API's HTTP handler.
-func (a *App) Handler() http.Handler { return a.api }
+// Handler is the service's HTTP handler: the API and the console.
+func (a *App) Handler() http.Handler { return a.root }
 
 // Store is the process's store.
 func (a *App) Store() *store.Store { return a.store }
@@ -239,7 +250,7 @@ func (a *App) Store() *store.Store { return a.store }
 func (a *App) Run(ctx context.Context) error {
 	fresh := &freshConns{m: make(map[net.Conn]bool)}
 	srv := &http.Server{
-		Handler:           a.api,
+		Handler:           a.root,
 		ReadHeaderTimeout: a.cfg.HTTP.ReadHeaderTimeout,
 		ReadTimeout:       a.cfg.HTTP.ReadTimeout,
 		WriteTimeout:      a.cfg.HTTP.WriteTimeout,
@@ -248,6 +259,7 @@ func (a *App) Run(ctx context.Context) error {
 		ConnState:         fresh.track,
 	}
 	fmt.Fprintf(a.opt.Stdout, "Herald is listening on %s (data in %s)\n", a.URL(), a.cfg.Data)
+	fmt.Fprintf(a.opt.Stdout, "Console: %s%s\n", a.URL(), console.Prefix)
 	fmt.Fprintf(a.opt.Stdout, "Log in: curl -c cookies -H 'Content-Type: application/json' "+
 		"-d '{\"postUserLogin\":{\"login\":\"%s\",\"password\":\"...\",\"remember\":0}}' %s/svc/account/login\n",
 		a.cfg.AdminLogin, a.URL())

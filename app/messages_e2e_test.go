@@ -82,6 +82,10 @@ func TestReportMailInlineAndUnsubscribe(t *testing.T) {
 	if !strings.Contains(m.Text, "Revenue so far") || !strings.Contains(m.Text, "Unsubscribe: "+publicURL+"/unsubscribe/") {
 		t.Errorf("text part = %q", m.Text)
 	}
+	// The footer links to the subscription's page in the console.
+	if !strings.Contains(m.HTML, `href="`+publicURL+`/console/projects/`) || !strings.Contains(m.HTML, ">Open the subscription</a>") {
+		t.Errorf("the footer does not link to the console")
+	}
 	// The HTML part: the report's table, each region with its revenue as the metric formats it.
 	_, byRegion := demoRevenue(t)
 	if !strings.Contains(m.HTML, "Revenue by region") {

@@ -24,6 +24,11 @@ const (
 	FilePath        = "/f/"
 )
 
+// ConsolePath is the path of a subscription's page in the console.
+func ConsolePath(sub store.Subscription) string {
+	return "/console/projects/" + sub.ProjectID + "/subscriptions/" + sub.ID
+}
+
 // Token purposes: a token signed for one cannot be used for the other.
 const (
 	purposeUnsubscribe = "unsubscribe"
@@ -42,7 +47,8 @@ func (s *Service) Links(sub store.Subscription, runID, cid string, files []store
 	if s.publicURL == "" || len(s.linkKey) == 0 {
 		return channels.Links{}
 	}
-	l := channels.Links{Unsubscribe: s.publicURL + UnsubscribePath + s.sign(purposeUnsubscribe, sub.ID, cid, runID)}
+	l := channels.Links{Unsubscribe: s.publicURL + UnsubscribePath + s.sign(purposeUnsubscribe, sub.ID, cid, runID),
+		Subscription: s.publicURL + ConsolePath(sub)}
 	expires := s.now().Add(s.cfg.FileLinkTTL).Truncate(time.Second)
 	exp := strconv.FormatInt(expires.Unix(), 36)
 	for i, f := range files {

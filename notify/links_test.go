@@ -75,7 +75,11 @@ func TestNoLinksWithoutPublicURL(t *testing.T) {
 func TestUnsubscribeLinkPausesOneChannel(t *testing.T) {
 	w := newLinkWorld(t)
 	ctx := context.Background()
-	tok := token(t, w.svc.Links(w.sub, "r1", w.mail, nil).Unsubscribe, notify.UnsubscribePath)
+	links := w.svc.Links(w.sub, "r1", w.mail, nil)
+	if want := "https://herald.example.com/console/projects/p1/subscriptions/" + w.sub.ID; links.Subscription != want {
+		t.Errorf("subscription link %q, want %q", links.Subscription, want)
+	}
+	tok := token(t, links.Unsubscribe, notify.UnsubscribePath)
 
 	u, err := w.svc.Unsubscription(ctx, tok)
 	if err != nil || u.Recipient != "a@example.com" || u.Paused != nil || u.Subscription.ID != w.sub.ID {

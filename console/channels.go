@@ -1,0 +1,246 @@
+package console
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/heraldhq/herald/channels"
+)
+
+func channelsPath(uid string) string { return "/svc/account/profile/" + uid + "/channelConfigurations" }
+
+// channelsOf lists the user's channels.
+func (c *Console) channelsOf(q *req) ([]channel, error) {
+	var out struct {
+		ChannelConfigurations struct {
+			Items []struct {
+				ChannelConfiguration channel `json:"channelConfiguration"`
+			} `json:"items"`
+		} `json:"channelConfigurations"`
+	}
+	if _, err := q.do(q.ctx, http.MethodGet, channelsPath(q.user), nil, &out); err != nil {
+		return nil, err
+	}
+	chs := make([]channel, 0, len(out.ChannelConfigurations.Items))
+	for _, it := range out.ChannelConfigurations.Items {
+		chs = append(chs, it.ChannelConfiguration)
+	}
+	return chs, nil
+}
+
+// kindOf is the descriptor of a channel's kind and its configuration.
+func (c *Console) kindOf(ch channel) (*channels.Descriptor, map[string]any) {
+	for wire, conf := range ch.Configuration {
+		if d, ok := c.opt.Kinds.ByWire(wire); ok {
+			return d, conf
+		}
+	}
+	return nil, nil
+}
+
+func (c *Console) kindTitle(ch channel) string {
+	if d, _ := c.kindOf(ch); d != nil {
+		return d.Title
+	}
+	return ""
+}
+
+// channelRow is a channel in the list.
+type channelRow struct {
+	ID, Title, Kind, To string
+}
+
+func (c *Console) channelList(w http.ResponseWriter, q *req) error {
+	chs, err := c.channelsOf(q)
+	if err != nil {
+		return err
+	}
+	rows := make([]channelRow, 0, len(chs))
+	for _, ch := range chs {
+		d, conf := c.kindOf(ch)
+		r := channelRow{ID: ch.ID(), Title: ch.Meta.Title}
+		if d != nil {
+			r.Kind = d.Title
+			if len(d.Fields) > 0 {
+				r.To = fmt.Sprint(conf[recipientKey(d)])
+			}
+		}
+		rows = append(rows, r)
+	}
+	c.render(w, q, http.StatusOK, "channels", map[string]any{"Title": "Channels", "Rows": rows,
+		"Notice": q.r.URL.Query().Get("notice")})
+	return nil
+}
+
+// recipientKey is the field that says where a kind sends: "to" when it has one.
+func recipientKey(d *channels.Descriptor) string {
+	for _, f := range d.Fields {
+		if f.Key == "to" || f.Key == "url" || f.Key == "channel" {
+			return f.Key
+		}
+	}
+	return d.Fields[0].Key
+}
+
+// chanForm is the channel form.
+type chanForm struct {
+	New    bool
+	ID     string
+	Title  string
+	Kind   string // the wire key
+	Kinds  []kindForm
+	Errors map[string]string
+	Error  string
+}
+
+type kindForm struct {
+	Wire, Title, Secret string
+	Fields              []fieldForm
+}
+
+type fieldForm struct {
+	channels.Field
+	Name, Value string
+	Secret      bool
+}
+
+// chanFormOf fills the form: every kind's fields, the channel's values in its own.
+func (c *Console) chanFormOf(ch channel, isNew bool) *chanForm {
+	f := &chanForm{New: isNew, ID: ch.ID(), Title: ch.Meta.Title, Errors: map[string]string{}}
+	for _, d := range c.opt.Kinds.All() {
+		k := kindForm{Wire: d.Wire, Title: d.Title, Secret: d.Secret}
+		conf := ch.Configuration[d.Wire]
+		if conf != nil {
+			f.Kind = d.Wire
+		}
+		for _, fd := range d.Fields {
+			ff := fieldForm{Field: fd, Name: d.Wire + "." + fd.Key, Secret: fd.Key == d.Secret}
+			if v, ok := conf[fd.Key].(string); ok && !ff.Secret {
+				ff.Value = v
+			}
+			k.Fields = append(k.Fields, ff)
+		}
+		f.Kinds = append(f.Kinds, k)
+	}
+	if f.Kind == "" && len(f.Kinds) > 0 {
+		f.Kind = f.Kinds[0].Wire
+	}
+	return f
+}
+
+func (c *Console) newChannel(w http.ResponseWriter, q *req) error {
+	c.render(w, q, http.StatusOK, "channel", map[string]any{"Title": "New channel", "F": c.chanFormOf(channel{}, true)})
+	return nil
+}
+
+func (c *Console) editChannel(w http.ResponseWriter, q *req) error {
+	var out struct {
+		ChannelConfiguration channel `json:"channelConfiguration"`
+	}
+	if _, err := q.do(q.ctx, http.MethodGet, channelsPath(q.user)+"/"+q.r.PathValue("cid"), nil, &out); err != nil {
+		return err
+	}
+	ch := out.ChannelConfiguration
+	c.render(w, q, http.StatusOK, "channel", map[string]any{"Title": ch.Meta.Title, "F": c.chanFormOf(ch, false),
+		"Notice": q.r.URL.Query().Get("notice")})
+	return nil
+}
+
+// channelBody is the API body of the posted channel form: the chosen kind's
+// fields; a secret left empty is left out, so an edit keeps the stored one.
+func (c *Console) channelBody(r *http.Request) (map[string]any, string) {
+	wire := r.PostFormValue("kind")
+	conf := map[string]any{}
+	if d, ok := c.opt.Kinds.ByWire(wire); ok {
+		for _, fd := range d.Fields {
+			v := strings.TrimSpace(r.PostFormValue(wire + "." + fd.Key))
+			if fd.Key == d.Secret && v == "" {
+				continue
+			}
+			conf[fd.Key] = v
+		}
+	}
+	return map[string]any{"channelConfiguration": map[string]any{
+		"configuration": map[string]any{wire: conf},
+		"meta":          map[string]any{"title": strings.TrimSpace(r.PostFormValue("title"))},
+	}}, wire
+}
+
+func (c *Console) saveChannel(w http.ResponseWriter, q *req, method, path string, isNew bool) error {
+	body, wire := c.channelBody(q.r)
+	var out struct {
+		ChannelConfiguration channel `json:"channelConfiguration"`
+	}
+	_, err := q.do(q.ctx, method, path, body, &out)
+	var ae *apiError
+	if errors.As(err, &ae) && (ae.Status == http.StatusBadRequest || ae.Status == http.StatusConflict) {
+		ch := channel{Configuration: map[string]map[string]any{wire: {}}}
+		ch.Meta.Title, ch.Meta.URI = q.r.PostFormValue("title"), path
+		if isNew {
+			ch.Meta.URI = ""
+		}
+		for k, v := range body["channelConfiguration"].(map[string]any)["configuration"].(map[string]any)[wire].(map[string]any) {
+			ch.Configuration[wire][k] = v
+		}
+		f := c.chanFormOf(ch, isNew)
+		f.Kind = wire
+		// The error's path is channelConfiguration.configuration.<wire>.<key>, or the title's.
+		if key, ok := strings.CutPrefix(ae.Field, "channelConfiguration.configuration."); ok {
+			f.Errors[key] = ae.Message
+		} else if strings.HasPrefix(ae.Field, "channelConfiguration.meta") {
+			f.Errors["title"] = ae.Message
+		} else {
+			f.Error = ae.Message
+		}
+		c.render(w, q, http.StatusBadRequest, "channel", map[string]any{"Title": "Channel", "F": f})
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return redirect(w, q, "/console/channels?notice="+url.QueryEscape("Saved “"+out.ChannelConfiguration.Meta.Title+"”."))
+}
+
+func (c *Console) createChannel(w http.ResponseWriter, q *req) error {
+	return c.saveChannel(w, q, http.MethodPost, channelsPath(q.user), true)
+}
+
+func (c *Console) updateChannel(w http.ResponseWriter, q *req) error {
+	return c.saveChannel(w, q, http.MethodPut, channelsPath(q.user)+"/"+q.r.PathValue("cid"), false)
+}
+
+func (c *Console) deleteChannel(w http.ResponseWriter, q *req) error {
+	if _, err := q.do(q.ctx, http.MethodDelete, channelsPath(q.user)+"/"+q.r.PathValue("cid"), nil, nil); err != nil {
+		return err
+	}
+	return redirect(w, q, "/console/channels?notice="+url.QueryEscape("Channel deleted."))
+}
+
+// testChannel sends a test message through the API and says what the provider answered.
+func (c *Console) testChannel(w http.ResponseWriter, q *req) error {
+	cid := q.r.PathValue("cid")
+	var out struct {
+		ChannelTest struct {
+			Accepted   bool   `json:"accepted"`
+			ProviderID string `json:"providerId"`
+			Error      string `json:"error"`
+		} `json:"channelTest"`
+	}
+	_, err := q.do(q.ctx, http.MethodPost, channelsPath(q.user)+"/"+cid+"/test", nil, &out)
+	var ae *apiError
+	notice := ""
+	switch {
+	case errors.As(err, &ae) && ae.Status == http.StatusTooManyRequests:
+		notice = "A test went out a moment ago; try again in " + ae.Retry + " seconds."
+	case err != nil:
+		return err
+	case out.ChannelTest.Accepted:
+		notice = "Test message accepted by the provider (id " + out.ChannelTest.ProviderID + ")."
+	default:
+		notice = "The provider refused the test message: " + out.ChannelTest.Error
+	}
+	return redirect(w, q, "/console/channels/"+cid+"?notice="+url.QueryEscape(notice))
+}

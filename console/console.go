@@ -1,0 +1,254 @@
+package console
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"embed"
+	"encoding/base64"
+	"errors"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/heraldhq/herald/channels"
+)
+
+// Prefix is where the console is served.
+const Prefix = "/console/"
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// Options are what the console works with.
+type Options struct {
+	// API serves /svc/; the console calls it in process.
+	API http.Handler
+	// Kinds are the channel kinds, for the channel forms.
+	Kinds *channels.Registry
+	// Key signs the CSRF tokens. Required.
+	Key []byte
+	// Secure marks the console's cookie Secure (the service is served over TLS).
+	Secure bool
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+	// Logger receives the log. Default: discarded.
+	Logger *slog.Logger
+}
+
+// Console is the web console's HTTP handler.
+type Console struct {
+	opt   Options
+	mux   *http.ServeMux
+	pages map[string]*template.Template
+}
+
+// New returns the console.
+func New(opt Options) (*Console, error) {
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	if opt.Logger == nil {
+		opt.Logger = slog.New(slog.DiscardHandler)
+	}
+	if len(opt.Key) == 0 {
+		return nil, errors.New("console: a key for the CSRF tokens is required")
+	}
+	c := &Console{opt: opt, mux: http.NewServeMux()}
+	var err error
+	if c.pages, err = parsePages(); err != nil {
+		return nil, err
+	}
+	c.routes()
+	return c, nil
+}
+
+func (c *Console) routes() {
+	static, _ := fs.Sub(staticFS, "static")
+	c.mux.Handle("GET /console/static/", http.StripPrefix("/console/static/", cacheFor(http.FileServerFS(static))))
+	c.mux.HandleFunc("GET /console/{$}", c.page(c.home))
+	c.mux.HandleFunc("GET /console/login", c.page(c.loginForm))
+	c.mux.HandleFunc("POST /console/login", c.form(c.login))
+	c.mux.HandleFunc("POST /console/logout", c.form(c.logout))
+	c.mux.HandleFunc("GET /console/cron", c.page(c.cronWords))
+
+	const sub = "/console/projects/{pid}/subscriptions/{sid}"
+	c.mux.HandleFunc("GET /console/projects", c.page(c.projects))
+	c.mux.HandleFunc("GET /console/projects/{pid}", c.page(c.subscriptions))
+	c.mux.HandleFunc("GET /console/projects/{pid}/subscriptions/new", c.page(c.newSubscription))
+	c.mux.HandleFunc("POST /console/projects/{pid}/subscriptions/new", c.form(c.createSubscription))
+	c.mux.HandleFunc("GET "+sub, c.page(c.subscription))
+	c.mux.HandleFunc("GET "+sub+"/edit", c.page(c.editSubscription))
+	c.mux.HandleFunc("POST "+sub+"/edit", c.form(c.updateSubscription))
+	c.mux.HandleFunc("POST "+sub+"/delete", c.form(c.deleteSubscription))
+	c.mux.HandleFunc("POST "+sub+"/send", c.form(c.sendSubscription))
+	c.mux.HandleFunc("POST "+sub+"/enabled", c.form(c.setEnabled))
+	c.mux.HandleFunc("GET "+sub+"/preview", c.page(c.preview))
+	c.mux.HandleFunc("GET "+sub+"/preview/attachments/{i}/{format}", c.page(c.previewFile))
+	c.mux.HandleFunc("GET "+sub+"/runs/{rid}/attachments/{i}", c.page(c.runFile))
+
+	c.mux.HandleFunc("GET /console/channels", c.page(c.channelList))
+	c.mux.HandleFunc("GET /console/channels/new", c.page(c.newChannel))
+	c.mux.HandleFunc("POST /console/channels/new", c.form(c.createChannel))
+	c.mux.HandleFunc("GET /console/channels/{cid}", c.page(c.editChannel))
+	c.mux.HandleFunc("POST /console/channels/{cid}", c.form(c.updateChannel))
+	c.mux.HandleFunc("POST /console/channels/{cid}/delete", c.form(c.deleteChannel))
+	c.mux.HandleFunc("POST /console/channels/{cid}/test", c.form(c.testChannel))
+	c.mux.HandleFunc("/console/", c.page(c.notFound))
+}
+
+// ServeHTTP serves the console with its security headers.
+func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "+
+		"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "same-origin")
+	c.mux.ServeHTTP(w, r)
+}
+
+func cacheFor(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "public, max-age=3600")
+		h.ServeHTTP(w, r)
+	})
+}
+
+// req is one browser request: the API as it sees it, and what the page needs.
+type req struct {
+	*call
+	ctx  context.Context
+	user string // the signed-in user's id; "" on the sign-in page
+	csrf string
+}
+
+// handler serves one request; it renders a page or redirects, or returns an
+// error that the console shows.
+type handler func(w http.ResponseWriter, q *req) error
+
+// page serves a GET: the user must be signed in, except on the sign-in page.
+func (c *Console) page(h handler) http.HandlerFunc {
+	return c.serve(h, false)
+}
+
+// form serves a POST: its CSRF token must match the console's cookie.
+func (c *Console) form(h handler) http.HandlerFunc {
+	return c.serve(h, true)
+}
+
+func (c *Console) serve(h handler, post bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		q := &req{call: &call{api: c.opt.API, w: w, r: r}, ctx: r.Context()}
+		q.csrf = c.csrfToken(w, r)
+		if post {
+			r.Body = http.MaxBytesReader(w, r.Body, 1<<20)
+			if err := r.ParseForm(); err != nil || !hmac.Equal([]byte(r.PostFormValue("csrf")), []byte(q.csrf)) {
+				c.fail(w, q, &apiError{Status: http.StatusForbidden,
+					Message: "The form has expired or did not come from this console; go back, reload the page and try again."})
+				return
+			}
+		}
+		open := r.URL.Path == "/console/login" || strings.HasPrefix(r.URL.Path, "/console/static/")
+		if !open {
+			uid, err := c.whoami(q)
+			if err != nil {
+				c.fail(w, q, err)
+				return
+			}
+			q.user = uid
+		}
+		if err := h(w, q); err != nil {
+			c.fail(w, q, err)
+		}
+	}
+}
+
+// whoami is the signed-in user's id.
+func (c *Console) whoami(q *req) (string, error) {
+	rec, err := q.do(q.ctx, http.MethodGet, "/svc/account/profile/current", nil, nil)
+	if err != nil {
+		return "", err
+	}
+	loc := rec.header.Get("Location")
+	uid := loc[strings.LastIndexByte(loc, '/')+1:]
+	if uid == "" {
+		return "", errSignedOut
+	}
+	return uid, nil
+}
+
+// fail shows an error: the sign-in page for a session that is gone, an error page otherwise.
+func (c *Console) fail(w http.ResponseWriter, q *req, err error) {
+	if errors.Is(err, errSignedOut) {
+		next := q.r.URL.RequestURI()
+		if q.r.Method != http.MethodGet {
+			next = Prefix
+		}
+		http.Redirect(w, q.r, "/console/login?next="+urlQueryEscape(next), http.StatusSeeOther)
+		return
+	}
+	var ae *apiError
+	if !errors.As(err, &ae) {
+		c.opt.Logger.Error("console request failed", "path", q.r.URL.Path, "err", err)
+		ae = &apiError{Status: http.StatusInternalServerError, Message: "Something went wrong on our side; it is logged."}
+	}
+	c.render(w, q, ae.Status, "error", map[string]any{"Title": http.StatusText(ae.Status), "Error": ae})
+}
+
+// csrfToken is the request's CSRF token: an HMAC of the console's own
+// random cookie, which it sets on the first visit.
+func (c *Console) csrfToken(w http.ResponseWriter, r *http.Request) string {
+	var seed string
+	if ck, err := r.Cookie("herald_console"); err == nil && len(ck.Value) >= 32 {
+		seed = ck.Value
+	} else {
+		seed = rand.Text() + rand.Text()
+		http.SetCookie(w, &http.Cookie{Name: "herald_console", Value: seed, Path: Prefix, HttpOnly: true,
+			Secure: c.opt.Secure, SameSite: http.SameSiteStrictMode})
+		r.AddCookie(&http.Cookie{Name: "herald_console", Value: seed}) // for a form posted on this very request
+	}
+	m := hmac.New(sha256.New, c.opt.Key)
+	m.Write([]byte("console csrf\x00" + seed))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// render writes a page.
+func (c *Console) render(w http.ResponseWriter, q *req, status int, name string, data map[string]any) {
+	t, ok := c.pages[name]
+	if !ok {
+		http.Error(w, "no page "+name, http.StatusInternalServerError)
+		return
+	}
+	data["CSRF"] = q.csrf
+	data["User"] = q.user
+	data["Path"] = q.r.URL.Path
+	var b bytes.Buffer
+	if err := t.ExecuteTemplate(&b, "layout", data); err != nil {
+		c.opt.Logger.Error("console page", "page", name, "err", err)
+		http.Error(w, "The page could not be drawn.", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(b.Bytes())
+}
+
+// redirect answers a form with the page to show next (303, so a reload does not post again).
+func redirect(w http.ResponseWriter, q *req, to string) error {
+	http.Redirect(w, q.r, to, http.StatusSeeOther)
+	return nil
+}
+
+func (c *Console) notFound(w http.ResponseWriter, q *req) error {
+	return &apiError{Status: http.StatusNotFound, Message: "There is no such page in the console."}
+}

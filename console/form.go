@@ -1,0 +1,281 @@
+package console
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/heraldhq/herald/engine/cron"
+)
+
+// formats are the attachment formats a form offers.
+var formats = []string{"PDF", "XLS", "CSV", "PNG"}
+
+// subForm is the subscription form: its values, the pickers' choices and the
+// API's errors at their fields.
+type subForm struct {
+	New         bool
+	Action      string
+	Cancel      string
+	Title       string
+	Triggers    []triggerRow
+	Condition   string
+	Subject     string
+	Message     string
+	MessageHTML string
+	FireMode    string
+	Enabled     bool
+	Channels    []choice
+	Attachments []attachRow
+	Metrics     []entry
+	Formats     []string
+	Errors      map[string]string // form field name → what is wrong
+	Error       string            // an error no field holds
+}
+
+type triggerRow struct {
+	Cron, TZ, Words string
+}
+
+type choice struct {
+	URI, Title, Kind string
+	Checked          bool
+}
+
+type attachRow struct {
+	Report  string
+	Formats map[string]bool
+	Reports []choice
+}
+
+// formOf fills the form from a subscription.
+func (c *Console) formOf(q *req, pid string, s subscription) (*subForm, error) {
+	f := &subForm{Title: s.Meta.Title, Condition: s.Condition.Condition.Expression, Subject: s.Subject.text(),
+		Message: s.Message.text(), FireMode: s.FireMode, Enabled: s.Enabled, Formats: formats, Errors: map[string]string{}}
+	if s.Message != nil && s.Message.HTML != nil {
+		f.MessageHTML = s.Message.HTML.Expression
+	}
+	for _, t := range s.Triggers {
+		f.Triggers = append(f.Triggers, triggerRow{Cron: t.TimerEvent.CronExpression, TZ: t.TimerEvent.Timezone})
+	}
+	f.Triggers = append(f.Triggers, triggerRow{}) // room for one more
+	for i := range f.Triggers {
+		f.Triggers[i].Words, _ = cron.Describe(f.Triggers[i].Cron)
+	}
+	chs, err := c.channelsOf(q)
+	if err != nil {
+		return nil, err
+	}
+	for _, ch := range chs {
+		f.Channels = append(f.Channels, choice{URI: ch.Meta.URI, Title: ch.Meta.Title, Kind: c.kindTitle(ch),
+			Checked: slices.Contains(s.Channels, ch.Meta.URI)})
+	}
+	reports, metrics, err := c.objects(q, pid)
+	if err != nil {
+		return nil, err
+	}
+	f.Metrics = metrics
+	rows := append(slices.Clone(s.Attachments), attachment{}) // room for one more
+	for _, a := range rows {
+		r := attachRow{Report: a.Report, Formats: map[string]bool{}}
+		for _, x := range a.Formats {
+			r.Formats[strings.ToUpper(x)] = true
+		}
+		if strings.EqualFold(strings.Join(a.Formats, ""), "XLSX") {
+			r.Formats["XLS"] = true
+		}
+		for _, e := range reports {
+			r.Reports = append(r.Reports, choice{URI: e.Link, Title: e.Title, Checked: e.Link == a.Report})
+		}
+		f.Attachments = append(f.Attachments, r)
+	}
+	return f, nil
+}
+
+// readForm overwrites s with the posted form.
+func readForm(r *http.Request, s *subscription) {
+	v := r.PostForm
+	s.Meta.Title = strings.TrimSpace(v.Get("title"))
+	s.Triggers = nil
+	for i := 0; i < 50; i++ {
+		cronExpr, ok := v["trigger_cron_"+strconv.Itoa(i)]
+		if !ok {
+			break
+		}
+		if strings.TrimSpace(cronExpr[0]) == "" {
+			continue
+		}
+		var t trigger
+		t.TimerEvent.CronExpression = strings.TrimSpace(cronExpr[0])
+		t.TimerEvent.Timezone = strings.TrimSpace(v.Get("trigger_tz_" + strconv.Itoa(i)))
+		s.Triggers = append(s.Triggers, t)
+	}
+	s.Condition.Condition.Expression = v.Get("condition")
+	s.Message = &tmpl{Template: &expression{Expression: v.Get("message")}}
+	if h := v.Get("message_html"); strings.TrimSpace(h) != "" {
+		s.Message.HTML = &expression{Expression: h}
+	}
+	s.Subject = nil
+	if sub := v.Get("subject"); strings.TrimSpace(sub) != "" {
+		s.Subject = &tmpl{Template: &expression{Expression: sub}}
+	}
+	s.FireMode = v.Get("fire_mode")
+	if s.FireMode != "onChange" {
+		s.ResolvedMessage = nil // the all-clear needs onChange
+	}
+	s.Enabled = v.Get("enabled") == "true"
+	s.Channels = v["channels"]
+	s.Attachments = nil
+	for i := 0; i < 50; i++ {
+		rep, ok := v["report_"+strconv.Itoa(i)]
+		if !ok {
+			break
+		}
+		if rep[0] == "" {
+			continue
+		}
+		s.Attachments = append(s.Attachments, attachment{Report: rep[0], Formats: v["formats_"+strconv.Itoa(i)]})
+	}
+	s.Health = nil
+}
+
+// fieldName maps an error's wire path to the form's field.
+var fieldPaths = []struct {
+	re    *regexp.Regexp
+	field string // $1 is the index in the path
+}{
+	{regexp.MustCompile(`^subscription\.meta`), "title"},
+	{regexp.MustCompile(`^subscription\.triggers\[(\d+)\]\.timerEvent\.timezone`), "trigger_tz_$1"},
+	{regexp.MustCompile(`^subscription\.triggers\[(\d+)\]`), "trigger_cron_$1"},
+	{regexp.MustCompile(`^subscription\.triggers`), "trigger_cron_0"},
+	{regexp.MustCompile(`^subscription\.condition`), "condition"},
+	{regexp.MustCompile(`^subscription\.message\.html`), "message_html"},
+	{regexp.MustCompile(`^subscription\.message`), "message"},
+	{regexp.MustCompile(`^subscription\.subject`), "subject"},
+	{regexp.MustCompile(`^subscription\.resolvedMessage`), "fire_mode"},
+	{regexp.MustCompile(`^subscription\.fireMode`), "fire_mode"},
+	{regexp.MustCompile(`^subscription\.channels`), "channels"},
+	{regexp.MustCompile(`^subscription\.pausedChannels`), "channels"},
+	{regexp.MustCompile(`^subscription\.attachments\[(\d+)\]`), "report_$1"},
+}
+
+func fieldName(path string) string {
+	for _, p := range fieldPaths {
+		if m := p.re.FindStringSubmatch(path); m != nil {
+			if len(m) > 1 {
+				return strings.ReplaceAll(p.field, "$1", m[1])
+			}
+			return p.field
+		}
+	}
+	return ""
+}
+
+// saveForm sends the form's subscription; on a refusal it shows the form
+// again with the error at its field.
+func (c *Console) saveForm(w http.ResponseWriter, q *req, pid string, s subscription, method, path string, isNew bool) error {
+	readForm(q.r, &s)
+	var doc subscriptionDoc
+	_, err := q.do(q.ctx, method, path, subscriptionDoc{Subscription: s}, &doc)
+	var ae *apiError
+	if errors.As(err, &ae) && (ae.Status == http.StatusBadRequest || ae.Status == http.StatusConflict) {
+		f, ferr := c.formOf(q, pid, s)
+		if ferr != nil {
+			return ferr
+		}
+		f.New = isNew
+		if name := fieldName(ae.Field); name != "" {
+			f.Errors[name] = ae.Message
+		} else {
+			f.Error = ae.Message
+		}
+		return c.showForm(w, q, http.StatusBadRequest, pid, f, s)
+	}
+	if err != nil {
+		return err
+	}
+	sid := doc.Subscription.ID()
+	if sid == "" {
+		sid = last(path)
+	}
+	return redirect(w, q, consoleSub(pid, sid)+"?notice="+url.QueryEscape("Saved."))
+}
+
+func (c *Console) showForm(w http.ResponseWriter, q *req, status int, pid string, f *subForm, s subscription) error {
+	p, err := c.project(q, pid)
+	if err != nil {
+		return err
+	}
+	title := "New subscription"
+	f.Action, f.Cancel = "/console/projects/"+pid+"/subscriptions/new", "/console/projects/"+pid
+	if !f.New {
+		title = "Edit " + s.Meta.Title
+		f.Action, f.Cancel = consoleSub(pid, s.ID())+"/edit", consoleSub(pid, s.ID())
+	}
+	c.render(w, q, status, "form", map[string]any{"Title": title, "Project": p, "F": f})
+	return nil
+}
+
+// blank is a new subscription's form values.
+func blank() subscription {
+	var s subscription
+	var t trigger
+	t.TimerEvent.CronExpression, t.TimerEvent.Timezone = "0 0 8 * * MON-FRI", "UTC"
+	s.Triggers = []trigger{t}
+	s.Condition.Condition.Expression = "true"
+	s.FireMode, s.Enabled = "always", true
+	return s
+}
+
+func (c *Console) newSubscription(w http.ResponseWriter, q *req) error {
+	pid := q.r.PathValue("pid")
+	f, err := c.formOf(q, pid, blank())
+	if err != nil {
+		return err
+	}
+	f.New = true
+	return c.showForm(w, q, http.StatusOK, pid, f, subscription{})
+}
+
+func (c *Console) createSubscription(w http.ResponseWriter, q *req) error {
+	pid := q.r.PathValue("pid")
+	return c.saveForm(w, q, pid, blank(), http.MethodPost, subsPath(pid, q.user), true)
+}
+
+func (c *Console) editSubscription(w http.ResponseWriter, q *req) error {
+	pid, sid := q.r.PathValue("pid"), q.r.PathValue("sid")
+	s, err := c.load(q, pid, sid)
+	if err != nil {
+		return err
+	}
+	f, err := c.formOf(q, pid, s)
+	if err != nil {
+		return err
+	}
+	return c.showForm(w, q, http.StatusOK, pid, f, s)
+}
+
+func (c *Console) updateSubscription(w http.ResponseWriter, q *req) error {
+	pid, sid := q.r.PathValue("pid"), q.r.PathValue("sid")
+	s, err := c.load(q, pid, sid)
+	if err != nil {
+		return err
+	}
+	return c.saveForm(w, q, pid, s, http.MethodPut, subsPath(pid, q.user)+"/"+sid, false)
+}
+
+// cronWords describes a cron expression for the form's live description.
+func (c *Console) cronWords(w http.ResponseWriter, q *req) error {
+	words, err := cron.Describe(q.r.URL.Query().Get("expr"))
+	if err != nil {
+		words = err.Error()
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write([]byte(words))
+	return nil
+}

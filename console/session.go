@@ -1,0 +1,61 @@
+package console
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+func urlQueryEscape(s string) string { return url.QueryEscape(s) }
+
+// safeNext keeps a redirect after sign-in inside the console.
+func safeNext(next string) string {
+	if !strings.HasPrefix(next, Prefix) || strings.HasPrefix(next, "//") || strings.ContainsAny(next, "\\\r\n") {
+		return "/console/projects"
+	}
+	return next
+}
+
+func (c *Console) loginForm(w http.ResponseWriter, q *req) error {
+	c.render(w, q, http.StatusOK, "login", map[string]any{"Title": "Sign in", "Next": safeNext(q.r.URL.Query().Get("next"))})
+	return nil
+}
+
+// login signs in through the API's login, which sets the session cookie; the
+// console gets the first temporary token on the next page.
+func (c *Console) login(w http.ResponseWriter, q *req) error {
+	login, next := strings.TrimSpace(q.r.PostFormValue("login")), safeNext(q.r.PostFormValue("next"))
+	body := map[string]any{"postUserLogin": map[string]any{"login": login, "password": q.r.PostFormValue("password"), "remember": 0}}
+	rec, err := q.do(q.ctx, http.MethodPost, "/svc/account/login", body, nil)
+	var ae *apiError
+	if errors.As(err, &ae) {
+		msg := ae.Message
+		if ae.Field != "" {
+			msg = "Enter your " + strings.TrimPrefix(ae.Field, "postUserLogin.") + "."
+		}
+		c.render(w, q, ae.Status, "login", map[string]any{"Title": "Sign in", "Next": next, "Login": login, "Error": msg})
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	q.passCookies(rec)
+	return redirect(w, q, next)
+}
+
+// logout ends the session through the API, which clears its cookies.
+func (c *Console) logout(w http.ResponseWriter, q *req) error {
+	rec, err := q.do(q.ctx, http.MethodDelete, "/svc/account/login/"+q.user, nil, nil)
+	if err != nil && !errors.Is(err, errSignedOut) {
+		return err
+	}
+	if rec != nil {
+		q.passCookies(rec)
+	}
+	return redirect(w, q, "/console/login")
+}
+
+func (c *Console) home(w http.ResponseWriter, q *req) error {
+	return redirect(w, q, "/console/projects")
+}
