@@ -90,16 +90,22 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request, c *caller) err
 	return nil
 }
 
-// getRun is one run of a subscription (extension), as the run history shows it.
-func (s *Server) getRun(w http.ResponseWriter, r *http.Request, c *caller) error {
+// ownedRun loads run {rid} of subscription {sid}, or answers 404.
+func (s *Server) ownedRun(r *http.Request, c *caller) (store.Subscription, store.Run, error) {
 	sub, err := s.ownedSubscription(r, c)
 	if err != nil {
-		return err
+		return sub, store.Run{}, err
 	}
 	run, err := s.store.RunByID(r.Context(), r.PathValue("rid"))
 	if errors.Is(err, store.ErrNotFound) || (err == nil && run.SubscriptionID != sub.ID) {
-		return notFound("subscriptions", "Run %s not found", r.PathValue("rid"))
+		return sub, run, notFound("subscriptions", "Run %s not found", r.PathValue("rid"))
 	}
+	return sub, run, err
+}
+
+// getRun is one run of a subscription (extension), as the run history shows it.
+func (s *Server) getRun(w http.ResponseWriter, r *http.Request, c *caller) error {
+	sub, run, err := s.ownedRun(r, c)
 	if err != nil {
 		return err
 	}
@@ -151,14 +157,7 @@ func (s *Server) runJSON(r *http.Request, sub store.Subscription, run store.Run)
 // runFile serves an attachment of a run (extension): the i-th of the run's
 // attachments, as the run history lists them.
 func (s *Server) runFile(w http.ResponseWriter, r *http.Request, c *caller) error {
-	sub, err := s.ownedSubscription(r, c)
-	if err != nil {
-		return err
-	}
-	run, err := s.store.RunByID(r.Context(), r.PathValue("rid"))
-	if errors.Is(err, store.ErrNotFound) || (err == nil && run.SubscriptionID != sub.ID) {
-		return notFound("subscriptions", "Run %s not found", r.PathValue("rid"))
-	}
+	_, run, err := s.ownedRun(r, c)
 	if err != nil {
 		return err
 	}

@@ -161,6 +161,10 @@ func TestConsoleInBrowser(t *testing.T) {
 	if words := br.text("main"); !strings.Contains(words, "Europe/Prague") || !strings.Contains(words, "Morning revenue") {
 		t.Errorf("subscription page: %q", words)
 	}
+	// The next fires are in the schedule's own zone, named (2026-03-03 is a Tuesday).
+	if next := br.text("ol.plain li"); next != "Tue 3 Mar 2026 08:00 CET" {
+		t.Errorf("first next fire %q, want Tue 3 Mar 2026 08:00 CET", next)
+	}
 	br.shoot("subscription")
 	sub := js[string](br, `location.pathname`)
 

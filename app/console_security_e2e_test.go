@@ -31,20 +31,18 @@ func newConsoleClient(t *testing.T, base string) *consoleClient {
 func (c *consoleClient) get(path string) (*http.Response, string) {
 	c.t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, c.base+path, nil)
-	req.Header.Set("User-Agent", "console-test")
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp, string(b)
+	return c.do(req)
 }
 
 func (c *consoleClient) post(path string, form url.Values) (*http.Response, string) {
 	c.t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, c.base+path, strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	return c.do(req)
+}
+
+func (c *consoleClient) do(req *http.Request) (*http.Response, string) {
+	c.t.Helper()
 	req.Header.Set("User-Agent", "console-test")
 	resp, err := c.hc.Do(req)
 	if err != nil {

@@ -212,10 +212,10 @@ func waitForMail(t *testing.T, dir string) string {
 	return string(data)
 }
 
-// demoRevenue sums the demo's sales, in all and by region.
-func demoRevenue(t *testing.T) (float64, map[string]float64) {
+// readCSV reads a whole CSV file of the demo's.
+func readCSV(t *testing.T, path string) [][]string {
 	t.Helper()
-	f, err := os.Open("../testdata/demo/sales.csv")
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,6 +224,13 @@ func demoRevenue(t *testing.T) (float64, map[string]float64) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return rows
+}
+
+// demoRevenue sums the demo's sales, in all and by region.
+func demoRevenue(t *testing.T) (float64, map[string]float64) {
+	t.Helper()
+	rows := readCSV(t, "../testdata/demo/sales.csv")
 	var total float64
 	by := map[string]float64{}
 	for _, row := range rows[1:] {

@@ -6,7 +6,6 @@ import (
 
 	"bytes"
 	"context"
-	"encoding/csv"
 	"github.com/chromedp/chromedp"
 	"net/http"
 	"net/url"
@@ -183,17 +182,8 @@ func TestReportMailInlineAndUnsubscribe(t *testing.T) {
 // demoRegions maps the demo's region ids to their names.
 func demoRegions(t *testing.T) map[string]string {
 	t.Helper()
-	f, err := os.Open("../testdata/demo/regions.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := map[string]string{}
-	for _, r := range rows[1:] {
+	for _, r := range readCSV(t, "../testdata/demo/regions.csv")[1:] {
 		out[r[0]] = r[1]
 	}
 	if len(out) == 0 {

@@ -23,6 +23,12 @@ var funcs = template.FuncMap{
 		return template.HTML(fmt.Sprintf(`<time datetime="%s">%s</time>`, t.UTC().Format(time.RFC3339),
 			template.HTMLEscapeString(t.Format("Mon 2 Jan 2006 15:04 MST"))))
 	},
+	// whenThere shows an instant in its own zone (a subscription's), named,
+	// and the script leaves it there.
+	"whenThere": func(t time.Time) template.HTML {
+		return template.HTML(fmt.Sprintf(`<time datetime="%s" data-zone="keep">%s</time>`, t.UTC().Format(time.RFC3339),
+			template.HTMLEscapeString(t.Format("Mon 2 Jan 2006 15:04 MST"))))
+	},
 	"apiWhen": func(s string) template.HTML {
 		t := apiTime(s)
 		if t.IsZero() {

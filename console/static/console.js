@@ -7,12 +7,17 @@
     weekday: "short", day: "numeric", month: "short", year: "numeric",
     hour: "2-digit", minute: "2-digit", timeZoneName: "short"
   });
+  // Times marked data-zone="keep" stay in their own zone (a schedule's) and
+  // get the local time as a tooltip instead.
   document.querySelectorAll("time[datetime]").forEach(function (t) {
     var d = new Date(t.getAttribute("datetime"));
-    if (!isNaN(d)) {
-      t.title = t.textContent;
-      t.textContent = fmt.format(d);
+    if (isNaN(d)) { return; }
+    if (t.getAttribute("data-zone") === "keep") {
+      t.title = "Your time: " + fmt.format(d);
+      return;
     }
+    t.title = t.textContent;
+    t.textContent = fmt.format(d);
   });
 
   // A live description of each cron expression as it is typed.
