@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/heraldhq/herald/analytics/grid"
-	"github.com/heraldhq/herald/analytics/render"
 	"github.com/heraldhq/herald/client"
 	"github.com/heraldhq/herald/store"
 )
@@ -30,50 +29,29 @@ func (x APIExecutor) ExecuteMetric(ctx context.Context, metricURI string) (Value
 	return Value{Number: v, Null: !ok, Format: format}, nil
 }
 
-// ExportReport executes a report (or a report definition) once and exports
-// the result in each format into a file in dir, and as HTML when asked.
-func (x APIExecutor) ExportReport(ctx context.Context, req ReportRequest, dir string) (ReportFiles, error) {
-	var out ReportFiles
+// ExecuteReport executes a report (or a report definition).
+func (x APIExecutor) ExecuteReport(ctx context.Context, reportURI string) (ReportResult, error) {
 	var obj map[string]any
-	if err := x.Client.Do(ctx, http.MethodGet, req.Report, nil, &obj); err != nil {
-		return out, err
+	if err := x.Client.Do(ctx, http.MethodGet, reportURI, nil, &obj); err != nil {
+		return ReportResult{}, err
 	}
 	var res client.ReportResult
 	var err error
 	switch {
 	case obj["report"] != nil:
-		res, err = x.Client.ExecuteReport(ctx, req.Report)
+		res, err = x.Client.ExecuteReport(ctx, reportURI)
 	case obj["reportDefinition"] != nil:
-		res, err = x.Client.Execute(ctx, req.Report)
+		res, err = x.Client.Execute(ctx, reportURI)
 	default:
-		return out, fmt.Errorf("%s is neither a report nor a report definition", req.Report)
+		return ReportResult{}, fmt.Errorf("%s is neither a report nor a report definition", reportURI)
 	}
-	if err != nil {
-		return out, err
-	}
-	out.Title = res.Content.ReportView.ReportName
-	for _, format := range req.Formats {
-		a, err := x.file(ctx, res.Meta.URI, format, dir)
-		if err != nil || a.Path == "" { // a report without data has nothing to attach
-			return out, err
-		}
-		out.Files = append(out.Files, a)
-		if strings.EqualFold(format, render.FormatPNG) && res.Content.ReportView.Format == grid.FormatChart {
-			out.Chart = a
-		}
-	}
-	if !req.Inline {
-		return out, nil
-	}
-	f, err := x.Client.Export(ctx, res.Meta.URI, render.FormatHTML)
-	if err != nil {
-		return out, fmt.Errorf("export as HTML: %w", err)
-	}
-	out.HTML = string(f.Data)
-	if out.Chart.Path == "" && res.Content.ReportView.Format == grid.FormatChart && f.Data != nil {
-		out.Chart, err = x.file(ctx, res.Meta.URI, render.FormatPNG, dir)
-	}
-	return out, err
+	return ReportResult{URI: res.Meta.URI, Title: res.Content.ReportView.ReportName,
+		Chart: res.Content.ReportView.Format == grid.FormatChart}, err
+}
+
+// Export exports an executed report in format into a new file in dir.
+func (x APIExecutor) Export(ctx context.Context, res ReportResult, format, dir string) (store.Attachment, error) {
+	return x.file(ctx, res.URI, format, dir)
 }
 
 // file exports a result in format into a new file in dir; a result without

@@ -31,28 +31,18 @@ type Value struct {
 type Executor interface {
 	// ExecuteMetric computes a metric over its whole project.
 	ExecuteMetric(ctx context.Context, metricURI string) (Value, error)
-	// ExportReport executes a report once and exports it as req asks, the
-	// files into dir.
-	ExportReport(ctx context.Context, req ReportRequest, dir string) (ReportFiles, error)
+	// ExecuteReport executes a report (or a report definition).
+	ExecuteReport(ctx context.Context, reportURI string) (ReportResult, error)
+	// Export exports an executed report in format (PDF, CSV, PNG, XLS, HTML)
+	// into a new file in dir. A result without data gives no Path.
+	Export(ctx context.Context, res ReportResult, format, dir string) (store.Attachment, error)
 }
 
-// ReportRequest is what a run needs of one attached report.
-type ReportRequest struct {
-	Report  string   // URI of a report or a report definition
-	Formats []string // the files to attach: PDF, CSV, PNG, XLS
-	Inline  bool     // also the report as HTML (and a chart's image) for the body
-}
-
-// ReportFiles are one report's exports for a run. A report without data
-// has no files and no HTML.
-type ReportFiles struct {
+// ReportResult is an executed report.
+type ReportResult struct {
+	URI   string // of the result, for exports
 	Title string
-	Files []store.Attachment // in the order of the formats
-	// HTML is the report as render.HTML writes it, when asked.
-	HTML string
-	// Chart is a chart report's image for the HTML (no ContentID yet), when
-	// asked; no Path for a report that is not a chart.
-	Chart store.Attachment
+	Chart bool // a chart report: the mail shows its image
 }
 
 // Config configures the engine: its tunables, the engine section of the
@@ -69,7 +59,8 @@ type Config struct {
 	// Retention is how long runs are kept. Default 90 days.
 	Retention time.Duration `yaml:"retention"`
 
-	// FilesDir holds the files runs attach (one folder per run). Required.
+	// FilesDir holds the files runs attach, one folder per report and instant,
+	// shared by the runs of that instant. Required.
 	FilesDir string `yaml:"-"`
 	// Clock is the time the engine runs on. Default: the real clock.
 	Clock Clock `yaml:"-"`
@@ -137,7 +128,9 @@ type Engine struct {
 	domain     *notify.Service
 	claimed    chan store.Run // claimed runs waiting for a worker
 	sched      *Scheduler
-	memo       *metricMemo
+	memo       *memo[string, Value] // metric executions by (metric, instant)
+	reports    *memo[string, ReportResult]
+	files      *memo[fileKey, store.Attachment]
 	programs   programCache
 	// Lookups a burst of runs shares, kept for a second.
 	subs     *recent[string, store.Subscription]
@@ -169,7 +162,9 @@ func New(st *store.Store, exec Executor, cfg Config, log *slog.Logger, handedOve
 		subs: newRecent[string, store.Subscription](time.Second), owners: newRecent[[2]string, string](time.Second),
 		channels: newRecent[string, store.Channel](time.Second), metrics: newMetrics(cfg.Registerer),
 		incarnation: store.NewID(16)}
-	e.memo = newMetricMemo(time.Hour, cfg.MetricTimeout, e.metrics)
+	e.memo = newMemo[string, Value](time.Hour, cfg.MetricTimeout, e.metrics.cacheHits.Inc)
+	e.reports = newMemo[string, ReportResult](time.Hour, cfg.RunTimeout, e.metrics.reportHits.Inc)
+	e.files = newMemo[fileKey, store.Attachment](time.Hour, cfg.RunTimeout, e.metrics.reportHits.Inc)
 	e.sched = NewScheduler(func(f Fire) {
 		e.metrics.fired(f.At, e.now())
 		e.fires <- f
@@ -475,11 +470,19 @@ func (e *Engine) subscription(ctx context.Context, id string) (store.Subscriptio
 	return e.subs.get(ctx, id, func(ctx context.Context) (store.Subscription, error) { return e.st.SubscriptionByID(ctx, id) })
 }
 
+// executeMetric is the shared work of executing a metric.
+func (e *Engine) executeMetric(uri string) func(context.Context) (Value, error) {
+	return func(ctx context.Context) (Value, error) {
+		e.metrics.executions.Inc()
+		return e.executor().ExecuteMetric(ctx, uri)
+	}
+}
+
 // prefetch starts the metric executions the claimed runs will need, each
 // distinct metric once and many at a time, so the runs find their values
 // ready instead of waiting on them one worker at a time.
 func (e *Engine) prefetch(ctx context.Context, runs []store.Run) {
-	seen := make(map[memoKey]bool)
+	seen := make(map[memoKey[string]]bool)
 	sem := make(chan struct{}, 16)
 	for _, run := range runs {
 		sub, err := e.subscription(ctx, run.SubscriptionID)
@@ -491,7 +494,7 @@ func (e *Engine) prefetch(ctx context.Context, runs []store.Run) {
 			continue
 		}
 		for _, uri := range p.metrics {
-			key := memoKey{uri, run.ScheduledAt.UnixNano()}
+			key := memoKey[string]{uri, run.ScheduledAt.UnixNano()}
 			if seen[key] {
 				continue
 			}
@@ -499,9 +502,7 @@ func (e *Engine) prefetch(ctx context.Context, runs []store.Run) {
 			sem <- struct{}{}
 			go func() {
 				defer func() { <-sem }()
-				_, _ = e.memo.do(ctx, uri, run.ScheduledAt, func(ctx context.Context) (Value, error) {
-					return e.executor().ExecuteMetric(ctx, uri)
-				})
+				_, _ = e.memo.do(ctx, uri, run.ScheduledAt, e.executeMetric(uri))
 			}()
 		}
 	}
@@ -570,7 +571,7 @@ func (e *Engine) pruneLoop(ctx context.Context) {
 	}
 }
 
-// pruneFiles removes run folders older than the retention period.
+// pruneFiles removes folders of attached files older than the retention period.
 func (e *Engine) pruneFiles() {
 	entries, err := os.ReadDir(e.cfg.FilesDir)
 	if err != nil {

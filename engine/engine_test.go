@@ -16,20 +16,23 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/heraldhq/herald/analytics/render"
 	"github.com/heraldhq/herald/store"
 )
 
 // testExec stands in for the analytics API: each metric yields the next
 // value of its sequence (the last one repeats), and calls are counted.
 type testExec struct {
-	mu     sync.Mutex
-	values map[string][]float64
-	calls  map[string]int
-	fail   error
+	mu          sync.Mutex
+	values      map[string][]float64
+	calls       map[string]int
+	reportCalls map[string]int // executions by report
+	exportCalls map[string]int // files by "result format"
+	fail        error
 }
 
 func newTestExec() *testExec {
-	return &testExec{values: map[string][]float64{}, calls: map[string]int{}}
+	return &testExec{values: map[string][]float64{}, calls: map[string]int{}, reportCalls: map[string]int{}, exportCalls: map[string]int{}}
 }
 
 func (x *testExec) set(uri string, vs ...float64) {
@@ -53,22 +56,29 @@ func (x *testExec) ExecuteMetric(_ context.Context, uri string) (Value, error) {
 	return Value{Number: vs[min(n, len(vs)-1)], Format: "#,##0.00"}, nil
 }
 
-func (x *testExec) ExportReport(_ context.Context, req ReportRequest, dir string) (ReportFiles, error) {
+func (x *testExec) ExecuteReport(_ context.Context, uri string) (ReportResult, error) {
+	x.mu.Lock()
+	x.reportCalls[uri]++
+	x.mu.Unlock()
+	return ReportResult{URI: uri + "/result", Title: "Report", Chart: true}, nil
+}
+
+func (x *testExec) Export(_ context.Context, res ReportResult, format, dir string) (store.Attachment, error) {
+	x.mu.Lock()
+	x.exportCalls[res.URI+" "+format]++
+	x.mu.Unlock()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return ReportFiles{}, err
+		return store.Attachment{}, err
 	}
-	out := ReportFiles{Title: "Report"}
-	for _, format := range req.Formats {
-		path := filepath.Join(dir, "report."+strings.ToLower(format))
-		if err := os.WriteFile(path, []byte("%PDF "+req.Report), 0o600); err != nil {
-			return ReportFiles{}, err
-		}
-		out.Files = append(out.Files, store.Attachment{Name: "Report.pdf", ContentType: "application/pdf", Path: path})
+	path := filepath.Join(dir, "report."+strings.ToLower(format))
+	data := "%PDF " + res.URI
+	if format == "HTML" {
+		data = "<table><tr><td>" + res.URI + "</td></tr></table>" + render.ChartSlot
 	}
-	if req.Inline {
-		out.HTML = "<table><tr><td>" + req.Report + "</td></tr></table>"
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		return store.Attachment{}, err
 	}
-	return out, nil
+	return store.Attachment{Name: "Report." + strings.ToLower(format), ContentType: render.ContentType(format), Path: path}, nil
 }
 
 func (x *testExec) total() int {
@@ -198,7 +208,9 @@ func TestRunRendersAndHandsOver(t *testing.T) {
 			t.Fatalf("%d deliveries, want one per channel", len(dels))
 		}
 		for _, dl := range dels {
-			if dl.Payload.Text != d.Text || len(dl.Payload.Attachments) != 1 {
+			// The PDF, and the chart the HTML shows inline.
+			if dl.Payload.Text != d.Text || len(dl.Payload.Attachments) != 2 || dl.Payload.Attachments[1].ContentID == "" ||
+				!strings.Contains(dl.Payload.HTML, `src="cid:`+dl.Payload.Attachments[1].ContentID+`"`) {
 				t.Errorf("delivery payload = %+v", dl.Payload)
 			}
 			if data, err := os.ReadFile(dl.Payload.Attachments[0].Path); err != nil || !strings.HasPrefix(string(data), "%PDF") {
@@ -343,6 +355,55 @@ func TestMetricExecutionsAreCoalesced(t *testing.T) {
 		out, _ := b.st.Outbox(context.Background(), 5000)
 		if len(out) != 2000 {
 			t.Fatalf("%d outbox rows, want 2000", len(out))
+		}
+	})
+}
+
+// TestAttachmentsAreCoalesced: a hundred subscriptions attach one report at
+// one instant, some as PDF, some as PDF and XLS: the report is executed once,
+// each format (and the mail's HTML and chart) rendered once, and every run
+// attaches the same files.
+func TestAttachmentsAreCoalesced(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := newBundle(t)
+		const report = "/svc/md/p1/obj/9"
+		for i := range 100 {
+			formats := []string{"PDF"}
+			if i%2 == 1 {
+				formats = []string{"PDF", "XLS"}
+			}
+			b.subscribe(t, fmt.Sprintf("s%d", i), "0 0 * * * *", "true", "daily", func(s *store.Subscription) {
+				s.Def.Attachments = []store.ReportAttachment{{Report: report, Formats: formats}}
+			})
+		}
+		e := b.engine(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error)
+		go func() { done <- e.Run(ctx) }()
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		cancel()
+		must(t, <-done)
+		if n := b.exec.reportCalls[report]; n != 1 {
+			t.Errorf("%d executions of the report, want 1", n)
+		}
+		for _, f := range []string{"PDF", "XLS", "HTML", "PNG"} {
+			if n := b.exec.exportCalls[report+"/result "+f]; n != 1 {
+				t.Errorf("%d %s files, want 1", n, f)
+			}
+		}
+		paths := map[string]bool{}
+		for i := range 100 {
+			runs := b.runs(t, fmt.Sprintf("s%d", i))
+			if len(runs) != 1 || runs[0].State != store.RunQueued {
+				t.Fatalf("s%d runs = %+v", i, runs)
+			}
+			for _, f := range detailOf(t, runs[0]).Files {
+				paths[f.Path] = true
+			}
+		}
+		if len(paths) != 3 { // PDF, XLS and the inline chart
+			t.Errorf("runs attach %d distinct files, want 3: %v", len(paths), paths)
 		}
 	})
 }

@@ -6,63 +6,64 @@ import (
 	"time"
 )
 
-// metricMemo runs each (metric, instant) once, however many subscriptions ask
-// for it, concurrently or one after another: callers of the same key share
-// one execution and its result, which is kept until the instant is older
-// than keep.
-type metricMemo struct {
+// memo does each (key, instant)'s work once, however many runs ask for it,
+// concurrently or one after another: callers of the same key share one call
+// and its result, which is kept until the instant is older than keep. The
+// engine keeps one for metric executions and two for attached reports (their
+// executions, and their files by format).
+type memo[K comparable, V any] struct {
 	mu      sync.Mutex
-	calls   map[memoKey]*memoCall
+	calls   map[memoKey[K]]*memoCall[V]
 	keep    time.Duration
-	timeout time.Duration // of one shared execution
-	metrics *metrics
+	timeout time.Duration // of one shared call
+	hit     func()        // counts a result taken from another caller
 }
 
-type memoKey struct {
-	metric string
-	at     int64
+type memoKey[K comparable] struct {
+	key K
+	at  int64
 }
 
-type memoCall struct {
+type memoCall[V any] struct {
 	done chan struct{}
-	v    Value
+	v    V
 	err  error
 }
 
-func newMetricMemo(keep, timeout time.Duration, m *metrics) *metricMemo {
-	return &metricMemo{calls: make(map[memoKey]*memoCall), keep: keep, timeout: timeout, metrics: m}
+func newMemo[K comparable, V any](keep, timeout time.Duration, hit func()) *memo[K, V] {
+	return &memo[K, V]{calls: make(map[memoKey[K]]*memoCall[V]), keep: keep, timeout: timeout, hit: hit}
 }
 
-// do returns the value of metric at instant at, calling exec only if no other
-// caller has (or is doing so) for the same pair. A failed execution is not
-// kept, so a later caller tries again.
-func (m *metricMemo) do(ctx context.Context, metric string, at time.Time, exec func(context.Context) (Value, error)) (Value, error) {
-	key := memoKey{metric, at.UnixNano()}
+// do returns the result of key at instant at, calling work only if no other
+// caller has (or is doing so) for the same pair. A failed call is not kept,
+// so a later caller tries again.
+func (m *memo[K, V]) do(ctx context.Context, key K, at time.Time, work func(context.Context) (V, error)) (V, error) {
+	k := memoKey[K]{key, at.UnixNano()}
 	m.mu.Lock()
-	if c, ok := m.calls[key]; ok {
+	if c, ok := m.calls[k]; ok {
 		m.mu.Unlock()
-		m.metrics.cacheHits.Inc()
+		m.hit()
 		select {
 		case <-c.done:
 			return c.v, c.err
 		case <-ctx.Done():
-			return Value{}, ctx.Err()
+			var zero V
+			return zero, ctx.Err()
 		}
 	}
-	c := &memoCall{done: make(chan struct{})}
-	m.calls[key] = c
+	c := &memoCall[V]{done: make(chan struct{})}
+	m.calls[k] = c
 	m.pruneLocked(at)
 	m.mu.Unlock()
 
-	// The execution is shared: it must not end because the first caller's run
-	// did, so it has a deadline of its own.
-	execCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.timeout)
-	m.metrics.executions.Inc()
-	c.v, c.err = exec(execCtx)
+	// The call is shared: it must not end because the first caller's run did,
+	// so it has a deadline of its own.
+	callCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.timeout)
+	c.v, c.err = work(callCtx)
 	cancel()
 	if c.err != nil {
 		m.mu.Lock()
-		delete(m.calls, key)
+		delete(m.calls, k)
 		m.mu.Unlock()
 	}
 	close(c.done)
@@ -70,7 +71,7 @@ func (m *metricMemo) do(ctx context.Context, metric string, at time.Time, exec f
 }
 
 // pruneLocked forgets results of instants more than keep before at.
-func (m *metricMemo) pruneLocked(at time.Time) {
+func (m *memo[K, V]) pruneLocked(at time.Time) {
 	if len(m.calls) < 1024 {
 		return
 	}

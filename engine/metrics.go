@@ -15,6 +15,10 @@ type metrics struct {
 	runs       *prometheus.CounterVec
 	executions prometheus.Counter
 	cacheHits  prometheus.Counter
+	// Attached reports: executions, files rendered by format, and results one run took from another.
+	reportExecutions prometheus.Counter
+	reportFiles      *prometheus.CounterVec
+	reportHits       prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -40,6 +44,18 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		cacheHits: f.NewCounter(prometheus.CounterOpts{
 			Name: "herald_engine_metric_cache_hits_total",
 			Help: "Metric values a run took from another run of the same instant instead of executing.",
+		}),
+		reportExecutions: f.NewCounter(prometheus.CounterOpts{
+			Name: "herald_engine_report_executions_total",
+			Help: "Executions of attached reports: one per report and instant, however many runs attach it.",
+		}),
+		reportFiles: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_engine_report_files_total",
+			Help: "Files of attached reports rendered, by format: one per report, format and instant.",
+		}, []string{"format"}),
+		reportHits: f.NewCounter(prometheus.CounterOpts{
+			Name: "herald_engine_report_cache_hits_total",
+			Help: "Report results and files a run took from another run of the same instant instead of making them.",
 		}),
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"path/filepath"
 	"time"
 
 	"github.com/heraldhq/herald/analytics/numfmt"
@@ -169,13 +168,15 @@ func (e *Engine) execute(ctx context.Context, run store.Run, d *RunDetail, st *s
 	}
 	var reports []inlineReport
 	for _, a := range attachments {
-		files, err := e.executor().ExportReport(ctx, ReportRequest{Report: a.Report, Formats: a.Formats, Inline: true},
-			filepath.Join(e.cfg.FilesDir, run.ID))
+		got, err := e.attach(ctx, a, run.ScheduledAt)
 		if err != nil {
 			return nil, store.RunFailed, &stageError{stageExport, fmt.Errorf("export %s: %w", a.Report, err)}
 		}
-		d.Files = append(d.Files, files.Files...)
-		r := inlineReport{html: files.HTML, title: files.Title, chart: files.Chart}
+		d.Files = append(d.Files, got.files...)
+		r := got.inline
+		if r.html == "" {
+			continue
+		}
 		if r.chart.Path != "" {
 			r.chart.ContentID = fmt.Sprintf("chart-%d@herald", len(reports)+1)
 			d.Files = append(d.Files, r.chart)
@@ -245,7 +246,7 @@ func (e *Engine) evaluate(ctx context.Context, sub store.Subscription, at time.T
 	}
 	ev.programs = p
 	for _, uri := range p.metrics {
-		v, err := e.memo.do(ctx, uri, at, func(ctx context.Context) (Value, error) { return e.executor().ExecuteMetric(ctx, uri) })
+		v, err := e.memo.do(ctx, uri, at, e.executeMetric(uri))
 		if err != nil {
 			return ev, fmt.Errorf("execute %s: %w", uri, err)
 		}
