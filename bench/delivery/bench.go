@@ -13,6 +13,7 @@ import (
 
 	"github.com/wneessen/go-mail"
 
+	"github.com/heraldhq/herald/bench/benchapp"
 	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/channels/channeltest"
 	"github.com/heraldhq/herald/channels/email"
@@ -74,12 +75,12 @@ func bare(ctx context.Context, n, conc int) (result, error) {
 	if err != nil {
 		return result{}, err
 	}
-	s, err := newSink(n)
+	s, err := benchapp.NewSink(n)
 	if err != nil {
 		return result{}, err
 	}
-	defer s.close()
-	client, err := mail.NewClient("127.0.0.1", mail.WithPort(s.port()), mail.WithTLSPolicy(mail.NoTLS), mail.WithTimeout(30*time.Second))
+	defer s.Close()
+	client, err := mail.NewClient("127.0.0.1", mail.WithPort(s.Port()), mail.WithTLSPolicy(mail.NoTLS), mail.WithTimeout(30*time.Second))
 	if err != nil {
 		return result{}, err
 	}
@@ -119,7 +120,7 @@ func bare(ctx context.Context, n, conc int) (result, error) {
 	if err := errors.Join(errs...); err != nil {
 		return result{}, fmt.Errorf("bare loop: %w", err)
 	}
-	if total, distinct := s.counts(); total != n || distinct != n {
+	if total, distinct := s.Counts(); total != n || distinct != n {
 		return result{}, fmt.Errorf("bare loop: %d messages, %d distinct, want %d", total, distinct, n)
 	}
 	return result{n: n, elapsed: elapsed, cpu: cpu}, nil
@@ -133,11 +134,11 @@ func pipeline(ctx context.Context, dir string, n, conc int) (accepted result, le
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return result{}, 0, err
 	}
-	s, err := newSink(n)
+	s, err := benchapp.NewSink(n)
 	if err != nil {
 		return result{}, 0, err
 	}
-	defer s.close()
+	defer s.Close()
 	st, runs, err := handOver(ctx, filepath.Join(dir, "herald.db"), n)
 	if err != nil {
 		return result{}, 0, err
@@ -148,7 +149,7 @@ func pipeline(ctx context.Context, dir string, n, conc int) (accepted result, le
 		return result{}, 0, err
 	}
 	defer nc.Close()
-	sender, err := email.New(email.Config{Host: "127.0.0.1", Port: s.port(), TLSPolicy: "none", From: from,
+	sender, err := email.New(email.Config{Host: "127.0.0.1", Port: s.Port(), TLSPolicy: "none", From: from,
 		Timeout: 30 * time.Second, MaxIdle: conc}, nil)
 	if err != nil {
 		return result{}, 0, err
@@ -176,11 +177,11 @@ func pipeline(ctx context.Context, dir string, n, conc int) (accepted result, le
 	done := make(chan error, 1)
 	go func() { done <- w.Run(runCtx) }()
 	select {
-	case <-s.done:
+	case <-s.Done():
 	case err := <-done:
 		return result{}, 0, fmt.Errorf("worker stopped: %w", err)
 	case <-time.After(waitTimeout):
-		total, _ := s.counts()
+		total, _ := s.Counts()
 		return result{}, 0, fmt.Errorf("pipeline: %d of %d accepted in %v", total, n, waitTimeout)
 	}
 	accepted = result{n: n, elapsed: time.Since(start), cpu: cpuTime() - cpu}
@@ -192,7 +193,7 @@ func pipeline(ctx context.Context, dir string, n, conc int) (accepted result, le
 	if err := <-done; err != nil {
 		return result{}, 0, err
 	}
-	if total, distinct := s.counts(); total != n || distinct != n {
+	if total, distinct := s.Counts(); total != n || distinct != n {
 		return result{}, 0, fmt.Errorf("pipeline: %d messages, %d distinct, want %d", total, distinct, n)
 	}
 	return accepted, ledgerDone, nil

@@ -1,4 +1,4 @@
-package main
+package benchapp
 
 import (
 	"bufio"
@@ -14,9 +14,9 @@ import (
 	"github.com/emersion/go-smtp"
 )
 
-// sink is an SMTP server on 127.0.0.1 that accepts every message and
+// Sink is an SMTP server on 127.0.0.1 that accepts every message and
 // remembers how often each Message-ID arrived.
-type sink struct {
+type Sink struct {
 	srv    *smtp.Server
 	ln     net.Listener
 	served chan struct{}
@@ -28,12 +28,13 @@ type sink struct {
 	done   chan struct{} // closed when total reaches target
 }
 
-func newSink(target int) (*sink, error) {
+// NewSink starts a sink; Done is closed once target messages arrived.
+func NewSink(target int) (*Sink, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	s := &sink{ln: ln, served: make(chan struct{}), ids: make(map[string]int, target), target: target, done: make(chan struct{})}
+	s := &Sink{ln: ln, served: make(chan struct{}), ids: make(map[string]int, min(target, 1<<20)), target: target, done: make(chan struct{})}
 	s.srv = smtp.NewServer(smtp.BackendFunc(func(*smtp.Conn) (smtp.Session, error) { return &sinkSession{s: s}, nil }))
 	s.srv.Domain = "localhost"
 	s.srv.ErrorLog = log.New(io.Discard, "", 0)
@@ -44,21 +45,26 @@ func newSink(target int) (*sink, error) {
 	return s, nil
 }
 
-func (s *sink) port() int { return s.ln.Addr().(*net.TCPAddr).Port }
+// Port is the sink's port on 127.0.0.1.
+func (s *Sink) Port() int { return s.ln.Addr().(*net.TCPAddr).Port }
 
-func (s *sink) close() {
+// Done is closed once the target number of messages arrived.
+func (s *Sink) Done() <-chan struct{} { return s.done }
+
+// Close stops the server.
+func (s *Sink) Close() {
 	_ = s.srv.Shutdown(context.Background())
 	<-s.served
 }
 
-// counts returns how many messages arrived and how many distinct Message-IDs.
-func (s *sink) counts() (total, distinct int) {
+// Counts returns how many messages arrived and how many distinct Message-IDs.
+func (s *Sink) Counts() (total, distinct int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.total, len(s.ids)
 }
 
-func (s *sink) record(id string) {
+func (s *Sink) record(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ids[id]++
@@ -68,7 +74,7 @@ func (s *sink) record(id string) {
 	}
 }
 
-type sinkSession struct{ s *sink }
+type sinkSession struct{ s *Sink }
 
 func (*sinkSession) AuthMechanisms() []string             { return nil }
 func (*sinkSession) Mail(string, *smtp.MailOptions) error { return nil }

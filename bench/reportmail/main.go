@@ -1,0 +1,183 @@
+// Command reportmail measures one report mailed to many subscribers: 1,000
+// subscriptions of one user attach the same demo report as PDF and XLS and
+// fire at one instant, each mailing a real SMTP server on loopback. It starts
+// Herald in-process on a driven clock, moves the clock to the instant, and
+// times how long until the SMTP server accepted every mail; it counts the
+// report executions and the exports (renders) the API served.
+//
+//	go run ./bench/reportmail [-subs 1000] [-report report.revenue_by_region] [-formats PDF,XLS]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"log/slog"
+	"os"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/heraldhq/herald/app"
+	"github.com/heraldhq/herald/app/apptest"
+	"github.com/heraldhq/herald/bench/benchapp"
+	"github.com/heraldhq/herald/channels/email"
+	"github.com/heraldhq/herald/client"
+	"github.com/heraldhq/herald/store"
+)
+
+func main() {
+	nsubs := flag.Int("subs", 1000, "subscriptions")
+	report := flag.String("report", "report.revenue_by_region", "identifier of the demo report to attach")
+	formats := flag.String("formats", "PDF,XLS", "formats to attach, comma-separated")
+	flag.Parse()
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "herald-reportmail")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	want := *nsubs + 1 // and the demo's own subscription, which fires every minute with the same report
+	sink, err := benchapp.NewSink(want)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer sink.Close()
+	clock := apptest.NewClock(time.Date(2026, 6, 1, 8, 59, 30, 0, time.UTC))
+	configure := func(c *app.Config) {
+		sec := c.Channels["smtp"].(*email.Settings)
+		sec.Host, sec.Port, sec.TLSPolicy = "127.0.0.1", sink.Port(), "none"
+	}
+
+	// First start: the demo project and the subscriptions.
+	h, stop, err := benchapp.Start(ctx, dir, configure, app.Options{Clock: clock, Demo: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	uri := reportURI(ctx, h.Client, h.Profile, *report)
+	subscribe(ctx, h.App.Store(), uri, strings.Split(*formats, ","), *nsubs,
+		strings.TrimPrefix(h.Profile, "/svc/account/profile/"), clock.Now())
+	stop()
+
+	// Second start loads them; requests are logged at debug, where the counter sees them.
+	var executions, exports atomic.Int64
+	_, stop, err = benchapp.Start(ctx, dir, func(c *app.Config) { configure(c); c.Log.Level = "debug" },
+		app.Options{Clock: clock, Logger: slog.New(counter{executions: &executions, exports: &exports})})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer stop()
+	time.Sleep(time.Second) // let the engine load and arm its timer
+	if total, _ := sink.Counts(); total != 0 {
+		log.Fatalf("%d mails before the instant", total)
+	}
+	executions.Store(0)
+	exports.Store(0)
+	begin := time.Now()
+	clock.Advance(30 * time.Second)
+	var half, last time.Duration
+	for tick := time.NewTicker(2 * time.Millisecond); ; <-tick.C {
+		total, distinct := sink.Counts()
+		if total >= want/2 && half == 0 {
+			half = time.Since(begin)
+		}
+		if total >= want {
+			last = time.Since(begin)
+			if distinct != total {
+				log.Fatalf("%d mails, %d distinct Message-IDs", total, distinct)
+			}
+			break
+		}
+		if time.Since(begin) > 5*time.Minute {
+			log.Fatalf("timed out: %d of %d mails", total, want)
+		}
+	}
+	fmt.Printf("%d subscriptions attaching %s as %s at one instant, mailed to an SMTP server on loopback\n",
+		*nsubs, *report, *formats)
+	fmt.Printf("executions served by the API: %d (the report once; metrics the conditions and messages use)\n", executions.Load())
+	fmt.Printf("exports (renders) served by the API: %d\n", exports.Load())
+	fmt.Printf("half of the %d mails accepted after %s, the last after %s\n", want, half.Round(time.Millisecond),
+		last.Round(time.Millisecond))
+}
+
+// counter is a log handler that counts the executions and the exports the
+// API started (201).
+type counter struct{ executions, exports *atomic.Int64 }
+
+func (counter) Enabled(context.Context, slog.Level) bool { return true }
+func (c counter) Handle(_ context.Context, r slog.Record) error {
+	if r.Message != "request" {
+		return nil
+	}
+	var path string
+	var status int64
+	r.Attrs(func(a slog.Attr) bool {
+		switch a.Key {
+		case "route":
+			path = a.Value.String()
+		case "status":
+			status = a.Value.Int64()
+		}
+		return true
+	})
+	switch {
+	case status != 201:
+	case strings.HasSuffix(path, "/svc/xtab2/executor3"):
+		c.executions.Add(1)
+	case strings.HasSuffix(path, "/svc/exporter/executor"):
+		c.exports.Add(1)
+	}
+	return nil
+}
+func (c counter) WithAttrs([]slog.Attr) slog.Handler { return c }
+func (c counter) WithGroup(string) slog.Handler      { return c }
+
+// reportURI finds a demo report by its identifier.
+func reportURI(ctx context.Context, c *client.Client, profile, identifier string) string {
+	var projects struct {
+		Projects []struct {
+			Project struct {
+				Links map[string]string `json:"links"`
+			} `json:"project"`
+		} `json:"projects"`
+	}
+	if err := c.Do(ctx, "GET", profile+"/projects", nil, &projects); err != nil || len(projects.Projects) == 0 {
+		log.Fatalf("demo project: %v", err)
+	}
+	var list struct {
+		Query struct {
+			Entries []struct{ Link, Identifier string } `json:"entries"`
+		} `json:"query"`
+	}
+	if err := c.Do(ctx, "GET", projects.Projects[0].Project.Links["metadata"]+"/query/reports", nil, &list); err != nil {
+		log.Fatal(err)
+	}
+	for _, e := range list.Query.Entries {
+		if e.Identifier == identifier {
+			return e.Link
+		}
+	}
+	log.Fatalf("no report %s in the demo", identifier)
+	return ""
+}
+
+// subscribe stores n subscriptions of the admin, hourly at minute 0, each
+// mailing the report to the admin's demo channel.
+func subscribe(ctx context.Context, st *store.Store, report string, formats []string, n int, admin string, now time.Time) {
+	chans, err := st.Channels(ctx, admin)
+	if err != nil || len(chans) == 0 {
+		log.Fatalf("admin channel: %v", err)
+	}
+	pid := strings.Split(report, "/")[3]
+	for i := range n {
+		sub := store.Subscription{ID: fmt.Sprintf("bench%06d", i), ProjectID: pid, Owner: admin, Title: "Daily report",
+			Enabled: true, Channels: []string{chans[0].ID}, Created: now, Updated: now,
+			Def: store.SubscriptionDef{Triggers: []store.Trigger{{Cron: "0 0 * * * *", Timezone: "UTC"}},
+				Condition: "true", Message: "The daily report is attached.", FireMode: store.FireAlways,
+				Attachments: []store.ReportAttachment{{Report: report, Formats: formats}}}}
+		if err := st.CreateSubscription(ctx, sub, store.Quota{}); err != nil {
+			log.Fatal(err)
+		}
+	}
+}
