@@ -126,6 +126,20 @@ func newBundle(t *testing.T) *testBundle {
 	return b
 }
 
+// runFor runs an engine over the bundle for d of the bubble's time, until
+// everything it started has settled. Call it inside synctest.Test.
+func (b *testBundle) runFor(t *testing.T, d time.Duration) {
+	t.Helper()
+	e := b.engine(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- e.Run(ctx) }()
+	time.Sleep(d)
+	synctest.Wait()
+	cancel()
+	must(t, <-done)
+}
+
 func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
@@ -341,14 +355,7 @@ func TestMetricExecutionsAreCoalesced(t *testing.T) {
 			uri := fmt.Sprintf("/svc/md/p1/obj/%d", i%10)
 			b.subscribe(t, fmt.Sprintf("s%d", i), "0 0 * * * *", "f:executeMetric('"+uri+"') >= 0", "v ${f:executeMetric('"+uri+"')}")
 		}
-		e := b.engine(t)
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error)
-		go func() { done <- e.Run(ctx) }()
-		time.Sleep(time.Hour)
-		synctest.Wait()
-		cancel()
-		must(t, <-done)
+		b.runFor(t, time.Hour)
 		if n := b.exec.total(); n != 10 {
 			t.Fatalf("%d metric executions for 1000 subscriptions on 10 metrics, want 10", n)
 		}
@@ -376,14 +383,7 @@ func TestAttachmentsAreCoalesced(t *testing.T) {
 				s.Def.Attachments = []store.ReportAttachment{{Report: report, Formats: formats}}
 			})
 		}
-		e := b.engine(t)
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error)
-		go func() { done <- e.Run(ctx) }()
-		time.Sleep(time.Hour)
-		synctest.Wait()
-		cancel()
-		must(t, <-done)
+		b.runFor(t, time.Hour)
 		if n := b.exec.reportCalls[report]; n != 1 {
 			t.Errorf("%d executions of the report, want 1", n)
 		}

@@ -18,7 +18,6 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	_ "github.com/mattn/go-sqlite3"
@@ -29,6 +28,9 @@ import (
 	"github.com/heraldhq/herald/client"
 	"github.com/heraldhq/herald/store"
 )
+
+// executor3 is the execute endpoint, whose 201 answers count executions.
+const executor3 = "/svc/xtab2/executor3"
 
 func main() {
 	nsubs := flag.Int("subs", 10_000, "subscriptions")
@@ -63,9 +65,9 @@ func main() {
 
 	// Second start loads the subscriptions; the clock then moves to the
 	// instant. Requests are logged at debug, where the counter sees them.
-	var executions atomic.Int64
+	requests := benchapp.NewRequests(executor3)
 	_, stop, err = benchapp.Start(ctx, dir, func(c *app.Config) { configure(c); c.Log.Level = "debug" },
-		app.Options{Clock: clock, Logger: slog.New(counter{n: &executions})})
+		app.Options{Clock: clock, Logger: slog.New(requests)})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -101,7 +103,7 @@ func main() {
 			_ = db.QueryRow(`SELECT COUNT(*) FROM runs WHERE subscription_id LIKE 'bench%'`).Scan(&claimed)
 			_ = db.QueryRow(`SELECT COUNT(*) FROM deliveries WHERE subscription_id LIKE 'bench%' AND state = 'sent'`).Scan(&sent)
 			fmt.Printf("%6s claimed %5d handed over %5d sent %5d executions %d\n", time.Since(begin).Round(time.Millisecond),
-				claimed, deliveries, sent, executions.Load())
+				claimed, deliveries, sent, requests.Count(executor3))
 		}
 		if deliveries >= *nsubs {
 			handed = time.Since(begin)
@@ -112,37 +114,9 @@ func main() {
 		}
 	}
 	fmt.Printf("%d subscriptions on %d metrics firing at one instant, %d engine workers\n", *nsubs, *nmetrics, *workers)
-	fmt.Printf("metric executions served by the API: %d (the demo's own subscription adds its few)\n", executions.Load())
+	fmt.Printf("metric executions served by the API: %d (the demo's own subscription adds its few)\n", requests.Count(executor3))
 	fmt.Printf("every run evaluated and handed over (one delivery each) after: %s\n", handed.Round(time.Millisecond))
 }
-
-// counter is a log handler that counts the executions the execute endpoint
-// answered (201), leaving out requests answered with a login challenge.
-type counter struct{ n *atomic.Int64 }
-
-func (counter) Enabled(context.Context, slog.Level) bool { return true }
-func (c counter) Handle(_ context.Context, r slog.Record) error {
-	if r.Message != "request" {
-		return nil
-	}
-	var path string
-	var status int64
-	r.Attrs(func(a slog.Attr) bool {
-		switch a.Key {
-		case "route": // the mux pattern, "POST /svc/xtab2/executor3"
-			path = a.Value.String()
-		case "status":
-			status = a.Value.Int64()
-		}
-		return true
-	})
-	if strings.HasSuffix(path, "/svc/xtab2/executor3") && status == 201 {
-		c.n.Add(1)
-	}
-	return nil
-}
-func (c counter) WithAttrs([]slog.Attr) slog.Handler { return c }
-func (c counter) WithGroup(string) slog.Handler      { return c }
 
 // makeMetrics creates n distinct metrics over the demo's sales amount.
 func makeMetrics(ctx context.Context, c *client.Client, profile string, n int) []string {

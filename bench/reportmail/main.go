@@ -16,7 +16,6 @@ import (
 	"log/slog"
 	"os"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/heraldhq/herald/app"
@@ -25,6 +24,12 @@ import (
 	"github.com/heraldhq/herald/channels/email"
 	"github.com/heraldhq/herald/client"
 	"github.com/heraldhq/herald/store"
+)
+
+// The routes whose 201 answers count executions and exports (renders).
+const (
+	executor3 = "/svc/xtab2/executor3"
+	exporter  = "/svc/exporter/executor"
 )
 
 func main() {
@@ -61,9 +66,9 @@ func main() {
 	stop()
 
 	// Second start loads them; requests are logged at debug, where the counter sees them.
-	var executions, exports atomic.Int64
+	requests := benchapp.NewRequests(executor3, exporter)
 	_, stop, err = benchapp.Start(ctx, dir, func(c *app.Config) { configure(c); c.Log.Level = "debug" },
-		app.Options{Clock: clock, Logger: slog.New(counter{executions: &executions, exports: &exports})})
+		app.Options{Clock: clock, Logger: slog.New(requests)})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -72,8 +77,7 @@ func main() {
 	if total, _ := sink.Counts(); total != 0 {
 		log.Fatalf("%d mails before the instant", total)
 	}
-	executions.Store(0)
-	exports.Store(0)
+	requests.Reset()
 	begin := time.Now()
 	clock.Advance(30 * time.Second)
 	var half, last time.Duration
@@ -95,43 +99,11 @@ func main() {
 	}
 	fmt.Printf("%d subscriptions attaching %s as %s at one instant, mailed to an SMTP server on loopback\n",
 		*nsubs, *report, *formats)
-	fmt.Printf("executions served by the API: %d (the report once; metrics the conditions and messages use)\n", executions.Load())
-	fmt.Printf("exports (renders) served by the API: %d\n", exports.Load())
+	fmt.Printf("executions served by the API: %d (the report once; metrics the conditions and messages use)\n", requests.Count(executor3))
+	fmt.Printf("exports (renders) served by the API: %d\n", requests.Count(exporter))
 	fmt.Printf("half of the %d mails accepted after %s, the last after %s\n", want, half.Round(time.Millisecond),
 		last.Round(time.Millisecond))
 }
-
-// counter is a log handler that counts the executions and the exports the
-// API started (201).
-type counter struct{ executions, exports *atomic.Int64 }
-
-func (counter) Enabled(context.Context, slog.Level) bool { return true }
-func (c counter) Handle(_ context.Context, r slog.Record) error {
-	if r.Message != "request" {
-		return nil
-	}
-	var path string
-	var status int64
-	r.Attrs(func(a slog.Attr) bool {
-		switch a.Key {
-		case "route":
-			path = a.Value.String()
-		case "status":
-			status = a.Value.Int64()
-		}
-		return true
-	})
-	switch {
-	case status != 201:
-	case strings.HasSuffix(path, "/svc/xtab2/executor3"):
-		c.executions.Add(1)
-	case strings.HasSuffix(path, "/svc/exporter/executor"):
-		c.exports.Add(1)
-	}
-	return nil
-}
-func (c counter) WithAttrs([]slog.Attr) slog.Handler { return c }
-func (c counter) WithGroup(string) slog.Handler      { return c }
 
 // reportURI finds a demo report by its identifier.
 func reportURI(ctx context.Context, c *client.Client, profile, identifier string) string {
