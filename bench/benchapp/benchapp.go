@@ -6,6 +6,7 @@ package benchapp
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 
@@ -75,4 +76,23 @@ func Start(ctx context.Context, dir string, change func(*app.Config), opt app.Op
 		return nil, nil, err
 	}
 	return &Herald{App: a, Client: c, Profile: login.Profile}, stop, nil
+}
+
+// Metadata is the metadata URI (/svc/md/<project>) of the admin's first
+// project: the demo's, in a benchmark that started with it.
+func (h *Herald) Metadata(ctx context.Context) (string, error) {
+	var projects struct {
+		Projects []struct {
+			Project struct {
+				Links map[string]string `json:"links"`
+			} `json:"project"`
+		} `json:"projects"`
+	}
+	if err := h.Client.Do(ctx, "GET", h.Profile+"/projects", nil, &projects); err != nil {
+		return "", err
+	}
+	if len(projects.Projects) == 0 {
+		return "", errors.New("the admin has no project")
+	}
+	return projects.Projects[0].Project.Links["metadata"], nil
 }

@@ -25,7 +25,6 @@ import (
 	"github.com/heraldhq/herald/app"
 	"github.com/heraldhq/herald/app/apptest"
 	"github.com/heraldhq/herald/bench/benchapp"
-	"github.com/heraldhq/herald/client"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -59,7 +58,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	metrics := makeMetrics(ctx, h.Client, h.Profile, *nmetrics)
+	metrics := makeMetrics(ctx, h, *nmetrics)
 	subscribe(ctx, h.App.Store(), metrics, *nsubs, strings.TrimPrefix(h.Profile, "/svc/account/profile/"), clock.Now())
 	stop()
 
@@ -119,18 +118,11 @@ func main() {
 }
 
 // makeMetrics creates n distinct metrics over the demo's sales amount.
-func makeMetrics(ctx context.Context, c *client.Client, profile string, n int) []string {
-	var projects struct {
-		Projects []struct {
-			Project struct {
-				Links map[string]string `json:"links"`
-			} `json:"project"`
-		} `json:"projects"`
-	}
-	if err := c.Do(ctx, "GET", profile+"/projects", nil, &projects); err != nil || len(projects.Projects) == 0 {
+func makeMetrics(ctx context.Context, h *benchapp.Herald, n int) []string {
+	md, err := h.Metadata(ctx)
+	if err != nil {
 		log.Fatalf("demo project: %v", err)
 	}
-	md := projects.Projects[0].Project.Links["metadata"]
 	uris := make([]string, n)
 	for i := range uris {
 		body := map[string]any{"metric": map[string]any{
@@ -140,7 +132,7 @@ func makeMetrics(ctx context.Context, c *client.Client, profile string, n int) [
 		var out struct {
 			URI string `json:"uri"`
 		}
-		if err := c.Do(ctx, "POST", md+"/obj", body, &out); err != nil {
+		if err := h.Client.Do(ctx, "POST", md+"/obj", body, &out); err != nil {
 			log.Fatalf("create metric: %v", err)
 		}
 		uris[i] = out.URI

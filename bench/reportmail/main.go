@@ -22,7 +22,6 @@ import (
 	"github.com/heraldhq/herald/app/apptest"
 	"github.com/heraldhq/herald/bench/benchapp"
 	"github.com/heraldhq/herald/channels/email"
-	"github.com/heraldhq/herald/client"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -60,7 +59,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	uri := reportURI(ctx, h.Client, h.Profile, *report)
+	uri := reportURI(ctx, h, *report)
 	subscribe(ctx, h.App.Store(), uri, strings.Split(*formats, ","), *nsubs,
 		strings.TrimPrefix(h.Profile, "/svc/account/profile/"), clock.Now())
 	stop()
@@ -106,15 +105,9 @@ func main() {
 }
 
 // reportURI finds a demo report by its identifier.
-func reportURI(ctx context.Context, c *client.Client, profile, identifier string) string {
-	var projects struct {
-		Projects []struct {
-			Project struct {
-				Links map[string]string `json:"links"`
-			} `json:"project"`
-		} `json:"projects"`
-	}
-	if err := c.Do(ctx, "GET", profile+"/projects", nil, &projects); err != nil || len(projects.Projects) == 0 {
+func reportURI(ctx context.Context, h *benchapp.Herald, identifier string) string {
+	md, err := h.Metadata(ctx)
+	if err != nil {
 		log.Fatalf("demo project: %v", err)
 	}
 	var list struct {
@@ -122,7 +115,7 @@ func reportURI(ctx context.Context, c *client.Client, profile, identifier string
 			Entries []struct{ Link, Identifier string } `json:"entries"`
 		} `json:"query"`
 	}
-	if err := c.Do(ctx, "GET", projects.Projects[0].Project.Links["metadata"]+"/query/reports", nil, &list); err != nil {
+	if err := h.Client.Do(ctx, "GET", md+"/query/reports", nil, &list); err != nil {
 		log.Fatal(err)
 	}
 	for _, e := range list.Query.Entries {
