@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/notify"
+	"github.com/heraldhq/herald/store"
 )
 
 // The links messages carry need no login: the signed token in the path is
@@ -124,11 +125,22 @@ func (s *Server) sharedFile(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return s.linkError(w, err)
 	}
-	file, err := os.Open(f.Path)
+	pageHeaders(w)
+	w.Header().Set("Expires", f.Expires.Format(http.TimeFormat))
+	err = s.serveFile(w, r, f.Attachment)
 	if errors.Is(err, os.ErrNotExist) {
+		w.Header().Del("Expires")
 		s.page(w, http.StatusGone, linkView{Heading: "This link does not work any more", Lines: []string{"This file is no longer kept."}})
 		return nil
 	}
+	return err
+}
+
+// serveFile sends a run's attachment as a download of its type (never as
+// HTML). A file that is gone gives an error wrapping os.ErrNotExist, before
+// anything is written.
+func (s *Server) serveFile(w http.ResponseWriter, r *http.Request, a store.Attachment) error {
+	file, err := os.Open(a.Path)
 	if err != nil {
 		return err
 	}
@@ -138,10 +150,8 @@ func (s *Server) sharedFile(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.longDeadlines(w)
-	pageHeaders(w)
-	w.Header().Set("Content-Type", contentTypeOr(f.ContentType))
-	w.Header().Set("Content-Disposition", contentDisposition(f.Name))
-	w.Header().Set("Expires", f.Expires.Format(http.TimeFormat))
+	w.Header().Set("Content-Type", contentTypeOr(a.ContentType))
+	w.Header().Set("Content-Disposition", contentDisposition(a.Name))
 	http.ServeContent(w, r, "", info.ModTime().Truncate(time.Second), file)
 	return nil
 }

@@ -166,21 +166,9 @@ func (s *Server) runFile(w http.ResponseWriter, r *http.Request, c *caller) erro
 	if err != nil || i < 0 || i >= len(files) {
 		return notFound("subscriptions", "Run %s has no attachment %s", run.ID, r.PathValue("i"))
 	}
-	f, err := os.Open(files[i].Path)
+	err = s.serveFile(w, r, files[i])
 	if errors.Is(err, os.ErrNotExist) {
 		return newError(http.StatusGone, classNotFound, "subscriptions", "The file of attachment %s is no longer kept", files[i].Name)
 	}
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	s.longDeadlines(w)
-	w.Header().Set("Content-Type", contentTypeOr(files[i].ContentType))
-	w.Header().Set("Content-Disposition", contentDisposition(files[i].Name))
-	http.ServeContent(w, r, "", info.ModTime(), f)
-	return nil
+	return err
 }

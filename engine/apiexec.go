@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -64,35 +63,14 @@ func (x APIExecutor) file(ctx context.Context, resultURI, format, dir string) (s
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return store.Attachment{}, fmt.Errorf("attachment folder: %w", err)
 	}
+	// The folder is the report's at one instant, and each format is exported
+	// into it once (the engine's memo), so names do not collide.
 	name := safeName(f.Name, format)
-	path, err := create(dir, name)
-	if err != nil {
-		return store.Attachment{}, fmt.Errorf("write attachment: %w", err)
-	}
+	path := filepath.Join(dir, name)
 	if err := os.WriteFile(path, f.Data, 0o600); err != nil {
 		return store.Attachment{}, fmt.Errorf("write attachment: %w", err)
 	}
-	return store.Attachment{Name: filepath.Base(path), ContentType: f.ContentType, Path: path}, nil
-}
-
-// create makes a new empty file for name in dir and returns its path: two
-// reports of one title do not overwrite each other's files.
-func create(dir, name string) (string, error) {
-	ext := filepath.Ext(name)
-	for i := 1; ; i++ {
-		path := filepath.Join(dir, name)
-		if i > 1 {
-			path = filepath.Join(dir, fmt.Sprintf("%s (%d)%s", strings.TrimSuffix(name, ext), i, ext))
-		}
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if errors.Is(err, os.ErrExist) && i < 100 {
-			continue
-		}
-		if err != nil {
-			return "", err
-		}
-		return path, f.Close()
-	}
+	return store.Attachment{Name: name, ContentType: f.ContentType, Path: path}, nil
 }
 
 // safeName keeps a file name from the service to one path element.

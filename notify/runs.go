@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/heraldhq/herald/store"
@@ -60,22 +59,11 @@ func (s *Service) SendNow(ctx context.Context, projectID, owner, id, by string) 
 	} else if reason != "" {
 		return store.Run{}, forbidden("The subscription cannot be sent: %s", reason)
 	}
-	now := s.now()
+	if wait, ok := s.sendNow.take(id, s.now()); !ok {
+		return store.Run{}, tooSoon(wait, "Subscription %s was sent moments ago; it may be sent again in %s s", id)
+	}
 	s.mu.Lock()
 	sc := s.scheduler
-	last, seen := s.sentNow[id]
-	if wait := s.cfg.SendNowEvery - now.Sub(last); seen && wait > 0 {
-		s.mu.Unlock()
-		secs := strconv.Itoa(int((wait + time.Second - 1) / time.Second))
-		return store.Run{}, &Error{Code: TooSoon, RetryAfter: wait,
-			Message: "Subscription %s was sent moments ago; it may be sent again in %s s", Params: []string{id, secs}}
-	}
-	s.sentNow[id] = now
-	for k, t := range s.sentNow { // forget what no longer limits anything
-		if now.Sub(t) >= s.cfg.SendNowEvery && k != id {
-			delete(s.sentNow, k)
-		}
-	}
 	s.mu.Unlock()
 	if sc == nil {
 		return store.Run{}, errors.New("the engine is not running")

@@ -56,20 +56,20 @@ type Service struct {
 	log       *slog.Logger
 	tester    Tester
 	wake      chan struct{} // wakes the health roll-up
+	sendNow   *limiter      // send now, per subscription
+	tests     *limiter      // test messages, per channel
 
 	mu         sync.Mutex
 	scheduler  Scheduler
 	handedOver func()
-	sentNow    map[string]time.Time // subscription id → its last send now
-	tested     map[string]time.Time // channel id → its last test
 }
 
 // New returns the service. cfg must have passed Validate.
 func New(st *store.Store, cfg Config, opt Options) *Service {
 	s := &Service{st: st, cfg: cfg, kinds: opt.Kinds, settings: opt.Settings, box: opt.Box, now: opt.Now,
 		publicURL: strings.TrimRight(opt.PublicURL, "/"), linkKey: opt.LinkKey,
-		log: opt.Logger, tester: opt.Tester, wake: make(chan struct{}, 1), sentNow: map[string]time.Time{},
-		tested: map[string]time.Time{}}
+		log: opt.Logger, tester: opt.Tester, wake: make(chan struct{}, 1),
+		sendNow: newLimiter(cfg.SendNowEvery), tests: newLimiter(cfg.TestEvery)}
 	if s.now == nil {
 		s.now = time.Now
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/heraldhq/herald/channels"
@@ -51,8 +50,8 @@ func (s *Service) TestChannel(ctx context.Context, owner, id, by string) (TestRe
 		return TestResult{}, ErrNoTester
 	}
 	now := s.now()
-	if err := s.takeTest(ch.ID, now); err != nil {
-		return TestResult{}, err
+	if wait, ok := s.tests.take(ch.ID, now); !ok {
+		return TestResult{}, tooSoon(wait, "Channel configuration %s was tested moments ago; it may be tested again in %s s", ch.ID)
 	}
 	m, err := s.testMessage(ch, by, now)
 	if err != nil {
@@ -77,39 +76,12 @@ func (s *Service) TestChannel(ctx context.Context, owner, id, by string) (TestRe
 	return TestResult{ProviderID: providerID}, nil
 }
 
-// takeTest records a test of channel id at now, or refuses it with TooSoon
-// when the channel was tested less than Config.TestEvery ago.
-func (s *Service) takeTest(id string, now time.Time) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	last, seen := s.tested[id]
-	if wait := s.cfg.TestEvery - now.Sub(last); seen && wait > 0 {
-		secs := strconv.Itoa(int((wait + time.Second - 1) / time.Second))
-		return &Error{Code: TooSoon, RetryAfter: wait,
-			Message: "Channel configuration %s was tested moments ago; it may be tested again in %s s", Params: []string{id, secs}}
-	}
-	s.tested[id] = now
-	for k, t := range s.tested { // forget what no longer limits anything
-		if now.Sub(t) >= s.cfg.TestEvery && k != id {
-			delete(s.tested, k)
-		}
-	}
-	return nil
-}
-
 // testMessage is the test message to ch, with its secret opened as the
 // worker opens it. Its error never holds the secret.
 func (s *Service) testMessage(ch store.Channel, by string, now time.Time) (channels.Message, error) {
-	var secret string
-	if len(ch.Secret) > 0 {
-		if s.box == nil {
-			return channels.Message{}, fmt.Errorf("channel %s: no key to open its secret", ch.ID)
-		}
-		p, err := s.box.Open(ch.Secret, []byte(ch.ID))
-		if err != nil {
-			return channels.Message{}, fmt.Errorf("channel %s: %w", ch.ID, err)
-		}
-		secret = string(p)
+	secret, err := s.box.OpenFor(ch.Secret, ch.ID)
+	if err != nil {
+		return channels.Message{}, fmt.Errorf("channel %s: %w", ch.ID, err)
 	}
 	text := fmt.Sprintf("This is a test message that %s asked for at %s to check the channel configuration “%s”. "+
 		"Nothing needs doing.", by, now.UTC().Format("2006-01-02 15:04:05 UTC"), ch.Title)

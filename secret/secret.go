@@ -105,3 +105,16 @@ func (b *Box) Open(sealed, additional []byte) ([]byte, error) {
 	}
 	return p, nil
 }
+
+// OpenFor opens the secret sealed for the record id (its additional data), as
+// a string: nothing sealed is "". A nil Box opens only that.
+func (b *Box) OpenFor(sealed []byte, id string) (string, error) {
+	if len(sealed) == 0 {
+		return "", nil
+	}
+	if b == nil {
+		return "", errors.New("no key to open its secret")
+	}
+	p, err := b.Open(sealed, []byte(id))
+	return string(p), err
+}

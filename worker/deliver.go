@@ -190,16 +190,9 @@ func (w *Worker) message(d store.Outgoing) (channels.Message, error) {
 	case d.ChannelKind != d.Kind:
 		return channels.Message{}, fmt.Errorf("channel %s changed kind from %s to %s", d.ChannelID, d.Kind, d.ChannelKind)
 	}
-	var secret string
-	if len(d.ChannelSecret) > 0 {
-		if w.box == nil {
-			return channels.Message{}, fmt.Errorf("channel %s: no key to open its secret", d.ChannelID)
-		}
-		p, err := w.box.Open(d.ChannelSecret, []byte(d.ChannelID))
-		if err != nil {
-			return channels.Message{}, fmt.Errorf("channel %s: %w", d.ChannelID, err)
-		}
-		secret = string(p)
+	secret, err := w.box.OpenFor(d.ChannelSecret, d.ChannelID)
+	if err != nil {
+		return channels.Message{}, fmt.Errorf("channel %s: %w", d.ChannelID, err)
 	}
 	m := channels.Message{
 		DeliveryID: d.ID,
