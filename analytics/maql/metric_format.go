@@ -59,12 +59,12 @@ func writeExpr(b *strings.Builder, e Expr, least int) {
 	case Unary:
 		b.WriteByte('-')
 		if _, ok := x.X.(Unary); ok {
-			b.WriteByte('(')
-			writeExpr(b, x.X, 0)
-			b.WriteByte(')')
-		} else {
-			writeExpr(b, x.X, precOperand)
+			// "- -x": not "--x", which a script reads as a comment, and not
+			// "-(-x)", whose parentheses nest deeper than the source did, so that
+			// a canonical form could pass the parser's bound on nesting.
+			b.WriteByte(' ')
 		}
+		writeExpr(b, x.X, precOperand)
 	case Select:
 		b.WriteString("(SELECT ")
 		writeSelectBody(b, x)

@@ -145,7 +145,7 @@ func TestMetricString(t *testing.T) {
 		{"division on the right", "SELECT {a} / ({b} * {c})", "SELECT {a} / ({b} * {c})"},
 		{"product of sums", "SELECT ({a} + {b}) * {c}", "SELECT ({a} + {b}) * {c}"},
 		{"negated sum", "SELECT -({a} + {b})", "SELECT -({a} + {b})"},
-		{"double negation", "SELECT - - {a}", "SELECT -(-{a})"},
+		{"double negation", "SELECT - - {a}", "SELECT - -{a}"},
 		{"minus a negative", "SELECT {a} - -{b}", "SELECT {a} - -{b}"},
 		{"or inside and", "SELECT {f} WHERE ({a} = 1 OR {b} = 2) AND {c} = 3", "SELECT {f} WHERE ({a} = 1 OR {b} = 2) AND {c} = 3"},
 		{"and on the right of and", "SELECT {f} WHERE {a} = 1 AND ({b} = 2 AND {c} = 3)", "SELECT {f} WHERE {a} = 1 AND ({b} = 2 AND {c} = 3)"},
