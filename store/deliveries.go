@@ -490,3 +490,40 @@ func (s *Store) StalePending(ctx context.Context, before time.Time, limit int) (
 	}
 	return out, nil
 }
+
+// LedgerEntry is the state of one delivery as a sender reads it before a send.
+type LedgerEntry struct {
+	State     string
+	Attempts  int
+	LastError string
+}
+
+// LedgerEntries reads the states of deliveries in one query per chunk of ids;
+// ids without a delivery are left out of the map.
+func (s *Store) LedgerEntries(ctx context.Context, ids ...string) (map[string]LedgerEntry, error) {
+	out := make(map[string]LedgerEntry, len(ids))
+	for chunk := range slices.Chunk(ids, maxLedgerParams) {
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			args[i] = id
+		}
+		rows, err := s.r.QueryContext(ctx, `SELECT id, state, attempts, last_error FROM deliveries
+			WHERE id IN (?`+strings.Repeat(", ?", len(chunk)-1)+`)`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("read ledger: %w", err)
+		}
+		for rows.Next() {
+			var id string
+			var e LedgerEntry
+			if err := rows.Scan(&id, &e.State, &e.Attempts, &e.LastError); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("read ledger: %w", err)
+			}
+			out[id] = e
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return nil, fmt.Errorf("read ledger: %w", err)
+		}
+	}
+	return out, nil
+}

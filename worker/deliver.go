@@ -116,7 +116,7 @@ func (w *Worker) send(stop context.Context, k *kind, t *task, m channels.Message
 
 // sent records an accepted send and acknowledges the message.
 func (w *Worker) sent(ctx context.Context, msg jetstream.Msg, id, providerID string) outcome {
-	changed, err := w.ledger.record(ctx, id, providerID)
+	changed, err := w.ledger.Sent(ctx, id, providerID)
 	if err != nil {
 		// The message comes back and is sent again; its stable id lets the
 		// receiver recognise the copy.

@@ -59,7 +59,7 @@ type Worker struct {
 	sweep   <-chan time.Time
 	rnd     func(int64) int64
 	kinds   []*kind
-	ledger  *sentRecorder
+	ledger  *SQLiteLedger
 	wake    chan struct{}
 	running sync.Map // delivery ids being handled in this process
 	metrics *metrics
@@ -108,7 +108,7 @@ func New(st *store.Store, box *secret.Box, js jetstream.JetStream, senders []cha
 	if w.recorded == nil {
 		w.recorded = func() {}
 	}
-	w.ledger = newSentRecorder(st, w.now, w.recorded)
+	w.ledger = NewSQLiteLedger(st, w.now, w.recorded)
 	seen := make(map[channels.Kind]bool)
 	for _, s := range senders {
 		k := s.Kind()
@@ -162,15 +162,6 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	// The ledger recorder outlives the consumers: it records the sends they
-	// finish while stopping.
-	stopLedger := make(chan struct{})
-	var recorder sync.WaitGroup
-	recorder.Go(func() { w.ledger.run(stopLedger) })
-	defer func() {
-		close(stopLedger)
-		recorder.Wait()
-	}()
 	var wg sync.WaitGroup
 	errs := make([]error, len(consumers))
 	wg.Go(func() { w.relay(ctx) })

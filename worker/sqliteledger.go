@@ -1,0 +1,140 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/heraldhq/herald/store"
+)
+
+// maxSentBatch bounds how many accepted sends one ledger transaction records.
+// A batch is what waits when the previous commit ends: the sends hold their
+// slots until recorded, so waiting for more would only idle the slots.
+const maxSentBatch = 128
+
+// SQLiteLedger is the Ledger in the control process's SQLite store: the
+// deliveries table is the ledger itself, so run history and health follow
+// each write at once. It serves the consumers of one process only.
+type SQLiteLedger struct {
+	st       *store.Store
+	now      func() time.Time
+	recorded func() // told after every write of final states
+
+	// Accepted sends are recorded in group commits: the sends that finish
+	// while one transaction commits go together in the next, so that the
+	// single SQLite writer is not one transaction per message. The first
+	// caller that finds no commit running commits for everyone waiting.
+	mu         sync.Mutex
+	waiting    []sentReq
+	committing bool
+}
+
+type sentReq struct {
+	mark  store.SentMark
+	reply chan sentResult // buffered: the committer never blocks on it
+}
+
+type sentResult struct {
+	changed bool
+	err     error
+}
+
+// NewSQLiteLedger returns the ledger kept in st. now stamps its writes
+// (default time.Now); recorded, when set, is told after each write of final
+// states, which may have settled runs.
+func NewSQLiteLedger(st *store.Store, now func() time.Time, recorded func()) *SQLiteLedger {
+	if now == nil {
+		now = time.Now
+	}
+	if recorded == nil {
+		recorded = func() {}
+	}
+	return &SQLiteLedger{st: st, now: now, recorded: recorded}
+}
+
+// Claim reads the entries of the deliveries in one query. A delivery has no
+// claim of its own here: one process sends, and its consumers keep a copy of
+// a message from being handled twice at once.
+func (l *SQLiteLedger) Claim(ctx context.Context, ids []string) (map[string]Entry, error) {
+	rows, err := l.st.LedgerEntries(ctx, ids...)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]Entry, len(rows))
+	for id, e := range rows {
+		out[id] = Entry(e)
+	}
+	return out, nil
+}
+
+// Sent records an accepted send in the next group commit.
+func (l *SQLiteLedger) Sent(ctx context.Context, id, providerID string) (bool, error) {
+	req := sentReq{mark: store.SentMark{ID: id, ProviderID: providerID}, reply: make(chan sentResult, 1)}
+	l.mu.Lock()
+	l.waiting = append(l.waiting, req)
+	if !l.committing {
+		l.committing = true
+		for len(l.waiting) > 0 {
+			n := min(len(l.waiting), maxSentBatch)
+			batch := l.waiting[:n:n]
+			l.waiting = l.waiting[n:]
+			l.mu.Unlock()
+			l.commit(batch)
+			l.mu.Lock()
+		}
+		l.committing = false
+	}
+	l.mu.Unlock()
+	select {
+	case res := <-req.reply:
+		return res.changed, res.err
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+}
+
+func (l *SQLiteLedger) commit(batch []sentReq) {
+	marks := make([]store.SentMark, len(batch))
+	for i, req := range batch {
+		marks[i] = req.mark
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), ledgerTimeout)
+	defer cancel()
+	changed, err := l.st.MarkSentBatch(ctx, marks, l.now())
+	if err == nil {
+		l.recorded()
+	}
+	for i, req := range batch {
+		res := sentResult{err: err}
+		if err == nil {
+			res.changed = changed[i]
+		}
+		req.reply <- res
+	}
+}
+
+// Attempt records a failed send.
+func (l *SQLiteLedger) Attempt(ctx context.Context, id, errText string) (int, error) {
+	n, err := l.st.RecordAttempt(ctx, id, errText, l.now())
+	switch {
+	case errors.Is(err, store.ErrFinal):
+		return n, ErrFinal
+	case errors.Is(err, store.ErrNotFound):
+		return n, ErrUnknown
+	}
+	return n, err
+}
+
+// Failed gives up on a delivery.
+func (l *SQLiteLedger) Failed(ctx context.Context, id, reason string) (bool, error) {
+	changed, err := l.st.MarkFailed(ctx, id, reason, l.now())
+	if errors.Is(err, store.ErrNotFound) {
+		return false, ErrUnknown
+	}
+	if err == nil {
+		l.recorded()
+	}
+	return changed, err
+}
