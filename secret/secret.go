@@ -13,13 +13,33 @@ import (
 	"strings"
 )
 
-// Box seals and opens secrets with one AES-256-GCM key.
+// Box seals secrets with one AES-256-GCM key and opens them with that key or
+// any older one it was given, so that a key can be replaced without a moment
+// when sealed values cannot be opened.
 type Box struct {
-	aead cipher.AEAD
+	aead  cipher.AEAD   // seals, and opens first
+	older []cipher.AEAD // open what earlier keys sealed
 }
 
-// New returns a Box for a 32-byte key.
-func New(key []byte) (*Box, error) {
+// New returns a Box that seals with key, a 32-byte key, and opens with key or
+// any of older.
+func New(key []byte, older ...[]byte) (*Box, error) {
+	aead, err := newAEAD(key)
+	if err != nil {
+		return nil, err
+	}
+	b := &Box{aead: aead}
+	for _, k := range older {
+		a, err := newAEAD(k)
+		if err != nil {
+			return nil, err
+		}
+		b.older = append(b.older, a)
+	}
+	return b, nil
+}
+
+func newAEAD(key []byte) (cipher.AEAD, error) {
 	if len(key) != 32 {
 		return nil, fmt.Errorf("secret key must be 32 bytes, got %d", len(key))
 	}
@@ -27,11 +47,35 @@ func New(key []byte) (*Box, error) {
 	if err != nil {
 		return nil, err
 	}
-	aead, err := cipher.NewGCM(block)
+	return cipher.NewGCM(block)
+}
+
+// ReadKeys reads a key file of one key per line, each 32 bytes in base64, the
+// newest first; blank lines and lines starting with # are skipped. New(keys[0],
+// keys[1:]...) seals with the newest and opens with all of them.
+func ReadKeys(path string) ([][]byte, error) {
+	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read key file: %w", err)
 	}
-	return &Box{aead: aead}, nil
+	var keys [][]byte
+	n := 0
+	for line := range strings.Lines(string(data)) {
+		n++
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		k, err := ParseKey(line)
+		if err != nil {
+			return nil, fmt.Errorf("%s: line %d: %w", path, n, err)
+		}
+		keys = append(keys, k)
+	}
+	if len(keys) == 0 {
+		return nil, fmt.Errorf("%s: no key in the file", path)
+	}
+	return keys, nil
 }
 
 // ParseKey decodes a key given as base64 (standard or URL alphabet) of 32 bytes.
@@ -99,11 +143,12 @@ func (b *Box) Open(sealed, additional []byte) ([]byte, error) {
 	if len(sealed) < n {
 		return nil, errors.New("open secret: too short")
 	}
-	p, err := b.aead.Open(nil, sealed[:n], sealed[n:], additional)
-	if err != nil {
-		return nil, errors.New("open secret: wrong key or corrupted value")
+	for _, a := range append([]cipher.AEAD{b.aead}, b.older...) {
+		if p, err := a.Open(nil, sealed[:n], sealed[n:], additional); err == nil {
+			return p, nil
+		}
 	}
-	return p, nil
+	return nil, errors.New("open secret: wrong key or corrupted value")
 }
 
 // OpenFor opens the secret sealed for the record id (its additional data), as
