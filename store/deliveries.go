@@ -527,3 +527,62 @@ func (s *Store) LedgerEntries(ctx context.Context, ids ...string) (map[string]Le
 	}
 	return out, nil
 }
+
+// Outcome is what a sender reports of one delivery: a failed attempt (State
+// DeliveryPending), or its final state.
+type Outcome struct {
+	ID         string
+	State      string
+	Attempts   int
+	LastError  string
+	ProviderID string
+	At         time.Time
+}
+
+// RecordOutcomes writes outcomes that senders in other processes reported, in
+// one transaction, and rolls their runs up. It is idempotent and order does not
+// matter: a final delivery stays as it is, and an attempt count only grows, so
+// an outcome reported twice or late changes nothing. It returns how many
+// deliveries became final.
+func (s *Store) RecordOutcomes(ctx context.Context, outcomes []Outcome) (int, error) {
+	final := 0
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		final = 0
+		var runs []string
+		var latest time.Time
+		for _, o := range outcomes {
+			if o.At.After(latest) {
+				latest = o.At
+			}
+			var runID string
+			var err error
+			switch o.State {
+			case DeliverySent:
+				err = tx.QueryRowContext(ctx, `UPDATE deliveries SET state = 'sent', attempts = max(attempts, ?),
+					provider_id = ?, sent_at = ?, updated = ? WHERE id = ? AND state = 'pending' RETURNING run_id`,
+					o.Attempts, o.ProviderID, o.At.Unix(), o.At.Unix(), o.ID).Scan(&runID)
+			case DeliveryFailed:
+				err = tx.QueryRowContext(ctx, `UPDATE deliveries SET state = 'failed', attempts = max(attempts, ?),
+					last_error = ?, updated = ? WHERE id = ? AND state = 'pending' RETURNING run_id`,
+					o.Attempts, o.LastError, o.At.Unix(), o.ID).Scan(&runID)
+			case DeliveryPending:
+				_, err = tx.ExecContext(ctx, `UPDATE deliveries SET attempts = ?, last_error = ?, updated = ?
+					WHERE id = ? AND state = 'pending' AND attempts < ?`, o.Attempts, o.LastError, o.At.Unix(), o.ID, o.Attempts)
+			default:
+				return fmt.Errorf("outcome of delivery %s: unknown state %q", o.ID, o.State)
+			}
+			switch {
+			case errors.Is(err, sql.ErrNoRows): // final already, or unknown: nothing to change
+			case err != nil:
+				return fmt.Errorf("record outcome: %w", err)
+			case runID != "":
+				final++
+				if !slices.Contains(runs, runID) {
+					runs = append(runs, runID)
+				}
+			}
+		}
+		return rollUp(ctx, tx, runs, latest)
+	})
+	return final, err
+}

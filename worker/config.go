@@ -25,8 +25,27 @@ type Config struct {
 	// its kind before JetStream drops it. Default 168h (7 days).
 	MaxAge time.Duration `yaml:"maxAge"`
 
-	// Replicas is the stream's replica count in a NATS cluster. Default 1.
-	Replicas int `yaml:"replicas"`
+	// Ledger is where senders record what became of each delivery: "sqlite",
+	// the control process's store, when the senders run in that process only;
+	// "jetstream", a replicated key-value bucket whose outcomes flow back to the
+	// control process over a results stream, when senders run in other
+	// processes too. Default sqlite.
+	Ledger string `yaml:"ledger"`
+
+	// KeyFile holds the delivery key, which seals channel secrets inside
+	// delivery messages: one key per line (32 bytes in base64), the newest
+	// first; older keys still open what they sealed. The control process and
+	// every worker read the same file. Default empty: <data>/delivery.key,
+	// created on the first start of a process with the engine role.
+	KeyFile string `yaml:"keyFile"`
+
+	// ResultsStream is the JetStream stream that carries the outcomes senders
+	// report with the jetstream ledger. Default "HERALD_RESULTS".
+	ResultsStream string `yaml:"resultsStream"`
+
+	// Replicas is the replica count of every stream, bucket and object store
+	// of delivery; app sets it from nats.replicas. Default 1.
+	Replicas int `yaml:"-"`
 
 	// SendTimeout bounds one send to a provider, and with it how long a
 	// stopping worker waits for the sends in flight. Default 30s.
@@ -123,10 +142,16 @@ const (
 	maxDeliverSlack = 5
 )
 
+// Ledgers: where senders record each delivery's outcome (Config.Ledger).
+const (
+	LedgerSQLite    = "sqlite"
+	LedgerJetStream = "jetstream"
+)
+
 // DefaultConfig returns the documented defaults, the delivery section of the
 // configuration; Kinds is left for the caller.
 func DefaultConfig() Config {
-	return Config{Stream: DefaultStream, DedupeWindow: DefaultDedupeWindow, MaxAge: DefaultMaxAge, Replicas: 1,
+	return Config{Stream: DefaultStream, Ledger: LedgerSQLite, ResultsStream: DefaultResultsStream, DedupeWindow: DefaultDedupeWindow, MaxAge: DefaultMaxAge, Replicas: 1,
 		SendTimeout: DefaultSendTimeout, AckWait: DefaultAckWait, ProbeInterval: time.Second, ProbeIntervalMax: 5 * time.Second,
 		MaxWait: 24 * time.Hour, ReconcileAfter: time.Minute, ReconcileInterval: 30 * time.Second, MaxAttempts: DefaultMaxAttempts,
 		BackoffBase: DefaultBackoffBase, BackoffCap: DefaultBackoffCap, SweepInterval: DefaultSweepInterval, RelayBatch: DefaultRelayBatch}
@@ -138,8 +163,11 @@ func DefaultConfig() Config {
 func (c Config) Validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if c.Stream == "" {
-		bad("stream: must not be empty")
+	if c.Stream == "" || c.ResultsStream == "" || c.Stream == c.ResultsStream {
+		bad("stream: stream and resultsStream must be two names")
+	}
+	if c.Ledger != LedgerSQLite && c.Ledger != LedgerJetStream {
+		bad("ledger: %q is not one of sqlite, jetstream", c.Ledger)
 	}
 	if c.Replicas < 1 || c.Replicas > 5 {
 		bad("replicas: must be 1 to 5, got %d", c.Replicas)
@@ -178,6 +206,8 @@ func (c Config) Validate() error {
 func (c Config) withDefaults() (Config, error) {
 	d := DefaultConfig()
 	c.Stream = cmp.Or(c.Stream, d.Stream)
+	c.ResultsStream = cmp.Or(c.ResultsStream, d.ResultsStream)
+	c.Ledger = cmp.Or(c.Ledger, d.Ledger)
 	c.DedupeWindow = cmp.Or(c.DedupeWindow, d.DedupeWindow)
 	c.MaxAge = cmp.Or(c.MaxAge, d.MaxAge)
 	c.Replicas = cmp.Or(c.Replicas, d.Replicas)

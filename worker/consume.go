@@ -2,14 +2,13 @@ package worker
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/heraldhq/herald/store"
 )
 
 // ledgerTimeout bounds the ledger reads and writes around one send.
@@ -39,10 +38,11 @@ func (o outcome) String() string {
 // task is a message on its way to a send.
 type task struct {
 	msg   jetstream.Msg
-	id    string    // the delivery id, the message's body
+	id    string    // the delivery id
+	env   *envelope // the message's body
 	at    time.Time // when it was taken from the pull buffer
-	entry store.Outgoing
-	found bool // entry was read; false when the delivery does not exist
+	entry Entry
+	found bool // entry was read; false when the ledger does not know the delivery
 }
 
 // consume delivers the kind's messages until ctx ends; then it hands back
@@ -111,7 +111,15 @@ func (w *Worker) pull(ctx context.Context, k *kind, it jetstream.MessagesContext
 			w.log.Warn("consume", "kind", k.kind, "err", err)
 			continue
 		}
-		t := &task{msg: msg, id: string(msg.Data()), at: time.Now()}
+		t := &task{msg: msg, at: time.Now()}
+		if t.env, err = decodeEnvelope(msg); err != nil {
+			// A message no sender can read (one of an earlier version carried only the
+			// delivery id): the reconciler publishes the delivery again, sealed.
+			w.log.Warn("a delivery message that does not decode; left to the reconciler", "subject", msg.Subject(), "err", err)
+			_ = msg.Term()
+			continue
+		}
+		t.id = t.env.ID
 		k.held.Store(t, struct{}{})
 		select {
 		case queue <- t:
@@ -182,7 +190,7 @@ func (w *Worker) dispatch(ctx context.Context, k *kind, queue <-chan *task) {
 	}
 }
 
-// readLedger reads the ledger entries of a batch in one query.
+// readLedger reads the ledger entries of a batch, claiming them for a send here.
 func (w *Worker) readLedger(ctx context.Context, batch []*task) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -193,7 +201,7 @@ func (w *Worker) readLedger(ctx context.Context, batch []*task) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, ledgerTimeout)
 	defer cancel()
-	entries, err := w.st.OutgoingDeliveries(ctx, ids...)
+	entries, err := w.ledger.Claim(ctx, ids)
 	if err != nil {
 		return err
 	}
@@ -219,4 +227,17 @@ func (w *Worker) handBackUnread(ctx context.Context, k *kind, ts []*task, err er
 		}
 		w.report(t.id, outcomeReturned)
 	}
+}
+
+// decodeEnvelope reads a delivery message, whose message id, when it has one,
+// must be its delivery id.
+func decodeEnvelope(msg jetstream.Msg) (*envelope, error) {
+	env := new(envelope)
+	if err := json.Unmarshal(msg.Data(), env); err != nil {
+		return nil, err
+	}
+	if id := msg.Headers().Get(jetstream.MsgIDHeader); env.ID == "" || id != "" && id != env.ID {
+		return nil, fmt.Errorf("delivery id %q, message id %q", env.ID, id)
+	}
+	return env, nil
 }

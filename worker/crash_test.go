@@ -49,7 +49,7 @@ func TestCrashMidBurst(t *testing.T) {
 	first := startNATS(t, natsDir)
 	paused := &pausingSender{Sender: sender, after: 300, entered: make(chan struct{}, 1), release: make(chan struct{})}
 	a := e.start(first, []channels.Sender{paused}, cfg)
-	a.w.Notify()
+	a.relay.Notify()
 	<-paused.entered
 	crash(first)
 	a.cancel()
@@ -62,7 +62,7 @@ func TestCrashMidBurst(t *testing.T) {
 
 	second := startNATS(t, natsDir)
 	b := e.start(second, []channels.Sender{sender}, cfg)
-	b.w.Notify()
+	b.relay.Notify()
 	timeout := time.After(testTimeout)
 	outcomes := make(map[outcome]int)
 	for len(settledBy) < len(want) {
@@ -138,11 +138,8 @@ func TestRepublishAfterPublishCrash(t *testing.T) {
 	counter := &countingSender{Sender: emailSender(t, peer.Host(), peer.Port())}
 	_, ids := e.enqueue(store.Payload{Subject: "Once", Text: "t"}, e.channel(peer.Channel()))
 
-	w, err := New(e.st, e.box, n.JetStream(), []channels.Sender{counter}, testConfig(), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.setup(ctx); err != nil {
+	w := e.relay(n, nil, testConfig(), Options{})
+	if _, err := ensureStream(ctx, n.JetStream(), w.cfg); err != nil {
 		t.Fatal(err)
 	}
 	items, err := e.st.Outbox(ctx, 10)

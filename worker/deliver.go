@@ -51,9 +51,12 @@ func (w *Worker) deliver(stop context.Context, k *kind, t *task) outcome {
 	case d.Attempts >= w.cfg.MaxAttempts:
 		return w.fail(ctx, msg, id, fmt.Sprintf("gave up after %d attempts: %s", d.Attempts, d.LastError))
 	}
-	m, err := w.message(d)
-	if err != nil {
+	m, err := t.env.open(ctx, w.delivery, w.files)
+	switch {
+	case errors.Is(err, errUndeliverable):
 		return w.fail(ctx, msg, id, err.Error())
+	case err != nil:
+		return w.failedAttempt(ctx, msg, id, err)
 	}
 	if time.Since(t.at) > w.cfg.AckWait/4 {
 		_ = msg.InProgress() // it waited long for its slot
@@ -133,11 +136,11 @@ func (w *Worker) sent(ctx context.Context, msg jetstream.Msg, id, providerID str
 // failedAttempt records a failed send and retries it later, or gives up when
 // the error is permanent or the attempts are used up.
 func (w *Worker) failedAttempt(ctx context.Context, msg jetstream.Msg, id string, sendErr error) outcome {
-	attempts, err := w.st.RecordAttempt(ctx, id, sendErr.Error(), w.now())
+	attempts, err := w.ledger.Attempt(ctx, id, sendErr.Error())
 	switch {
-	case errors.Is(err, store.ErrFinal):
+	case errors.Is(err, ErrFinal):
 		return w.settle(msg.Ack(), id, outcomeSkipped)
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, ErrUnknown):
 		return w.settle(msg.Term(), id, outcomeDropped)
 	case err != nil:
 		w.log.Error("record delivery attempt", "delivery", id, "send_err", sendErr, "err", err)
@@ -157,11 +160,10 @@ func (w *Worker) failedAttempt(ctx context.Context, msg jetstream.Msg, id string
 
 // fail marks the delivery failed and terminates the message.
 func (w *Worker) fail(ctx context.Context, msg jetstream.Msg, id, reason string) outcome {
-	if _, err := w.st.MarkFailed(ctx, id, reason, w.now()); err != nil {
+	if _, err := w.ledger.Failed(ctx, id, reason); err != nil && !errors.Is(err, ErrUnknown) {
 		w.log.Error("record failed delivery", "delivery", id, "reason", reason, "err", err)
 		return w.settle(msg.NakWithDelay(w.cfg.BackoffBase), id, outcomeReturned)
 	}
-	w.recorded()
 	w.log.Warn("delivery failed", "delivery", id, "reason", reason)
 	return w.settle(msg.Term(), id, outcomeFailed)
 }
@@ -179,35 +181,6 @@ func (w *Worker) settle(ackErr error, id string, o outcome) outcome {
 func lastDelivery(msg jetstream.Msg, maxDeliver int) bool {
 	md, err := msg.Metadata()
 	return err == nil && md.NumDelivered >= uint64(maxDeliver)
-}
-
-// message builds the message of a delivery from its payload and channel.
-// Its errors are permanent: no retry can cure them.
-func (w *Worker) message(d store.Outgoing) (channels.Message, error) {
-	switch {
-	case d.ChannelGone:
-		return channels.Message{}, fmt.Errorf("channel %s was deleted", d.ChannelID)
-	case d.ChannelKind != d.Kind:
-		return channels.Message{}, fmt.Errorf("channel %s changed kind from %s to %s", d.ChannelID, d.Kind, d.ChannelKind)
-	}
-	secret, err := w.box.OpenFor(d.ChannelSecret, d.ChannelID)
-	if err != nil {
-		return channels.Message{}, fmt.Errorf("channel %s: %w", d.ChannelID, err)
-	}
-	m := channels.Message{
-		DeliveryID: d.ID,
-		Channel:    channels.Channel{ID: d.ChannelID, Kind: channels.Kind(d.ChannelKind), Config: d.ChannelConfig, Secret: secret},
-		Subject:    d.Payload.Subject,
-		Text:       d.Payload.Text,
-		HTML:       d.Payload.HTML,
-		Source:     d.Payload.Source,
-		Links:      d.Payload.Links,
-	}
-	for _, a := range d.Payload.Attachments {
-		m.Attachments = append(m.Attachments, channels.Attachment{Name: a.Name, ContentType: a.ContentType, Path: a.Path,
-			ContentID: a.ContentID})
-	}
-	return m, nil
 }
 
 // wait takes a token from the kind's rate limit, telling JetStream the

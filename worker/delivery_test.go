@@ -39,7 +39,7 @@ func TestDeliverEveryKind(t *testing.T) {
 	run, ids := e.enqueue(payload, e.channel(smtpPeer.Channel()), e.channel(twilio.Channel()), e.channel(chatter.Channel()))
 
 	r := e.start(startNATS(t, t.TempDir()), senders, testConfig())
-	r.w.Notify()
+	r.relay.Notify()
 	for _, id := range ids {
 		r.await(t, id, outcomeSent)
 	}
@@ -137,7 +137,7 @@ func TestSMTPReplies(t *testing.T) {
 			cfg := testConfig()
 			cfg.MaxAttempts = tt.maxAttempts
 			r := e.start(startNATS(t, t.TempDir()), []channels.Sender{counter}, cfg)
-			r.w.Notify()
+			r.relay.Notify()
 			r.await(t, ids[0], tt.want)
 
 			d := e.delivery(ids[0])
@@ -180,7 +180,7 @@ func TestSMTPServerDownThenBack(t *testing.T) {
 	cfg := testConfig()
 	cfg.ProbeInterval, cfg.ProbeIntervalMax = 10*time.Millisecond, 50*time.Millisecond
 	r := e.start(startNATS(t, t.TempDir()), []channels.Sender{sender}, cfg)
-	r.w.Notify()
+	r.relay.Notify()
 	deadline := time.Now().Add(testTimeout)
 	for !r.w.kinds[0].breaker.isOpen() {
 		if time.Now().After(deadline) {
@@ -202,38 +202,40 @@ func TestSMTPServerDownThenBack(t *testing.T) {
 	}
 }
 
-// TestSettledWithoutSending covers the messages the worker must settle
-// without calling the sender.
+// TestSettledWithoutSending covers the deliveries settled without a call to
+// the sender: by the relay, which fails what no sender could send, and by the
+// worker, whose ledger says a delivery it was handed is settled or spent.
 func TestSettledWithoutSending(t *testing.T) {
+	const byRelay outcome = -1 // the relay fails it; no message reaches the worker
+	mark := func(e *env, id string, mark func(ctx context.Context) (bool, error)) {
+		if ok, err := mark(context.Background()); !ok || err != nil {
+			e.t.Fatalf("mark %s: %v %v", id, ok, err)
+		}
+	}
 	tests := []struct {
-		name      string
+		name string
+		// prepare hands over the delivery; settle, when set, changes the ledger
+		// after its message was published.
 		prepare   func(e *env, channelID string) (deliveryID string)
+		settle    func(e *env, deliveryID string)
 		want      outcome
 		wantState string
 		wantError string
 	}{
-		{name: "already sent", want: outcomeSkipped, wantState: store.DeliverySent,
-			prepare: func(e *env, ch string) string {
-				_, ids := e.enqueue(store.Payload{Subject: "s", Text: "t"}, ch)
-				if ok, err := e.st.MarkSent(context.Background(), ids[0], "<earlier@example.com>", t0); !ok || err != nil {
-					e.t.Fatalf("mark sent: %v %v", ok, err)
-				}
-				return ids[0]
+		{name: "sent after it was published", want: outcomeSkipped, wantState: store.DeliverySent,
+			settle: func(e *env, id string) {
+				mark(e, id, func(ctx context.Context) (bool, error) { return e.st.MarkSent(ctx, id, "<earlier@example.com>", t0) })
 			}},
-		{name: "already failed", want: outcomeSkipped, wantState: store.DeliveryFailed,
-			prepare: func(e *env, ch string) string {
-				_, ids := e.enqueue(store.Payload{Subject: "s", Text: "t"}, ch)
-				if ok, err := e.st.MarkFailed(context.Background(), ids[0], "550", t0); !ok || err != nil {
-					e.t.Fatalf("mark failed: %v %v", ok, err)
-				}
-				return ids[0]
+		{name: "failed after it was published", want: outcomeSkipped, wantState: store.DeliveryFailed,
+			settle: func(e *env, id string) {
+				mark(e, id, func(ctx context.Context) (bool, error) { return e.st.MarkFailed(ctx, id, "550", t0) })
 			}},
-		{name: "channel deleted", want: outcomeFailed, wantState: store.DeliveryFailed, wantError: "was deleted",
+		{name: "channel deleted", want: byRelay, wantState: store.DeliveryFailed, wantError: "was deleted",
 			prepare: func(e *env, _ string) string {
 				_, ids := e.enqueue(store.Payload{Subject: "s", Text: "t"}, "gone")
 				return ids[0]
 			}},
-		{name: "secret sealed for another channel", want: outcomeFailed, wantState: store.DeliveryFailed, wantError: "secret",
+		{name: "secret sealed for another channel", want: byRelay, wantState: store.DeliveryFailed, wantError: "secret",
 			prepare: func(e *env, _ string) string {
 				ch := e.channel(mailTo("a@example.com"))
 				c, err := e.st.ChannelByID(context.Background(), ch)
@@ -249,14 +251,12 @@ func TestSettledWithoutSending(t *testing.T) {
 			}},
 		{name: "last attempt recorded before a crash", want: outcomeFailed, wantState: store.DeliveryFailed,
 			wantError: "gave up after 5 attempts: 451",
-			prepare: func(e *env, ch string) string {
-				_, ids := e.enqueue(store.Payload{Subject: "s", Text: "t"}, ch)
+			settle: func(e *env, id string) {
 				for range 5 {
-					if _, err := e.st.RecordAttempt(context.Background(), ids[0], "451 later", t0); err != nil {
+					if _, err := e.st.RecordAttempt(context.Background(), id, "451 later", t0); err != nil {
 						e.t.Fatal(err)
 					}
 				}
-				return ids[0]
 			}},
 	}
 	for _, tt := range tests {
@@ -264,10 +264,23 @@ func TestSettledWithoutSending(t *testing.T) {
 			e := newEnv(t)
 			peer := channeltest.NewSMTPServer(t)
 			counter := &countingSender{Sender: emailSender(t, peer.Host(), peer.Port())}
-			id := tt.prepare(e, e.channel(peer.Channel()))
-			r := e.start(startNATS(t, t.TempDir()), []channels.Sender{counter}, testConfig())
-			r.w.Notify()
-			r.await(t, id, tt.want)
+			ch := e.channel(peer.Channel())
+			var id string
+			if tt.prepare != nil {
+				id = tt.prepare(e, ch)
+			} else {
+				_, ids := e.enqueue(store.Payload{Subject: "s", Text: "t"}, ch)
+				id = ids[0]
+			}
+			n := startNATS(t, t.TempDir())
+			e.publish(n, testConfig())
+			if tt.settle != nil {
+				tt.settle(e, id)
+			}
+			if tt.want != byRelay {
+				r := e.start(n, []channels.Sender{counter}, testConfig())
+				r.await(t, id, tt.want)
+			}
 			if n := counter.calls.Load(); n != 0 {
 				t.Errorf("%d sends, want none", n)
 			}
@@ -286,7 +299,7 @@ func TestStopFinishesSendInFlight(t *testing.T) {
 	gate := &gatedSender{Sender: emailSender(t, peer.Host(), peer.Port()), entered: make(chan string, 1), release: make(chan struct{})}
 	run, ids := e.enqueue(store.Payload{Subject: "Alert", Text: "t"}, e.channel(peer.Channel()))
 	r := e.start(startNATS(t, t.TempDir()), []channels.Sender{gate}, testConfig())
-	r.w.Notify()
+	r.relay.Notify()
 	if got := <-gate.entered; got != ids[0] {
 		t.Fatalf("sending %s, want %s", got, ids[0])
 	}
@@ -315,7 +328,7 @@ func TestRelayWakeUps(t *testing.T) {
 		name string
 		wake func(r *running)
 	}{
-		{name: "notify", wake: func(r *running) { r.w.Notify() }},
+		{name: "notify", wake: func(r *running) { r.relay.Notify() }},
 		{name: "sweep", wake: func(r *running) { r.sweep <- t0 }},
 	}
 	for _, tt := range tests {
@@ -350,7 +363,7 @@ func TestRateLimit(t *testing.T) {
 	cfg.Kinds = map[channels.Kind]KindConfig{"email": {Rate: perSecond, Burst: 1}}
 	start := time.Now()
 	r := e.start(startNATS(t, t.TempDir()), []channels.Sender{emailSender(t, peer.Host(), peer.Port())}, cfg)
-	r.w.Notify()
+	r.relay.Notify()
 	for _, id := range ids {
 		r.await(t, id, outcomeSent)
 	}
@@ -375,9 +388,10 @@ func TestCopyInFlightIsNotSentTwice(t *testing.T) {
 	n := startNATS(t, t.TempDir())
 	r := e.start(n, []channels.Sender{counter}, testConfig())
 	<-r.idle // the stream exists
+	data := e.envelope(n, ids[0])
 	for range 2 {
 		// No message id: JetStream stores both copies, as after a redelivery.
-		if _, err := n.JetStream().Publish(ctx, subject("email"), []byte(ids[0])); err != nil {
+		if _, err := n.JetStream().Publish(ctx, subject("email"), data); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -41,7 +41,7 @@ func TestLedgerFailureKeepsTheMessage(t *testing.T) {
 	_, ids := e.enqueue(store.Payload{Subject: "s", Text: "t"}, ch)
 	repair := e.sabotage("deliveries")
 	r := e.start(startNATS(t, t.TempDir()), []channels.Sender{emailSender(t, peer.Host(), peer.Port())}, testConfig())
-	r.w.Notify()
+	r.relay.Notify()
 	r.await(t, ids[0], outcomeReturned) // sent, not recorded: handed back
 	repair()
 	r.await(t, ids[0], outcomeSent)
@@ -64,12 +64,9 @@ func TestRelayKeepsWhatItCouldNotPublish(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := New(e.st, e.box, n.JetStream(), nil, cfg, Options{Logger: testLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := e.relay(n, nil, cfg, Options{Logger: testLogger(t)})
 	ctx := context.Background()
-	if _, err := w.setup(ctx); err != nil {
+	if _, err := ensureStream(ctx, n.JetStream(), w.cfg); err != nil {
 		t.Fatal(err)
 	}
 	if err := n.JetStream().DeleteStream(ctx, cfg.Stream); err != nil {
@@ -82,7 +79,7 @@ func TestRelayKeepsWhatItCouldNotPublish(t *testing.T) {
 	if rows, _ := e.st.Outbox(ctx, 10); len(rows) != len(ids) {
 		t.Fatalf("outbox holds %d rows after a failed publish, want %d", len(rows), len(ids))
 	}
-	if _, err := w.setup(ctx); err != nil {
+	if _, err := ensureStream(ctx, n.JetStream(), w.cfg); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.publishOutbox(ctx); err != nil {
@@ -108,11 +105,8 @@ func TestReconcilerPublishesWhatTheStreamLost(t *testing.T) {
 	}
 	n := startNATS(t, t.TempDir())
 	cfg := testConfig()
-	w, err := New(e.st, e.box, n.JetStream(), nil, cfg, Options{Logger: testLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.setup(ctx); err != nil {
+	w := e.relay(n, nil, cfg, Options{Logger: testLogger(t)})
+	if _, err := ensureStream(ctx, n.JetStream(), w.cfg); err != nil {
 		t.Fatal(err)
 	}
 	waitingCh := e.channel(mailTo("waiting@example.com"))

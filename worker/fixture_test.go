@@ -31,7 +31,9 @@ type env struct {
 	t      *testing.T
 	dbPath string
 	st     *store.Store
-	box    *secret.Box
+	box    *secret.Box // the key at rest
+	// deliveryBox seals secrets in delivery messages.
+	deliveryBox *secret.Box
 	owner  string
 	sub    string
 	runs   atomic.Int64 // runs enqueued; names the next instant
@@ -52,6 +54,9 @@ func newEnv(t *testing.T) *env {
 		key[i] = byte(i)
 	}
 	if e.box, err = secret.New(key); err != nil {
+		t.Fatal(err)
+	}
+	if e.deliveryBox, err = secret.New(secret.Derive(key, "delivery")); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.EnsureDomain(ctx, "default", t0); err != nil {
@@ -177,9 +182,10 @@ type settled struct {
 	o  outcome
 }
 
-// running is a worker started by start.
+// running is a relay and a worker started by start, as one process runs them.
 type running struct {
 	w      *Worker
+	relay  *Relay
 	events chan settled
 	seen   map[settled]int // events read by await and not yet awaited
 	sweep  chan time.Time
@@ -188,27 +194,88 @@ type running struct {
 	done   chan error
 }
 
-// start runs a worker until stop is called or the test ends.
+// start runs a relay and a worker with the SQLite ledger until stop is called
+// or the test ends.
 func (e *env) start(n *NATS, senders []channels.Sender, cfg Config) *running {
 	e.t.Helper()
 	r := &running{events: make(chan settled, 8192), seen: make(map[settled]int), sweep: make(chan time.Time), idle: make(chan struct{}, 1), done: make(chan error, 1)}
-	w, err := New(e.st, e.box, n.JetStream(), senders, cfg, Options{Logger: testLogger(e.t), Sweep: r.sweep})
+	files := e.files(n)
+	relay := e.relay(n, files, cfg, Options{Logger: testLogger(e.t), Sweep: r.sweep})
+	w, err := New(n.JetStream(), NewSQLiteLedger(e.st, nil, nil), files, e.deliveryBox, senders, cfg, Options{Logger: testLogger(e.t)})
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	w.onSettle = func(id string, o outcome) { r.events <- settled{id, o} }
-	w.onRelayIdle = func() {
+	relay.onRelayIdle = func() {
 		select {
 		case r.idle <- struct{}{}:
 		default:
 		}
 	}
-	r.w = w
+	r.w, r.relay = w, relay
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
-	go func() { r.done <- w.Run(ctx) }()
+	go func() {
+		var both sync.WaitGroup
+		var relayErr, workerErr error
+		both.Go(func() { relayErr = relay.Run(ctx) })
+		both.Go(func() { workerErr = w.Run(ctx) })
+		both.Wait()
+		r.done <- errors.Join(relayErr, workerErr)
+	}()
 	e.t.Cleanup(func() { r.stop(e.t) })
 	return r
+}
+
+// files opens the delivery object store of n with a scratch folder of the test's.
+func (e *env) files(n *NATS) *Files {
+	e.t.Helper()
+	f, err := OpenFiles(context.Background(), n.JetStream(), FilesConfig{Scratch: e.t.TempDir()})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return f
+}
+
+// relay returns a relay of the env's store over n, not running.
+func (e *env) relay(n *NATS, files *Files, cfg Config, opt Options) *Relay {
+	e.t.Helper()
+	if files == nil {
+		files = e.files(n)
+	}
+	r, err := NewRelay(e.st, n.JetStream(), files, e.box, e.deliveryBox, cfg, opt)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return r
+}
+
+// envelope seals the message of delivery id as the relay would publish it.
+func (e *env) envelope(n *NATS, id string) []byte {
+	e.t.Helper()
+	ctx := context.Background()
+	out, err := e.st.OutgoingDeliveries(ctx, id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	data, err := seal(ctx, out[id], e.box, e.deliveryBox, e.files(n), 1<<20)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return data
+}
+
+// publish relays the outbox once, as a relay that then stopped would.
+func (e *env) publish(n *NATS, cfg Config) {
+	e.t.Helper()
+	r := e.relay(n, nil, cfg, Options{Logger: testLogger(e.t)})
+	ctx := context.Background()
+	if _, err := ensureStream(ctx, n.JetStream(), r.cfg); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := r.publishOutbox(ctx); err != nil {
+		e.t.Fatal(err)
+	}
 }
 
 // stop ends the worker and waits for Run to return; later calls do nothing.

@@ -46,10 +46,9 @@ func (m *metrics) sent(kind string, took time.Duration, err error) {
 	m.sendTime.WithLabelValues(kind).Observe(took.Seconds())
 }
 
-// collector reads, at each scrape, the outbox depth and each kind's consumer state.
+// collector reads, at each scrape, each kind's consumer state.
 type collector struct {
 	w           *Worker
-	outbox      *prometheus.Desc
 	pending     *prometheus.Desc
 	ackPending  *prometheus.Desc
 	redelivered *prometheus.Desc
@@ -63,8 +62,6 @@ func newCollector(w *Worker) *collector {
 	kind := []string{"kind"}
 	return &collector{
 		w: w,
-		outbox: prometheus.NewDesc("herald_worker_outbox_depth",
-			"Deliveries written by runs and not yet published to JetStream.", nil, nil),
 		pending: prometheus.NewDesc("herald_worker_consumer_pending_messages",
 			"Messages in the stream not yet handed to the kind's consumer.", kind, nil),
 		ackPending: prometheus.NewDesc("herald_worker_consumer_ack_pending_messages",
@@ -77,7 +74,6 @@ func newCollector(w *Worker) *collector {
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- c.outbox
 	ch <- c.pending
 	ch <- c.ackPending
 	ch <- c.redelivered
@@ -89,9 +85,6 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	defer cancel()
 	// A series that cannot be read is left out of the scrape rather than failing it:
 	// /readyz tells what is down.
-	if n, err := c.w.st.OutboxDepth(ctx); err == nil {
-		ch <- prometheus.MustNewConstMetric(c.outbox, prometheus.GaugeValue, float64(n))
-	}
 	for _, k := range c.w.kinds {
 		down := 0.0
 		if k.breaker.isOpen() {

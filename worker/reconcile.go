@@ -6,26 +6,27 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/heraldhq/herald/store"
 )
 
 // reconcileBatch bounds the deliveries one sweep of the reconciler checks.
 const reconcileBatch = 500
 
 // reconcileLoop runs reconcile every Config.ReconcileInterval until ctx ends.
-func (w *Worker) reconcileLoop(ctx context.Context) {
-	t := time.NewTicker(w.cfg.ReconcileInterval)
+func (r *Relay) reconcileLoop(ctx context.Context) {
+	t := time.NewTicker(r.cfg.ReconcileInterval)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if n, err := w.reconcile(ctx); err != nil && ctx.Err() == nil {
-				w.log.Warn("reconcile deliveries", "err", err)
+			if n, err := r.reconcile(ctx); err != nil && ctx.Err() == nil {
+				r.log.Warn("reconcile deliveries", "err", err)
 			} else if n > 0 {
-				w.log.Warn("published again deliveries the stream had lost", "deliveries", n)
+				r.log.Warn("published again deliveries the stream had lost", "deliveries", n)
 			}
 		}
 	}
@@ -37,12 +38,12 @@ func (w *Worker) reconcileLoop(ctx context.Context) {
 // the stream lost), is published again under its delivery id. A publish the stream
 // still remembers within its dedupe window is dropped, and tried again at a later sweep.
 // It returns how many it published.
-func (w *Worker) reconcile(ctx context.Context) (int, error) {
-	stale, err := w.st.StalePending(ctx, w.now().Add(-w.cfg.ReconcileAfter), reconcileBatch)
+func (r *Relay) reconcile(ctx context.Context) (int, error) {
+	stale, err := r.st.StalePending(ctx, r.now().Add(-r.cfg.ReconcileAfter), reconcileBatch)
 	if err != nil || len(stale) == 0 {
 		return 0, err
 	}
-	stream, err := w.js.Stream(ctx, w.cfg.Stream)
+	stream, err := r.js.Stream(ctx, r.cfg.Stream)
 	if err != nil {
 		return 0, err
 	}
@@ -55,16 +56,38 @@ func (w *Worker) reconcile(ctx context.Context) (int, error) {
 		case !errors.Is(err, jetstream.ErrMsgNotFound):
 			return n, err
 		}
-		m := nats.NewMsg(deliverySubject(it.Kind, it.DeliveryID))
-		m.Data = []byte(it.DeliveryID)
-		m.Header.Set(jetstream.MsgIDHeader, it.DeliveryID)
-		ack, err := w.js.PublishMsg(ctx, m, jetstream.WithExpectStream(w.cfg.Stream))
+		dup, err := r.publishAgain(ctx, it)
 		if err != nil {
-			return n, fmt.Errorf("publish %s again: %w", it.DeliveryID, err)
+			return n, err
 		}
-		if !ack.Duplicate {
+		if !dup {
 			n++
 		}
 	}
 	return n, nil
+}
+
+// publishAgain publishes the message of a pending delivery once more and
+// reports whether the stream dropped it as a duplicate.
+func (r *Relay) publishAgain(ctx context.Context, it store.OutboxItem) (bool, error) {
+	outgoing, err := r.st.OutgoingDeliveries(ctx, it.DeliveryID)
+	if err != nil {
+		return false, err
+	}
+	d, ok := outgoing[it.DeliveryID]
+	if !ok || d.State != store.DeliveryPending {
+		return true, nil // settled meanwhile
+	}
+	data, err := r.envelope(ctx, d)
+	if errors.Is(err, errUndeliverable) {
+		return true, r.undeliverable(ctx, d.ID, err)
+	}
+	if err != nil {
+		return false, err
+	}
+	ack, err := r.js.PublishMsg(ctx, deliveryMsg(it.Kind, it.DeliveryID, data), jetstream.WithExpectStream(r.cfg.Stream))
+	if err != nil {
+		return false, fmt.Errorf("publish %s again: %w", it.DeliveryID, err)
+	}
+	return ack.Duplicate, nil
 }

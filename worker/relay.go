@@ -2,12 +2,16 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/heraldhq/herald/secret"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -15,26 +19,119 @@ import (
 // batch; rows whose publish is not acknowledged stay for the next sweep.
 const publishTimeout = 30 * time.Second
 
+// envelopeHeadroom is what the largest envelope leaves of the server's
+// payload limit, for the message's headers.
+const envelopeHeadroom = 4 << 10
+
+// Relay is the control process's side of delivery: it publishes the store's
+// outbox as self-contained messages, publishes again what the stream lost,
+// and, when the senders keep their ledger in JetStream, records the outcomes
+// they report in the store's run history.
+type Relay struct {
+	st       *store.Store
+	atRest   *secret.Box // opens channel secrets as the store keeps them
+	delivery *secret.Box // seals them for the senders
+	files    filePutter
+	js       jetstream.JetStream
+	cfg      Config
+	log      *slog.Logger
+	now      func() time.Time
+	sweep    <-chan time.Time
+	wake     chan struct{}
+	recorded func()
+
+	// onRelayIdle, a test hook, is told when the relay has emptied the outbox and waits.
+	onRelayIdle func()
+}
+
+// NewRelay returns the relay of the deliveries in st. atRest opens the
+// channels' secrets (nil when none are sealed); delivery seals them for the
+// senders with the key they share; files stores the attachments.
+func NewRelay(st *store.Store, js jetstream.JetStream, files *Files, atRest, delivery *secret.Box, cfg Config, opt Options) (*Relay, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	r := &Relay{st: st, atRest: atRest, delivery: delivery, files: files, js: js, cfg: cfg, log: opt.logger(),
+		now: opt.now(), sweep: opt.Sweep, wake: make(chan struct{}, 1), recorded: opt.recorded()}
+	if opt.Registerer != nil {
+		if err := opt.Registerer.Register(&outboxCollector{r: r, depth: prometheus.NewDesc("herald_worker_outbox_depth",
+			"Deliveries written by runs and not yet published to JetStream.", nil, nil)}); err != nil {
+			return nil, fmt.Errorf("worker: register metrics: %w", err)
+		}
+	}
+	return r, nil
+}
+
+// Notify wakes the relay to publish the outbox now; the engine calls it after
+// a handover. It never blocks.
+func (r *Relay) Notify() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Check reports whether the delivery stream can be reached.
+func (r *Relay) Check(ctx context.Context) error {
+	_, err := r.js.Stream(ctx, r.cfg.Stream)
+	return err
+}
+
+// Run creates the delivery stream if needed, then relays the outbox,
+// reconciles, and records the senders' outcomes (with the JetStream ledger)
+// until ctx ends. Call it once.
+func (r *Relay) Run(ctx context.Context) error {
+	if _, err := ensureStream(ctx, r.js, r.cfg); err != nil {
+		return err
+	}
+	var results jetstream.Consumer
+	if r.cfg.Ledger == LedgerJetStream {
+		var err error
+		if results, err = ensureResults(ctx, r.js, r.cfg); err != nil {
+			return err
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 3)
+	n := 2
+	go func() { r.relay(ctx); done <- nil }()
+	go func() { r.reconcileLoop(ctx); done <- nil }()
+	if results != nil {
+		n++
+		go func() { done <- r.recordResults(ctx, results) }()
+	}
+	var errs []error
+	for range n {
+		if err := <-done; err != nil {
+			errs = append(errs, err)
+			cancel()
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // relay publishes the outbox at start, on Notify and on every sweep, until
 // ctx ends.
-func (w *Worker) relay(ctx context.Context) {
-	sweep := w.sweep
+func (r *Relay) relay(ctx context.Context) {
+	sweep := r.sweep
 	if sweep == nil {
-		t := time.NewTicker(w.cfg.SweepInterval)
+		t := time.NewTicker(r.cfg.SweepInterval)
 		defer t.Stop()
 		sweep = t.C
 	}
 	for {
-		if err := w.publishOutbox(ctx); err != nil && ctx.Err() == nil {
-			w.log.Warn("relay outbox", "err", err)
+		if err := r.publishOutbox(ctx); err != nil && ctx.Err() == nil {
+			r.log.Warn("relay outbox", "err", err)
 		}
-		if w.onRelayIdle != nil {
-			w.onRelayIdle()
+		if r.onRelayIdle != nil {
+			r.onRelayIdle()
 		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-w.wake:
+		case <-r.wake:
 		case <-sweep:
 		}
 	}
@@ -43,18 +140,18 @@ func (w *Worker) relay(ctx context.Context) {
 // publishOutbox publishes every outbox row, batch by batch, and deletes the
 // rows JetStream acknowledged. The delivery id is the message id, so a row
 // published twice (the delete lost to a crash) is stored once.
-func (w *Worker) publishOutbox(ctx context.Context) error {
+func (r *Relay) publishOutbox(ctx context.Context) error {
 	for ctx.Err() == nil {
-		items, err := w.st.Outbox(ctx, w.cfg.RelayBatch)
+		items, err := r.st.Outbox(ctx, r.cfg.RelayBatch)
 		if err != nil {
 			return err
 		}
 		if len(items) == 0 {
 			return nil
 		}
-		done, perr := w.publishBatch(ctx, items)
+		done, perr := r.publishBatch(ctx, items)
 		if len(done) > 0 {
-			if err := w.st.DeleteOutbox(context.WithoutCancel(ctx), done...); err != nil {
+			if err := r.st.DeleteOutbox(context.WithoutCancel(ctx), done...); err != nil {
 				return err
 			}
 		}
@@ -65,32 +162,57 @@ func (w *Worker) publishOutbox(ctx context.Context) error {
 	return nil
 }
 
-// publishBatch publishes the rows asynchronously and returns the ids of
-// those JetStream acknowledged, with the first error.
-func (w *Worker) publishBatch(ctx context.Context, items []store.OutboxItem) ([]string, error) {
+// publishBatch seals the rows' envelopes and publishes them asynchronously,
+// and returns the ids of those JetStream acknowledged, with the first error.
+// A delivery that cannot be sealed for good is failed in the store, and a
+// delivery that no longer exists is dropped; both count as done.
+func (r *Relay) publishBatch(ctx context.Context, items []store.OutboxItem) ([]string, error) {
+	ids := make([]string, len(items))
+	for i, it := range items {
+		ids[i] = it.DeliveryID
+	}
+	outgoing, err := r.st.OutgoingDeliveries(ctx, ids...)
+	if err != nil {
+		return nil, err
+	}
+	done := make([]string, 0, len(items))
 	futures := make([]jetstream.PubAckFuture, 0, len(items))
+	published := make([]string, 0, len(items))
 	var firstErr error
 	for _, it := range items {
-		m := nats.NewMsg(deliverySubject(it.Kind, it.DeliveryID))
-		m.Data = []byte(it.DeliveryID)
-		m.Header.Set(jetstream.MsgIDHeader, it.DeliveryID)
-		f, err := w.js.PublishMsgAsync(m, jetstream.WithExpectStream(w.cfg.Stream))
-		if err != nil {
-			firstErr = fmt.Errorf("publish %s: %w", it.DeliveryID, err)
-			break
+		d, ok := outgoing[it.DeliveryID]
+		if !ok || d.State != store.DeliveryPending {
+			done = append(done, it.DeliveryID) // its run was deleted, or it is settled
+			continue
 		}
-		futures = append(futures, f)
+		data, err := r.envelope(ctx, d)
+		if errors.Is(err, errUndeliverable) {
+			if err = r.undeliverable(ctx, d.ID, err); err == nil {
+				done = append(done, it.DeliveryID)
+				continue
+			}
+		}
+		if err == nil {
+			var f jetstream.PubAckFuture
+			f, err = r.js.PublishMsgAsync(deliveryMsg(it.Kind, it.DeliveryID, data), jetstream.WithExpectStream(r.cfg.Stream))
+			if err == nil {
+				futures = append(futures, f)
+				published = append(published, it.DeliveryID)
+				continue
+			}
+		}
+		firstErr = fmt.Errorf("publish %s: %w", it.DeliveryID, err)
+		break
 	}
 	timeout := time.NewTimer(publishTimeout)
 	defer timeout.Stop()
-	done := make([]string, 0, len(futures))
 	for i, f := range futures {
 		select {
 		case <-f.Ok():
-			done = append(done, items[i].DeliveryID)
+			done = append(done, published[i])
 		case err := <-f.Err():
 			if firstErr == nil {
-				firstErr = fmt.Errorf("publish %s: %w", items[i].DeliveryID, err)
+				firstErr = fmt.Errorf("publish %s: %w", published[i], err)
 			}
 		case <-timeout.C:
 			return done, fmt.Errorf("publish: no acknowledgement within %v", publishTimeout)
@@ -99,4 +221,44 @@ func (w *Worker) publishBatch(ctx context.Context, items []store.OutboxItem) ([]
 		}
 	}
 	return done, firstErr
+}
+
+// envelope seals one delivery's message within the server's payload limit.
+func (r *Relay) envelope(ctx context.Context, d store.Outgoing) ([]byte, error) {
+	limit := int(r.js.Conn().MaxPayload()) - envelopeHeadroom
+	return seal(ctx, d, r.atRest, r.delivery, r.files, limit)
+}
+
+// undeliverable fails a delivery no sender could send.
+func (r *Relay) undeliverable(ctx context.Context, id string, reason error) error {
+	if _, err := r.st.MarkFailed(context.WithoutCancel(ctx), id, reason.Error(), r.now()); err != nil {
+		return fmt.Errorf("record failed delivery %s: %w", id, err)
+	}
+	r.log.Warn("delivery failed", "delivery", id, "reason", reason)
+	r.recorded()
+	return nil
+}
+
+// deliveryMsg is the message of one delivery, its id the message id.
+func deliveryMsg(kind, id string, data []byte) *nats.Msg {
+	m := nats.NewMsg(deliverySubject(kind, id))
+	m.Data = data
+	m.Header.Set(jetstream.MsgIDHeader, id)
+	return m
+}
+
+// outboxCollector reads the outbox depth at each scrape.
+type outboxCollector struct {
+	r     *Relay
+	depth *prometheus.Desc
+}
+
+func (c *outboxCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.depth }
+
+func (c *outboxCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
+	defer cancel()
+	if n, err := c.r.st.OutboxDepth(ctx); err == nil {
+		ch <- prometheus.MustNewConstMetric(c.depth, prometheus.GaugeValue, float64(n))
+	}
 }

@@ -15,7 +15,6 @@ import (
 
 	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/secret"
-	"github.com/heraldhq/herald/store"
 )
 
 // subjectPrefix is the start of every delivery subject: herald.deliveries.<kind>.
@@ -30,46 +29,61 @@ func deliverySubject(kind, id string) string { return subject(kind) + "." + id }
 // durable is the name of the durable consumer of a kind.
 func durable(kind channels.Kind) string { return "herald-" + string(kind) }
 
-// Options are the parts of a Worker that are not configuration.
+// Options are the parts of a Worker or a Relay that are not configuration.
 type Options struct {
-	// Logger receives the worker's log. Default: discarded.
+	// Logger receives the log. Default: discarded.
 	Logger *slog.Logger
-	// Now is the clock of the ledger's timestamps. Default time.Now.
+	// Now is the clock of the relay's and the ledger's timestamps. Default time.Now.
 	Now func() time.Time
-	// Sweep, when set, replaces the ticker that sweeps the outbox every
+	// Sweep, when set, replaces the relay's ticker that sweeps the outbox every
 	// Config.SweepInterval: each value received starts a sweep.
 	Sweep <-chan time.Time
-	// Registerer receives the worker's metrics. Default: none (they are kept nowhere).
+	// Registerer receives the metrics. Default: none (they are kept nowhere).
 	Registerer prometheus.Registerer
-	// Recorded is told after each write of final delivery states to the ledger,
-	// which may have settled runs. Default: nobody.
+	// Recorded is told after each write of final delivery states to the
+	// store, which may have settled runs. Default: nobody.
 	Recorded func()
 }
 
-// Worker delivers the runs handed over in the store: its relay publishes the
-// outbox to JetStream, and one consumer per channel kind sends what it
-// receives and keeps the ledger.
-type Worker struct {
-	st      *store.Store
-	box     *secret.Box
-	js      jetstream.JetStream
-	cfg     Config
-	log     *slog.Logger
-	now     func() time.Time
-	sweep   <-chan time.Time
-	rnd     func(int64) int64
-	kinds   []*kind
-	ledger  *SQLiteLedger
-	wake    chan struct{}
-	running sync.Map // delivery ids being handled in this process
-	metrics *metrics
-	// recorded is told after each ledger write of final states.
-	recorded func()
+func (o Options) logger() *slog.Logger {
+	if o.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return o.Logger
+}
 
-	// Test hooks: onSettle is told what became of each message handled,
-	// onRelayIdle when the relay has emptied the outbox and waits.
-	onSettle    func(id string, o outcome)
-	onRelayIdle func()
+func (o Options) now() func() time.Time {
+	if o.Now == nil {
+		return time.Now
+	}
+	return o.Now
+}
+
+func (o Options) recorded() func() {
+	if o.Recorded == nil {
+		return func() {}
+	}
+	return o.Recorded
+}
+
+// Worker is the sending side of delivery, in the control process or on any
+// other machine: one consumer per channel kind takes the messages the relay
+// published, sends each through its channels.Sender with retries, and keeps
+// the ledger.
+type Worker struct {
+	js       jetstream.JetStream
+	ledger   Ledger
+	files    fileFetcher
+	delivery *secret.Box // opens the secrets the relay sealed
+	cfg      Config
+	log      *slog.Logger
+	rnd      func(int64) int64
+	kinds    []*kind
+	running  sync.Map // delivery ids being handled in this process
+	metrics  *metrics
+
+	// onSettle, a test hook, is told what became of each message handled.
+	onSettle func(id string, o outcome)
 }
 
 // kind is what a consumer needs to deliver one channel kind.
@@ -83,32 +97,18 @@ type kind struct {
 }
 
 // New returns a Worker that delivers with the given senders, at most one per
-// kind; deliveries of a kind without a sender wait in the stream. box opens
-// the channels' sealed passwords; it may be nil when none are sealed.
-func New(st *store.Store, box *secret.Box, js jetstream.JetStream, senders []channels.Sender, cfg Config, opt Options) (*Worker, error) {
+// kind; deliveries of a kind without a sender wait in the stream. ledger
+// records each outcome, files fetches the attachments, and delivery opens the
+// secrets sealed with the delivery key (nil when no channel has one).
+func New(js jetstream.JetStream, ledger Ledger, files *Files, delivery *secret.Box, senders []channels.Sender, cfg Config, opt Options) (*Worker, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
 	w := &Worker{
-		st: st, box: box, js: js, cfg: cfg,
-		log: opt.Logger, now: opt.Now, sweep: opt.Sweep,
-		rnd:  rand.Int64N,
-		wake: make(chan struct{}, 1),
-
-		metrics: newMetrics(opt.Registerer),
+		js: js, ledger: ledger, files: files, delivery: delivery, cfg: cfg,
+		log: opt.logger(), rnd: rand.Int64N, metrics: newMetrics(opt.Registerer),
 	}
-	if w.log == nil {
-		w.log = slog.New(slog.DiscardHandler)
-	}
-	if w.now == nil {
-		w.now = time.Now
-	}
-	w.recorded = opt.Recorded
-	if w.recorded == nil {
-		w.recorded = func() {}
-	}
-	w.ledger = NewSQLiteLedger(st, w.now, w.recorded)
 	seen := make(map[channels.Kind]bool)
 	for _, s := range senders {
 		k := s.Kind()
@@ -141,17 +141,8 @@ func (w *Worker) Check(ctx context.Context) error {
 	return err
 }
 
-// Notify wakes the relay to publish the outbox now; the engine calls it after
-// a handover. It never blocks.
-func (w *Worker) Notify() {
-	select {
-	case w.wake <- struct{}{}:
-	default:
-	}
-}
-
 // Run creates the stream and the consumers if needed (or updates them to the
-// configuration), then relays and delivers until ctx ends. Call it once. It returns once
+// configuration), then delivers until ctx ends. Call it once. It returns once
 // the messages in flight are settled: their sends and ledger writes are not
 // cut by ctx but bounded by Config.SendTimeout. It returns early with an
 // error when the stream cannot be set up or a consumer's subscription ends.
@@ -164,8 +155,6 @@ func (w *Worker) Run(ctx context.Context) error {
 	defer cancel()
 	var wg sync.WaitGroup
 	errs := make([]error, len(consumers))
-	wg.Go(func() { w.relay(ctx) })
-	wg.Go(func() { w.reconcileLoop(ctx) })
 	for i, c := range consumers {
 		wg.Go(func() {
 			if errs[i] = w.consume(ctx, w.kinds[i], c); errs[i] != nil {
@@ -180,18 +169,9 @@ func (w *Worker) Run(ctx context.Context) error {
 // setup creates or updates the stream and one durable consumer per kind
 // this worker has a sender for.
 func (w *Worker) setup(ctx context.Context) ([]jetstream.Consumer, error) {
-	stream, err := w.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name:        w.cfg.Stream,
-		Description: "Herald deliveries, one message per delivery id",
-		Subjects:    []string{subjectPrefix + ">"},
-		Retention:   jetstream.WorkQueuePolicy,
-		Storage:     jetstream.FileStorage,
-		Replicas:    w.cfg.Replicas,
-		MaxAge:      w.cfg.MaxAge,
-		Duplicates:  w.cfg.DedupeWindow,
-	})
+	stream, err := ensureStream(ctx, w.js, w.cfg)
 	if err != nil {
-		return nil, fmt.Errorf("create stream %s: %w", w.cfg.Stream, err)
+		return nil, err
 	}
 	var out []jetstream.Consumer
 	for _, k := range w.kinds {
@@ -212,4 +192,22 @@ func (w *Worker) setup(ctx context.Context) ([]jetstream.Consumer, error) {
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// ensureStream creates or updates the delivery stream.
+func ensureStream(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.Stream, error) {
+	stream, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name:        cfg.Stream,
+		Description: "Herald deliveries, one self-contained message per delivery id",
+		Subjects:    []string{subjectPrefix + ">"},
+		Retention:   jetstream.WorkQueuePolicy,
+		Storage:     jetstream.FileStorage,
+		Replicas:    cfg.Replicas,
+		MaxAge:      cfg.MaxAge,
+		Duplicates:  cfg.DedupeWindow,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create stream %s: %w", cfg.Stream, err)
+	}
+	return stream, nil
 }

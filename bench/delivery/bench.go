@@ -156,7 +156,15 @@ func pipeline(ctx context.Context, dir string, n, conc int) (accepted result, le
 	}
 	defer sender.Close()
 	cfg := worker.Config{Kinds: map[channels.Kind]worker.KindConfig{email.Kind: {Concurrency: conc}}}
-	w, err := worker.New(st, nil, nc.JetStream(), []channels.Sender{sender}, cfg, worker.Options{})
+	files, err := worker.OpenFiles(ctx, nc.JetStream(), worker.FilesConfig{Scratch: filepath.Join(dir, "scratch")})
+	if err != nil {
+		return result{}, 0, err
+	}
+	relay, err := worker.NewRelay(st, nc.JetStream(), files, nil, nil, cfg, worker.Options{})
+	if err != nil {
+		return result{}, 0, err
+	}
+	w, err := worker.New(nc.JetStream(), worker.NewSQLiteLedger(st, nil, nil), files, nil, []channels.Sender{sender}, cfg, worker.Options{})
 	if err != nil {
 		return result{}, 0, err
 	}
@@ -175,7 +183,12 @@ func pipeline(ctx context.Context, dir string, n, conc int) (accepted result, le
 	}
 	start, cpu := time.Now(), cpuTime()
 	done := make(chan error, 1)
-	go func() { done <- w.Run(runCtx) }()
+	go func() {
+		relayDone := make(chan error, 1)
+		go func() { relayDone <- relay.Run(runCtx) }()
+		err := w.Run(runCtx)
+		done <- errors.Join(err, <-relayDone)
+	}()
 	select {
 	case <-s.Done():
 	case err := <-done:

@@ -1,0 +1,191 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/secret"
+	"github.com/heraldhq/herald/store"
+)
+
+// envelope is the message of one delivery on the stream: everything a sender
+// on any machine needs, so that it reads nothing of the control process's
+// store. Its files travel apart, in the object store, named by their content.
+type envelope struct {
+	ID      string          `json:"id"` // the delivery id
+	Channel envelopeChannel `json:"channel"`
+	// Secret is the channel's secret sealed with the delivery key for this
+	// delivery id, so that it opens only on a sender that shares the key and
+	// only for this delivery.
+	Secret      []byte               `json:"secret,omitempty"`
+	Subject     string               `json:"subject"`
+	Text        string               `json:"text"`
+	HTML        string               `json:"html,omitempty"`
+	HTMLObject  *Object              `json:"htmlObject,omitempty"` // the HTML, when too big to travel inline
+	Attachments []envelopeAttachment `json:"attachments,omitempty"`
+	Source      channels.Source      `json:"source,omitzero"`
+	Links       channels.Links       `json:"links,omitzero"`
+}
+
+type envelopeChannel struct {
+	ID     string          `json:"id"`
+	Kind   string          `json:"kind"`
+	Config json.RawMessage `json:"config"`
+}
+
+type envelopeAttachment struct {
+	Name        string `json:"name"`
+	ContentType string `json:"contentType,omitempty"`
+	ContentID   string `json:"contentId,omitempty"`
+	Object      Object `json:"object"`
+}
+
+// filePutter stores a file where senders fetch it; *Files is one.
+type filePutter interface {
+	Put(ctx context.Context, path string) (Object, error)
+}
+
+// fileFetcher makes a local copy of a stored file; *Files is one.
+type fileFetcher interface {
+	Fetch(ctx context.Context, o Object) (string, error)
+}
+
+// errUndeliverable marks what makes a delivery impossible to hand to any
+// sender (its channel deleted, its file gone): the relay fails it at once.
+var errUndeliverable = errors.New("cannot be delivered")
+
+// seal builds the envelope of a delivery as the store holds it: its secret
+// opened with the key at rest and sealed again with the delivery key, its
+// files put into the object store. maxBytes bounds the encoded envelope; an
+// HTML part that does not fit goes to the object store too. Errors wrapping
+// errUndeliverable fail the delivery; others leave it for a later sweep.
+func seal(ctx context.Context, d store.Outgoing, atRest, delivery *secret.Box, files filePutter, maxBytes int) ([]byte, error) {
+	switch {
+	case d.ChannelGone:
+		return nil, fmt.Errorf("%w: channel %s was deleted", errUndeliverable, d.ChannelID)
+	case d.ChannelKind != d.Kind:
+		return nil, fmt.Errorf("%w: channel %s changed kind from %s to %s", errUndeliverable, d.ChannelID, d.Kind, d.ChannelKind)
+	}
+	plain, err := atRest.OpenFor(d.ChannelSecret, d.ChannelID)
+	if err != nil {
+		return nil, fmt.Errorf("%w: channel %s: %v", errUndeliverable, d.ChannelID, err)
+	}
+	env := envelope{ID: d.ID, Channel: envelopeChannel{ID: d.ChannelID, Kind: d.ChannelKind, Config: d.ChannelConfig},
+		Subject: d.Payload.Subject, Text: d.Payload.Text, HTML: d.Payload.HTML, Source: d.Payload.Source, Links: d.Payload.Links}
+	if plain != "" {
+		if delivery == nil {
+			return nil, fmt.Errorf("%w: no delivery key to seal the secret of channel %s", errUndeliverable, d.ChannelID)
+		}
+		env.Secret = delivery.Seal([]byte(plain), []byte(d.ID))
+	}
+	for _, a := range d.Payload.Attachments {
+		o, err := files.Put(ctx, a.Path)
+		if err != nil {
+			return nil, putError(a.Name, err)
+		}
+		env.Attachments = append(env.Attachments, envelopeAttachment{Name: a.Name, ContentType: a.ContentType,
+			ContentID: a.ContentID, Object: o})
+	}
+	data, err := json.Marshal(env)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errUndeliverable, err)
+	}
+	if len(data) <= maxBytes || env.HTML == "" {
+		return tooBig(data, maxBytes)
+	}
+	o, err := putText(ctx, files, env.HTML)
+	if err != nil {
+		return nil, putError("the HTML part", err)
+	}
+	env.HTML, env.HTMLObject = "", &o
+	if data, err = json.Marshal(env); err != nil {
+		return nil, fmt.Errorf("%w: %v", errUndeliverable, err)
+	}
+	return tooBig(data, maxBytes)
+}
+
+// tooBig fails a message that is larger than maxBytes even without its HTML.
+func tooBig(data []byte, maxBytes int) ([]byte, error) {
+	if len(data) > maxBytes {
+		return nil, fmt.Errorf("%w: the message is %d bytes without its files, over the %d a message may carry",
+			errUndeliverable, len(data), maxBytes)
+	}
+	return data, nil
+}
+
+// putError makes a file that cannot be stored for good undeliverable.
+func putError(name string, err error) error {
+	if errors.Is(err, ErrFileTooLarge) || errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w: %s: %v", errUndeliverable, name, err)
+	}
+	return fmt.Errorf("store %s: %w", name, err)
+}
+
+// putText stores text as a file of the object store.
+func putText(ctx context.Context, files filePutter, text string) (Object, error) {
+	f, err := os.CreateTemp("", "herald-part-*")
+	if err != nil {
+		return Object{}, err
+	}
+	defer os.Remove(f.Name())
+	_, err = f.WriteString(text)
+	if err = errors.Join(err, f.Close()); err != nil {
+		return Object{}, err
+	}
+	return files.Put(ctx, f.Name())
+}
+
+// open turns an envelope back into the message a sender sends: the secret
+// opened with the delivery key, the files fetched into local copies. Its
+// errors wrap errUndeliverable when no retry can cure them.
+func (env *envelope) open(ctx context.Context, delivery *secret.Box, files fileFetcher) (channels.Message, error) {
+	m := channels.Message{
+		DeliveryID: env.ID,
+		Channel:    channels.Channel{ID: env.Channel.ID, Kind: channels.Kind(env.Channel.Kind), Config: env.Channel.Config},
+		Subject:    env.Subject,
+		Text:       env.Text,
+		HTML:       env.HTML,
+		Source:     env.Source,
+		Links:      env.Links,
+	}
+	if len(env.Secret) > 0 {
+		s, err := delivery.OpenFor(env.Secret, env.ID)
+		if err != nil {
+			return m, fmt.Errorf("%w: channel %s: the delivery key does not open its secret: %v", errUndeliverable, env.Channel.ID, err)
+		}
+		m.Channel.Secret = s
+	}
+	if env.HTMLObject != nil {
+		path, err := files.Fetch(ctx, *env.HTMLObject)
+		if err != nil {
+			return m, fetchError("the HTML part", err)
+		}
+		html, err := os.ReadFile(path)
+		if err != nil {
+			return m, fmt.Errorf("the HTML part: %w", err)
+		}
+		m.HTML = string(html)
+	}
+	for _, a := range env.Attachments {
+		path, err := files.Fetch(ctx, a.Object)
+		if err != nil {
+			return m, fetchError(a.Name, err)
+		}
+		m.Attachments = append(m.Attachments, channels.Attachment{Name: a.Name, ContentType: a.ContentType, Path: path,
+			ContentID: a.ContentID})
+	}
+	return m, nil
+}
+
+// fetchError makes a file that is gone for good undeliverable.
+func fetchError(name string, err error) error {
+	if errors.Is(err, ErrNoObject) || errors.Is(err, ErrCorruptObject) {
+		return fmt.Errorf("%w: %s: %v", errUndeliverable, name, err)
+	}
+	return fmt.Errorf("fetch %s: %w", name, err)
+}

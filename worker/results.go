@@ -1,0 +1,110 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/heraldhq/herald/store"
+)
+
+// resultsDurable is the control process's consumer of the results stream.
+const resultsDurable = "herald-control"
+
+// resultsBatch bounds the outcomes recorded in one transaction.
+const resultsBatch = 256
+
+// ensureResults creates the results stream and the control's consumer of it.
+func ensureResults(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.Consumer, error) {
+	if err := createResultsStream(ctx, js, cfg.ResultsStream, cfg.Replicas, 2*cfg.MaxAge); err != nil {
+		return nil, err
+	}
+	return ResultsConsumer(ctx, js, cfg.ResultsStream, resultsDurable)
+}
+
+// recordResults writes the outcomes the senders report into the store, batch
+// by batch, and acknowledges them once written, until ctx ends. Recording is
+// idempotent, so an outcome delivered twice does no harm.
+func (r *Relay) recordResults(ctx context.Context, c jetstream.Consumer) error {
+	for ctx.Err() == nil {
+		batch, err := c.Fetch(resultsBatch, jetstream.FetchMaxWait(time.Second))
+		if err != nil {
+			if ctx.Err() == nil {
+				r.log.Warn("read results", "err", err)
+				r.pause(ctx)
+			}
+			continue
+		}
+		var msgs []jetstream.Msg
+		var outcomes []store.Outcome
+		for m := range batch.Messages() {
+			var o Outcome
+			if err := json.Unmarshal(m.Data(), &o); err != nil || o.Delivery == "" {
+				r.log.Warn("a result that does not decode", "subject", m.Subject(), "err", err)
+				_ = m.Term()
+				continue
+			}
+			msgs = append(msgs, m)
+			outcomes = append(outcomes, store.Outcome{ID: o.Delivery, State: o.State, Attempts: o.Attempts,
+				LastError: o.LastError, ProviderID: o.ProviderID, At: o.At})
+		}
+		if err := batch.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && ctx.Err() == nil {
+			r.log.Warn("read results", "err", err)
+		}
+		if len(msgs) == 0 {
+			continue
+		}
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ledgerTimeout)
+		final, err := r.st.RecordOutcomes(wctx, outcomes)
+		cancel()
+		if err != nil {
+			// Not acknowledged: JetStream hands them out again after the ack wait.
+			r.log.Error("record results", "outcomes", len(outcomes), "err", err)
+			r.pause(ctx)
+			continue
+		}
+		for _, m := range msgs {
+			_ = m.Ack()
+		}
+		if final > 0 {
+			r.recorded()
+		}
+	}
+	return nil
+}
+
+// pause waits a moment before the next try after an error, or until ctx ends.
+func (r *Relay) pause(ctx context.Context) {
+	t := time.NewTimer(r.cfg.BackoffBase)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// createResultsStream creates or updates the stream of outcomes, as the
+// control process and every sender with the JetStream ledger do: they must
+// agree on its configuration, so this is its one definition. maxAge is the
+// ledger's TTL, twice the delivery stream's max age.
+func createResultsStream(ctx context.Context, js jetstream.JetStream, name string, replicas int, maxAge time.Duration) error {
+	_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name:        name,
+		Description: "Herald delivery outcomes, reported by the senders for the control process",
+		Subjects:    []string{resultsSubjectPrefix + ">"},
+		Retention:   jetstream.LimitsPolicy,
+		Storage:     jetstream.FileStorage,
+		Replicas:    replicas,
+		MaxAge:      maxAge,
+		Duplicates:  min(resultsDedupe, maxAge), // the window may not pass the max age
+	})
+	if err != nil {
+		return fmt.Errorf("create stream %s: %w", name, err)
+	}
+	return nil
+}
+
