@@ -68,7 +68,8 @@ type App struct {
 	engine *engine.Engine
 	notify *notify.Service
 	nats   *worker.NATS
-	worker *worker.Worker
+	relay  *worker.Relay  // nil in a worker-only process
+	worker *worker.Worker // nil without the worker role
 	cred   credentials
 	ln     net.Listener
 	opsLn  net.Listener         // nil when metrics.listen is empty
@@ -124,24 +125,43 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 		return nil, fmt.Errorf("data folder: %w", err)
 	}
 	a.closers = append(a.closers, unlock)
-	_, statErr := os.Stat(filepath.Join(cfg.Data, "herald.db"))
-	a.fresh = errors.Is(statErr, os.ErrNotExist)
-	st, err := store.Open(ctx, filepath.Join(cfg.Data, "herald.db"))
-	if err != nil {
-		return nil, errors.Join(err, a.close())
+	if cfg.control() {
+		_, statErr := os.Stat(filepath.Join(cfg.Data, "herald.db"))
+		a.fresh = errors.Is(statErr, os.ErrNotExist)
+		st, err := store.Open(ctx, filepath.Join(cfg.Data, "herald.db"))
+		if err != nil {
+			return nil, errors.Join(err, a.close())
+		}
+		a.store = st
+		a.closers = append(a.closers, st.Close)
 	}
-	a.store = st
-	a.closers = append(a.closers, st.Close)
 	if err := a.open(ctx); err != nil {
 		return nil, errors.Join(err, a.close())
 	}
 	return a, nil
 }
 
-// open builds the parts of the process over the opened store.
+// open builds the parts of the process for its roles: the delivery parts
+// every process has, then, in the control process, the rest over the store.
 func (a *App) open(ctx context.Context) error {
-	cfg, opt, st := a.cfg, a.opt, a.store
+	cfg, opt := a.cfg, a.opt
 	a.reg = newRegistry()
+	var err error
+	if a.nats, err = startNATS(cfg); err != nil {
+		return err
+	}
+	a.closers = append(a.closers, func() error { a.nats.Close(); return nil })
+	d, err := a.openDelivery(ctx)
+	if err != nil {
+		return err
+	}
+	if !cfg.control() {
+		if a.worker, err = a.newWorker(ctx, d, nil); err != nil {
+			return err
+		}
+		a.reg.MustRegister(newStateCollector(a))
+		return a.listenOps()
+	}
 	if err := a.bootstrap(ctx); err != nil {
 		return err
 	}
@@ -152,35 +172,32 @@ func (a *App) open(ctx context.Context) error {
 	if a.cred, err = a.serviceAccount(ctx); err != nil {
 		return err
 	}
-	if a.nats, err = startNATS(cfg); err != nil {
-		return err
-	}
-	a.closers = append(a.closers, func() error { a.nats.Close(); return nil })
-	sends, closeSenders, err := senders(cfg, a.log.With("component", "delivery"), opt.Clock.Now)
-	if err != nil {
-		return err
-	}
-	a.closers = append(a.closers, closeSenders)
+	st := a.store
 	settings := make(map[channels.Kind]channels.Settings, len(Kinds.All()))
 	for _, d := range Kinds.All() {
 		settings[d.Kind] = cfg.Section(d)
 	}
 	a.notify = notify.New(st, cfg.Subs, notify.Options{Kinds: Kinds, Settings: settings, Box: box, Now: opt.Clock.Now,
 		PublicURL: cfg.PublicURL, LinkKey: secret.Derive(key, "links"), Logger: a.log.With("component", "notify"),
-		Tester: newTester(sends, cfg.Delivery.SendTimeout)})
+		Tester: newTester(d.senders, cfg.Delivery.SendTimeout)})
 	if cfg.PublicURL == "" {
 		a.log.Info("publicURL is not set: messages carry no unsubscribe link (and mails no List-Unsubscribe header) and no download links")
 	}
-	a.worker, err = worker.New(st, box, a.nats.JetStream(), sends, workerConfig(cfg),
-		worker.Options{Logger: a.log.With("component", "worker"), Now: opt.Clock.Now, Registerer: a.reg,
+	if cfg.has(RoleWorker) {
+		if a.worker, err = a.newWorker(ctx, d, a.notify.WakeHealth); err != nil {
+			return err
+		}
+	}
+	a.relay, err = worker.NewRelay(st, a.nats.JetStream(), d.files, box, d.key, d.cfg,
+		worker.Options{Logger: a.log.With("component", "relay"), Now: opt.Clock.Now, Registerer: a.reg,
 			Recorded: a.notify.WakeHealth})
 	if err != nil {
 		return err
 	}
 	ecfg := cfg.Engine
 	ecfg.Domain, ecfg.FilesDir, ecfg.Clock, ecfg.Registerer, ecfg.Exclusive = a.notify, filepath.Join(cfg.Data, "runs"), opt.Clock, a.reg, true
-	a.engine = engine.New(st, nil, ecfg, a.log.With("component", "engine"), a.worker.Notify)
-	a.notify.Connect(a.engine, a.worker.Notify)
+	a.engine = engine.New(st, nil, ecfg, a.log.With("component", "engine"), a.relay.Notify)
+	a.notify.Connect(a.engine, a.relay.Notify)
 	a.md, err = analytics.New(ctx, analytics.Options{Store: st, Dir: filepath.Join(cfg.Data, "warehouse"), Now: opt.Clock.Now,
 		Warehouse: warehouse.Options{MemoryLimit: cfg.Warehouse.MemoryLimit, Threads: cfg.Warehouse.Threads}})
 	if err != nil {
@@ -248,6 +265,9 @@ func (a *App) Store() *store.Store { return a.store }
 // worker settles the sends in flight, the server lets requests in flight
 // finish, and what New opened is closed.
 func (a *App) Run(ctx context.Context) error {
+	if a.api == nil {
+		return a.runWorker(ctx)
+	}
 	fresh := &freshConns{m: make(map[net.Conn]bool)}
 	srv := &http.Server{
 		Handler:           a.root,
@@ -274,31 +294,24 @@ func (a *App) Run(ctx context.Context) error {
 		errc <- err
 	}()
 	go a.pruneLoop(ctx)
-	ops := a.opsServer()
-	opsDone := make(chan struct{})
-	if a.opsLn != nil {
-		fmt.Fprintf(a.opt.Stdout, "Metrics, health and readiness at %s/metrics, /healthz, /readyz\n", a.OpsURL())
-		go func() {
-			defer close(opsDone)
-			if err := ops.Serve(a.opsLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				a.log.Warn("metrics listener", "err", err)
-			}
-		}()
-	} else {
-		close(opsDone)
-	}
+	stopOps := a.serveOps()
 
 	// Background parts, stopped in the reverse order: the engine calls the
-	// API and hands over to the worker, so it stops first.
-	bg := startAll(ctx, []part{
+	// API and hands over to the relay, so it stops first.
+	parts := []part{
 		{"executor", a.exec.Run},
 		{"exporter", a.export.Run},
-		{"worker", a.worker.Run},
-		{"tasks", a.tasks.Run},
-		{"maintenance", a.maint.Run},
-		{"health", a.notify.RunHealth},
-		{"engine", a.runEngine},
-	})
+		{"relay", a.relay.Run},
+	}
+	if a.worker != nil {
+		parts = append(parts, part{"worker", a.worker.Run})
+	}
+	bg := startAll(ctx, append(parts,
+		part{"tasks", a.tasks.Run},
+		part{"maintenance", a.maint.Run},
+		part{"health", a.notify.RunHealth},
+		part{"engine", a.runEngine},
+	))
 	var runErr error
 	select {
 	case err := <-errc:
@@ -323,9 +336,45 @@ func (a *App) Run(ctx context.Context) error {
 		err = errors.Join(err, serveErr)
 	}
 	// The operator's listener goes last, so that a scrape sees the stop through.
-	_ = ops.Close()
-	<-opsDone
+	stopOps()
 	return errors.Join(runErr, err, a.close())
+}
+
+// runWorker runs a worker-only process until ctx ends: its senders, and the
+// operator's listener.
+func (a *App) runWorker(ctx context.Context) error {
+	fmt.Fprintf(a.opt.Stdout, "Herald worker is sending for %s (scratch in %s)\n", a.cfg.NATS.URL, a.cfg.Data)
+	stopOps := a.serveOps()
+	bg := startAll(ctx, []part{{"worker", a.worker.Run}})
+	select {
+	case <-bg.failed:
+	case <-ctx.Done():
+	}
+	a.log.Info("stopping: the sends in flight finish; a second signal ends the process at once")
+	err := bg.stop(a.log)
+	stopOps()
+	return errors.Join(err, a.close())
+}
+
+// serveOps serves the operator's listener, if there is one, until the
+// returned func is called.
+func (a *App) serveOps() (stop func()) {
+	if a.opsLn == nil {
+		return func() {}
+	}
+	ops := a.opsServer()
+	done := make(chan struct{})
+	fmt.Fprintf(a.opt.Stdout, "Metrics, health and readiness at %s/metrics, /healthz, /readyz\n", a.OpsURL())
+	go func() {
+		defer close(done)
+		if err := ops.Serve(a.opsLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.log.Warn("metrics listener", "err", err)
+		}
+	}()
+	return func() {
+		_ = ops.Close()
+		<-done
+	}
 }
 
 // freshConns tracks the server's connections that have not sent a request yet.

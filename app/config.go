@@ -30,6 +30,9 @@ import (
 // path upper-cased and joined by underscores, e.g. HERALD_AUTH_TTLIFETIME),
 // then command-line flags.
 type Config struct {
+	// Roles are what this process does (RoleAPI, RoleEngine, RoleWorker).
+	// Default all three.
+	Roles []string `yaml:"roles"`
 	// Data is the folder that holds everything the service keeps. Default ./herald-data.
 	Data string `yaml:"data"`
 	// Listen is the address of the HTTP API. Default 127.0.0.1:8080.
@@ -147,6 +150,7 @@ type HTTPConfig struct {
 // DefaultConfig returns the configuration used when nothing else is given.
 func DefaultConfig() Config {
 	return Config{
+		Roles:      []string{RoleAPI, RoleEngine, RoleWorker},
 		Data:       "./herald-data",
 		Listen:     "127.0.0.1:8080",
 		Domain:     "default",
@@ -171,6 +175,7 @@ func DefaultConfig() Config {
 		Execution: xtab.DefaultConfig(),
 		Export:    ExportConfig{Workers: 2, Retention: 24 * time.Hour, HTMLRows: render.DefaultHTMLRows},
 		Maint:     MaintenanceConfig{Workers: 2, Queue: 64, ArchiveRetention: 48 * time.Hour},
+		NATS:      NATSConfig{Replicas: 1},
 		Metrics:   MetricsConfig{Listen: "127.0.0.1:9180"},
 		Warehouse: WarehouseConfig{MemoryLimit: "1GiB"},
 		Channels:  sections(),
@@ -250,6 +255,7 @@ var movedKeys = map[string]string{
 	"delivery.emailRate":           "smtp.rate",
 	"delivery.smsRate":             "sms.rate",
 	"delivery.feedChatRate":        "feedChat.rate",
+	"delivery.replicas":            "nats.replicas",
 }
 
 // sectionOf returns the channel kind's section named name of the Config v.
@@ -434,6 +440,7 @@ func (c *Config) Validate() error {
 	if c.Data == "" {
 		bad("data", "must not be empty")
 	}
+	errs = append(errs, c.validateRoles())
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		bad("listen", "%q is not host:port", c.Listen)
 	}

@@ -2,13 +2,17 @@ package app
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/secret"
 	"github.com/heraldhq/herald/worker"
 )
 
@@ -25,6 +29,9 @@ type NATSConfig struct {
 	// Listen is where the embedded server accepts other processes (sender
 	// nodes). Default empty: in-process only, no port.
 	Listen string `yaml:"listen"`
+	// Replicas is the replica count of every stream, key-value bucket and
+	// object store Herald creates. Default 1.
+	Replicas int `yaml:"replicas"`
 }
 
 // startNATS starts the embedded server or connects to the configured cluster.
@@ -65,6 +72,7 @@ func senders(cfg Config, log *slog.Logger, now func() time.Time) ([]channels.Sen
 // workerConfig is the delivery section with each kind's limits from its own section.
 func workerConfig(cfg Config) worker.Config {
 	w := cfg.Delivery
+	w.Replicas = cfg.NATS.Replicas
 	w.Kinds = make(map[channels.Kind]worker.KindConfig, len(Kinds.All()))
 	for _, k := range Kinds.All() {
 		l := cfg.Section(k).SendLimits()
@@ -104,4 +112,73 @@ func (t *tester) Test(ctx context.Context, m channels.Message) (string, error) {
 		defer cancel()
 	}
 	return s.Send(ctx, m)
+}
+
+// delivery is what every process needs to take part in delivery.
+type delivery struct {
+	cfg     worker.Config
+	senders []channels.Sender
+	files   *worker.Files // attachments, in the object store
+	key     *secret.Box   // the delivery key
+}
+
+// openDelivery opens the delivery key, the object store of attachments and
+// the senders.
+func (a *App) openDelivery(ctx context.Context) (delivery, error) {
+	d := delivery{cfg: workerConfig(a.cfg)}
+	var err error
+	if d.key, err = deliveryKey(a.cfg); err != nil {
+		return d, err
+	}
+	// An attachment outlives the longest a message that references it may wait
+	// in the stream, however late in its life the message was published.
+	d.files, err = worker.OpenFiles(ctx, a.nats.JetStream(), worker.FilesConfig{Replicas: d.cfg.Replicas,
+		TTL: 2 * d.cfg.MaxAge, Scratch: filepath.Join(a.cfg.Data, "scratch"), Now: a.opt.Clock.Now})
+	if err != nil {
+		return d, fmt.Errorf("delivery files: %w", err)
+	}
+	var closeSenders func() error
+	d.senders, closeSenders, err = senders(a.cfg, a.log.With("component", "delivery"), a.opt.Clock.Now)
+	if err != nil {
+		return d, err
+	}
+	a.closers = append(a.closers, closeSenders)
+	return d, nil
+}
+
+// newWorker returns the senders' worker over the configured ledger; recorded
+// is told of the final states the SQLite ledger writes.
+func (a *App) newWorker(ctx context.Context, d delivery, recorded func()) (*worker.Worker, error) {
+	var ledger worker.Ledger
+	if d.cfg.Ledger == worker.LedgerSQLite {
+		ledger = worker.NewSQLiteLedger(a.store, a.opt.Clock.Now, recorded)
+	} else {
+		var err error
+		ledger, err = worker.NewKVLedger(ctx, a.nats.JetStream(), worker.KVLedgerConfig{Results: d.cfg.ResultsStream,
+			Replicas: d.cfg.Replicas, TTL: 2 * d.cfg.MaxAge, Owner: rand.Text(), Now: a.opt.Clock.Now})
+		if err != nil {
+			return nil, fmt.Errorf("delivery ledger: %w", err)
+		}
+	}
+	return worker.New(a.nats.JetStream(), ledger, d.files, d.key, d.senders, d.cfg,
+		worker.Options{Logger: a.log.With("component", "worker"), Registerer: a.reg})
+}
+
+// deliveryKey opens the delivery key file, creating <data>/delivery.key on
+// the first start when no file is configured.
+func deliveryKey(cfg Config) (*secret.Box, error) {
+	path := cfg.Delivery.KeyFile
+	if path == "" {
+		path = filepath.Join(cfg.Data, "delivery.key")
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			if _, err := secret.LoadOrCreateKey(path); err != nil {
+				return nil, fmt.Errorf("delivery key: %w", err)
+			}
+		}
+	}
+	keys, err := secret.ReadKeys(path)
+	if err != nil {
+		return nil, fmt.Errorf("delivery.keyFile: %w", err)
+	}
+	return secret.New(keys[0], keys[1:]...)
 }

@@ -61,6 +61,9 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(c.ready, prometheus.GaugeValue, v, name)
 	}
+	if c.a.store == nil {
+		return
+	}
 	if n, err := c.a.store.CountUnhealthy(ctx); err == nil {
 		ch <- prometheus.MustNewConstMetric(c.unhealthy, prometheus.GaugeValue, float64(n))
 	}
@@ -77,10 +80,14 @@ const checkTimeout = 2 * time.Second
 
 // checks are what /readyz asks before it answers 200.
 func (a *App) checks() []check {
+	nats := check{"nats", func(context.Context) error { return a.nats.Check() }}
+	if a.store == nil {
+		return []check{nats, {"stream", a.worker.Check}}
+	}
 	return []check{
 		{"sqlite", a.store.Ping},
-		{"nats", func(context.Context) error { return a.nats.Check() }},
-		{"stream", a.worker.Check},
+		nats,
+		{"stream", a.relay.Check},
 		{"scheduler", func(context.Context) error {
 			if !a.engine.Loaded() {
 				return errors.New("subscriptions not loaded yet")

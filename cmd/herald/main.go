@@ -1,7 +1,7 @@
 // Command herald runs the Herald service: the analytics API and the worker
 // that delivers scheduled reports and metric alerts.
 //
-//	herald serve [--demo] [--config FILE] [--data DIR] [--listen ADDR]
+//	herald serve [--demo] [--roles api,engine,worker] [--config FILE] [--data DIR] [--listen ADDR]
 //	herald check-config FILE
 package main
 
@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/heraldhq/herald/app"
@@ -31,7 +32,7 @@ func main() {
 }
 
 const usage = `Usage:
-  herald serve [--demo] [--config FILE] [--data DIR] [--listen ADDR]
+  herald serve [--demo] [--roles api,engine,worker] [--config FILE] [--data DIR] [--listen ADDR]
   herald check-config FILE
 `
 
@@ -61,6 +62,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	configFile := fs.String("config", "", "YAML configuration file")
 	data := fs.String("data", "", "data folder (overrides config)")
 	listen := fs.String("listen", "", "API address host:port (overrides config)")
+	roles := fs.String("roles", "", "what this process does, comma-separated: api, engine, worker (overrides config)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -74,6 +76,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if *listen != "" {
 		cfg.Listen = *listen
+	}
+	if *roles != "" {
+		cfg.Roles = strings.Split(*roles, ",")
 	}
 	a, err := app.New(ctx, cfg, app.Options{Demo: *demo, Stdout: stdout, Stderr: stderr})
 	if err != nil {
