@@ -1,0 +1,324 @@
+package apptest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+var (
+	natsBuildOnce sync.Once
+	natsBinary    string
+	natsBuildErr  error
+)
+
+// NATSServerBinary builds nats-server from the module once per test binary and
+// returns its path. The version is the one go.mod requires.
+func NATSServerBinary(t testing.TB) string {
+	t.Helper()
+	natsBuildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "herald-test-nats-")
+		if err != nil {
+			natsBuildErr = err
+			return
+		}
+		natsBinary = filepath.Join(dir, "nats-server")
+		began := time.Now()
+		out, err := exec.Command("go", "build", "-o", natsBinary, "github.com/nats-io/nats-server/v2").CombinedOutput()
+		if err != nil {
+			natsBuildErr = fmt.Errorf("go build nats-server: %v\n%s", err, out)
+			return
+		}
+		t.Logf("built nats-server in %v", time.Since(began).Round(time.Millisecond))
+	})
+	if natsBuildErr != nil {
+		t.Fatal(natsBuildErr)
+	}
+	return natsBinary
+}
+
+// natsReadyWithin bounds how long a node may take to accept clients, and the
+// cluster to elect a JetStream meta leader.
+const natsReadyWithin = 30 * time.Second
+
+// NATSCluster is nats-server processes clustered with JetStream on loopback ports.
+type NATSCluster struct {
+	Nodes []*NATSNode
+	t     testing.TB
+}
+
+// NATSNode is one nats-server of a NATSCluster. It keeps its name, ports and
+// store folder across Stop, Kill and Start.
+type NATSNode struct {
+	Name      string
+	ClientURL string
+	// StoreDir is the node's JetStream store.
+	StoreDir string
+	// Out holds what every run of the process printed.
+	Out *SyncBuffer
+
+	t      testing.TB
+	config string // the configuration file
+
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	done chan struct{} // closed when cmd has exited; nil before the first Start
+	err  error
+}
+
+// StartNATSCluster starts n nodes (n >= 1; n == 1 is a plain JetStream server) and
+// returns once every node accepts clients and the JetStream meta group has a leader.
+// It skips the test with a message naming the reason when it cannot bind loopback
+// ports. Every node is killed when the test ends, and what the nodes printed is
+// logged if the test failed.
+func StartNATSCluster(t testing.TB, n int) *NATSCluster {
+	t.Helper()
+	if n < 1 {
+		t.Fatalf("a NATS cluster of %d nodes", n)
+	}
+	bin := NATSServerBinary(t)
+	clientPorts, clusterPorts := freeLoopbackPorts(t, n), freeLoopbackPorts(t, n)
+	c := &NATSCluster{t: t}
+	dir := t.TempDir()
+	for i := range n {
+		node := &NATSNode{
+			Name:      fmt.Sprintf("nats-%d", i+1),
+			ClientURL: fmt.Sprintf("nats://127.0.0.1:%d", clientPorts[i]),
+			Out:       &SyncBuffer{},
+			t:         t,
+		}
+		node.StoreDir = filepath.Join(dir, node.Name, "store")
+		node.config = filepath.Join(dir, node.Name, "nats-server.conf")
+		var routes []string
+		for j, port := range clusterPorts {
+			if j != i {
+				routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", port))
+			}
+		}
+		conf := natsConfig(node.Name, clientPorts[i], node.StoreDir, clusterPorts[i], routes)
+		if err := os.MkdirAll(node.StoreDir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(node.config, []byte(conf), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		c.Nodes = append(c.Nodes, node)
+	}
+	t.Cleanup(func() {
+		for _, node := range c.Nodes {
+			node.kill()
+		}
+		if t.Failed() {
+			for _, node := range c.Nodes {
+				t.Logf("%s printed:\n%s", node.Name, node.Out.String())
+			}
+		}
+	})
+	// Start every process before waiting for any: a clustered node does not
+	// need its peers to accept clients, but the meta group needs a quorum.
+	for _, node := range c.Nodes {
+		node.launch(bin)
+	}
+	for _, node := range c.Nodes {
+		node.waitAcceptsClients()
+	}
+	c.WaitJetStream()
+	return c
+}
+
+// natsConfig is the configuration file of one node; routes empty is a
+// server of its own, with no cluster block.
+func natsConfig(name string, clientPort int, storeDir string, clusterPort int, routes []string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "server_name: %q\n", name)
+	fmt.Fprintf(&b, "listen: \"127.0.0.1:%d\"\n", clientPort)
+	fmt.Fprintf(&b, "jetstream {\n  store_dir: %q\n}\n", storeDir)
+	if len(routes) > 0 {
+		fmt.Fprintf(&b, "cluster {\n  name: \"herald\"\n  listen: \"127.0.0.1:%d\"\n  routes: [\n", clusterPort)
+		for _, r := range routes {
+			fmt.Fprintf(&b, "    %q\n", r)
+		}
+		b.WriteString("  ]\n}\n")
+	}
+	return b.String()
+}
+
+// freeLoopbackPorts picks n distinct ports that are free on 127.0.0.1 now.
+// Something else may take one before the node binds it; that node then fails
+// to start and says so.
+func freeLoopbackPorts(t testing.TB, n int) []int {
+	t.Helper()
+	var ports []int
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Skipf("cannot bind a loopback port for nats-server: %v", err)
+		}
+		// Held open until all are picked, so that no port is picked twice.
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports
+}
+
+// URL is every node's client URL, comma-separated, as a client's server list.
+func (c *NATSCluster) URL() string {
+	urls := make([]string, len(c.Nodes))
+	for i, node := range c.Nodes {
+		urls[i] = node.ClientURL
+	}
+	return strings.Join(urls, ",")
+}
+
+// WaitJetStream returns once JetStream answers an account-info request
+// through the cluster, which takes a meta leader: after nodes restarted, for
+// instance. It fails the test after 30 seconds.
+func (c *NATSCluster) WaitJetStream() {
+	c.t.Helper()
+	nc, err := nats.Connect(c.URL(), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond),
+		nats.RetryOnFailedConnect(true))
+	if err != nil {
+		c.t.Fatalf("connect to %s: %v", c.URL(), err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	deadline := time.Now().Add(natsReadyWithin)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_, err := js.AccountInfo(ctx)
+		cancel()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("JetStream did not answer within %v (no meta leader?): %v", natsReadyWithin, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// Start runs the node again, with the same name, ports and store folder, and
+// returns once it accepts clients. It does not wait for the node to catch up
+// with the cluster, nor for a meta leader (NATSCluster.WaitJetStream does).
+func (n *NATSNode) Start() {
+	n.t.Helper()
+	if n.running() {
+		n.t.Fatalf("%s is running already", n.Name)
+	}
+	fmt.Fprintf(n.Out, "--- %s starts again ---\n", n.Name)
+	n.launch(NATSServerBinary(n.t))
+	n.waitAcceptsClients()
+}
+
+// Stop ends the node with SIGTERM, which nats-server answers with a clean
+// shutdown, and waits for it to exit; after 10 seconds it is killed.
+func (n *NATSNode) Stop() {
+	n.t.Helper()
+	cmd, done := n.current()
+	if done == nil {
+		return
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		n.t.Logf("%s did not exit within 10s of SIGTERM; killing it", n.Name)
+		n.kill()
+	}
+}
+
+// Kill ends the node with SIGKILL and waits for it to exit.
+func (n *NATSNode) Kill() {
+	n.t.Helper()
+	n.kill()
+}
+
+func (n *NATSNode) kill() {
+	cmd, done := n.current()
+	if done == nil {
+		return
+	}
+	_ = cmd.Process.Kill()
+	<-done
+}
+
+func (n *NATSNode) current() (*exec.Cmd, chan struct{}) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.cmd, n.done
+}
+
+func (n *NATSNode) running() bool {
+	_, done := n.current()
+	if done == nil {
+		return false
+	}
+	select {
+	case <-done:
+		return false
+	default:
+		return true
+	}
+}
+
+// launch starts the process without waiting for it to be ready.
+func (n *NATSNode) launch(bin string) {
+	n.t.Helper()
+	cmd := exec.Command(bin, "--config", n.config)
+	cmd.Stdout, cmd.Stderr = n.Out, n.Out
+	cmd.SysProcAttr = childProcAttr()
+	if err := cmd.Start(); err != nil {
+		n.t.Fatalf("start %s: %v", n.Name, err)
+	}
+	done := make(chan struct{})
+	n.mu.Lock()
+	n.cmd, n.done, n.err = cmd, done, nil
+	n.mu.Unlock()
+	go func() {
+		err := cmd.Wait()
+		n.mu.Lock()
+		n.err = err
+		n.mu.Unlock()
+		close(done)
+	}()
+}
+
+// waitAcceptsClients polls the client port until a client connects.
+func (n *NATSNode) waitAcceptsClients() {
+	n.t.Helper()
+	_, done := n.current()
+	deadline := time.Now().Add(natsReadyWithin)
+	for {
+		nc, err := nats.Connect(n.ClientURL, nats.Timeout(time.Second), nats.NoReconnect())
+		if err == nil {
+			nc.Close()
+			return
+		}
+		select {
+		case <-done:
+			n.mu.Lock()
+			exit := n.err
+			n.mu.Unlock()
+			n.t.Fatalf("%s exited before it accepted clients: %v\n%s", n.Name, exit, n.Out.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			n.t.Fatalf("%s did not accept clients on %s within %v: %v\n%s", n.Name, n.ClientURL, natsReadyWithin, err, n.Out.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
