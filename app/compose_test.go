@@ -64,6 +64,12 @@ func TestComposeDescribesTheScaleOutTopology(t *testing.T) {
 			continue
 		}
 		env := heraldEnv(s)
+		cfg := DefaultConfig()
+		if err := ApplyEnv(&cfg, func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
+			t.Errorf("%s: %v", name, err)
+		} else if err := cfg.Validate(); err != nil {
+			t.Errorf("%s: Herald would not start with this environment:\n%v", name, err)
+		}
 		switch roles := env["HERALD_ROLES"]; roleSet(roles) {
 		case "api,engine":
 			control = append(control, name)
