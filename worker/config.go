@@ -151,7 +151,7 @@ const (
 // DefaultConfig returns the documented defaults, the delivery section of the
 // configuration; Kinds is left for the caller.
 func DefaultConfig() Config {
-	return Config{Stream: DefaultStream, Ledger: LedgerSQLite, ResultsStream: DefaultResultsStream, DedupeWindow: DefaultDedupeWindow, MaxAge: DefaultMaxAge, Replicas: 1,
+	return Config{Stream: DefaultStream, Ledger: LedgerSQLite, ResultsStream: DefaultResultsStream, DedupeWindow: DefaultDedupeWindow, MaxAge: DefaultMaxAge,
 		SendTimeout: DefaultSendTimeout, AckWait: DefaultAckWait, ProbeInterval: time.Second, ProbeIntervalMax: 5 * time.Second,
 		MaxWait: 24 * time.Hour, ReconcileAfter: time.Minute, ReconcileInterval: 30 * time.Second, MaxAttempts: DefaultMaxAttempts,
 		BackoffBase: DefaultBackoffBase, BackoffCap: DefaultBackoffCap, SweepInterval: DefaultSweepInterval, RelayBatch: DefaultRelayBatch}
@@ -168,9 +168,6 @@ func (c Config) Validate() error {
 	}
 	if c.Ledger != LedgerSQLite && c.Ledger != LedgerJetStream {
 		bad("ledger: %q is not one of sqlite, jetstream", c.Ledger)
-	}
-	if c.Replicas < 1 || c.Replicas > 5 {
-		bad("replicas: must be 1 to 5, got %d", c.Replicas)
 	}
 	if c.DedupeWindow < time.Second || c.DedupeWindow > c.MaxAge {
 		bad("dedupeWindow: must be at least 1s and at most maxAge, got %s and %s", c.DedupeWindow, c.MaxAge)
@@ -210,7 +207,7 @@ func (c Config) withDefaults() (Config, error) {
 	c.Ledger = cmp.Or(c.Ledger, d.Ledger)
 	c.DedupeWindow = cmp.Or(c.DedupeWindow, d.DedupeWindow)
 	c.MaxAge = cmp.Or(c.MaxAge, d.MaxAge)
-	c.Replicas = cmp.Or(c.Replicas, d.Replicas)
+	c.Replicas = cmp.Or(c.Replicas, 1)
 	c.SendTimeout = cmp.Or(c.SendTimeout, d.SendTimeout)
 	c.AckWait = cmp.Or(c.AckWait, d.AckWait)
 	c.MaxAttempts = cmp.Or(c.MaxAttempts, d.MaxAttempts)

@@ -34,9 +34,9 @@ type env struct {
 	box    *secret.Box // the key at rest
 	// deliveryBox seals secrets in delivery messages.
 	deliveryBox *secret.Box
-	owner  string
-	sub    string
-	runs   atomic.Int64 // runs enqueued; names the next instant
+	owner       string
+	sub         string
+	runs        atomic.Int64 // runs enqueued; names the next instant
 }
 
 func newEnv(t *testing.T) *env {

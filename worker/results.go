@@ -107,4 +107,3 @@ func createResultsStream(ctx context.Context, js jetstream.JetStream, name strin
 	}
 	return nil
 }
-
