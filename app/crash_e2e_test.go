@@ -18,24 +18,32 @@ import (
 )
 
 // drill is a herald binary on a data folder, a user with 1,000 subscriptions due at one
-// instant, each mailing one address, and an SMTP server that counts Message-IDs.
+// instant, each mailing perRun addresses, and an SMTP server that counts Message-IDs.
 type drill struct {
-	t    *testing.T
-	dir  string
-	smtp *channeltest.SMTPServer
-	env  []string
-	p    *apptest.Process
-	at   time.Time // the instant every subscription fires at
+	t      *testing.T
+	dir    string
+	smtp   *channeltest.SMTPServer
+	env    []string
+	p      *apptest.Process
+	at     time.Time // the instant every subscription fires at
+	perRun int       // deliveries of each run
 }
 
 const drillSubscriptions = 1000
 
-func newDrill(t *testing.T, env ...string) *drill {
+// mails is how many deliveries the drill's instant makes.
+func (d *drill) mails() int { return drillSubscriptions * d.perRun }
+
+func newDrill(t *testing.T, env ...string) *drill { return newDrillOf(t, 1, env...) }
+
+// newDrillOf is newDrill with perRun channels to each subscription: channel i and the
+// perRun-1 after it.
+func newDrillOf(t *testing.T, perRun int, env ...string) *drill {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("kills the herald binary mid-burst")
 	}
-	d := &drill{t: t, dir: t.TempDir(), smtp: channeltest.NewSMTPServer(t)}
+	d := &drill{t: t, dir: t.TempDir(), smtp: channeltest.NewSMTPServer(t), perRun: perRun}
 	d.env = append([]string{
 		"HERALD_SMTP_HOST=" + d.smtp.Host(), fmt.Sprintf("HERALD_SMTP_PORT=%d", d.smtp.Port()), "HERALD_SMTP_TLSPOLICY=none",
 		"HERALD_SMTP_FROM=alerts@herald.test", "HERALD_SUBSCRIPTIONS_MAXPERUSER=5000", "HERALD_SUBSCRIPTIONS_MAXPERPROJECT=5000",
@@ -54,6 +62,7 @@ func newDrill(t *testing.T, env ...string) *drill {
 	cron := fmt.Sprintf("%d %d %d * * *", d.at.Second(), d.at.Minute(), d.at.Hour())
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 8)
+	chans := make([]string, drillSubscriptions)
 	for i := range drillSubscriptions {
 		sem <- struct{}{}
 		wg.Go(func() {
@@ -64,10 +73,22 @@ func newDrill(t *testing.T, env ...string) *drill {
 				t.Errorf("channel %d: %d %s", i, r.status, r.body)
 				return
 			}
-			ch := r.json(t)["channelConfiguration"].(map[string]any)["meta"].(map[string]any)["uri"].(string)
-			r = admin.do("POST", base, fmt.Sprintf(`{"subscription":{"triggers":[{"timerEvent":{"cronExpression":%q}}],`+
+			chans[i] = r.json(t)["channelConfiguration"].(map[string]any)["meta"].(map[string]any)["uri"].(string)
+		})
+	}
+	wg.Wait()
+	for i := range drillSubscriptions {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			var to []string
+			for j := range perRun {
+				to = append(to, fmt.Sprintf("%q", chans[(i+j)%drillSubscriptions]))
+			}
+			r := admin.do("POST", base, fmt.Sprintf(`{"subscription":{"triggers":[{"timerEvent":{"cronExpression":%q}}],`+
 				`"condition":{"condition":{"expression":"true"}},"subject":{"template":{"expression":"Drill %d"}},`+
-				`"message":{"template":{"expression":"Number %d"}},"channels":[%q],"meta":{"title":"S%d"}}}`, cron, i, i, ch, i))
+				`"message":{"template":{"expression":"Number %d"}},"channels":[%s],"meta":{"title":"S%d"}}}`,
+				cron, i, i, strings.Join(to, ","), i))
 			if r.status != 201 {
 				t.Errorf("subscription %d: %d %s", i, r.status, r.body)
 			}
@@ -161,7 +182,7 @@ func (d *drill) waitFinal(within time.Duration) {
 	deadline := time.Now().Add(within)
 	for {
 		runs, dels := d.states()
-		if runs["delivered"] == drillSubscriptions && dels["sent"] == drillSubscriptions {
+		if runs["delivered"] == drillSubscriptions && dels["sent"] == d.mails() {
 			return
 		}
 		if time.Now().After(deadline) {
@@ -191,7 +212,7 @@ func (d *drill) killAndRestart(when string) {
 	before, _ := d.counts()
 	restart := time.Now()
 	d.start()
-	done := d.waitMails(drillSubscriptions, 30*time.Second)
+	done := d.waitMails(d.mails(), 30*time.Second)
 	d.waitFinal(30*time.Second - time.Since(restart))
 	distinct, dups := d.counts()
 	d.t.Logf("SIGKILL %s (%d mails by then): all %d mails %s after the restart, %d duplicates",
@@ -230,7 +251,7 @@ func TestTermMidBurst(t *testing.T) {
 	restart := time.Now()
 	d.start()
 	first := d.waitMails(before+1, 10*time.Second)
-	done := d.waitMails(drillSubscriptions, 10*time.Second)
+	done := d.waitMails(d.mails(), 10*time.Second)
 	d.waitFinal(15 * time.Second)
 	t.Logf("the first mail after the restart came %s after it", first.Sub(restart).Round(time.Millisecond))
 	distinct, dups := d.counts()
