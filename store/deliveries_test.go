@@ -381,3 +381,45 @@ func TestMarkSentBatch(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordOutcomes records what senders in other processes reported, twice and out
+// of order: attempts only grow, a final state stays, and the run rolls up once.
+func TestRecordOutcomes(t *testing.T) {
+	ctx := context.Background()
+	s, sub := openLedgerStore(t)
+	run := enqueue(t, s, sub, ledgerT0, "a", "b")
+	a, b := run.ID+"-a", run.ID+"-b"
+	at := ledgerT0.Add(time.Minute)
+	attempt := Outcome{ID: a, State: DeliveryPending, Attempts: 2, LastError: "451 later", At: at}
+	sent := Outcome{ID: a, State: DeliverySent, Attempts: 3, ProviderID: "<m1@example.com>", At: at}
+	failed := Outcome{ID: b, State: DeliveryFailed, Attempts: 1, LastError: "550 no such user", At: at}
+	stale := Outcome{ID: a, State: DeliveryPending, Attempts: 1, LastError: "421 stale", At: at}
+	unknown := Outcome{ID: "nobody", State: DeliverySent, Attempts: 1, At: at}
+
+	if n, err := s.RecordOutcomes(ctx, []Outcome{attempt, stale, unknown}); err != nil || n != 0 {
+		t.Fatalf("attempts: %d final, %v", n, err)
+	}
+	if d, _ := s.Delivery(ctx, a); d.State != DeliveryPending || d.Attempts != 2 || d.LastError != "451 later" {
+		t.Fatalf("after attempts: %+v, want pending with 2 attempts; the stale one changes nothing", d)
+	}
+	if n, err := s.RecordOutcomes(ctx, []Outcome{sent, failed, sent, attempt}); err != nil || n != 2 {
+		t.Fatalf("finals: %d final, %v; want 2", n, err)
+	}
+	if n, err := s.RecordOutcomes(ctx, []Outcome{sent, failed, stale}); err != nil || n != 0 {
+		t.Fatalf("again: %d final, %v; want 0", n, err)
+	}
+	da, _ := s.Delivery(ctx, a)
+	db, _ := s.Delivery(ctx, b)
+	if da.State != DeliverySent || da.Attempts != 3 || da.ProviderID != "<m1@example.com>" || da.SentAt.IsZero() {
+		t.Errorf("a: %+v, want sent after 3 attempts", da)
+	}
+	if db.State != DeliveryFailed || db.LastError != "550 no such user" {
+		t.Errorf("b: %+v, want failed with the 550", db)
+	}
+	if r, _ := s.RunByID(ctx, run.ID); r.State != RunPartiallyFailed || r.Error != "1 of 2 deliveries failed" {
+		t.Errorf("run: %s %q, want partially_failed", r.State, r.Error)
+	}
+	if _, err := s.RecordOutcomes(ctx, []Outcome{{ID: a, State: "lost"}}); err == nil {
+		t.Error("an outcome of an unknown state was recorded")
+	}
+}

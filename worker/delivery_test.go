@@ -22,9 +22,11 @@ func awaitCtx(t *testing.T) context.Context {
 }
 
 // TestDeliverEveryKind hands over one run to an e-mail, an SMS and a
-// feed-chat channel and follows each delivery to its peer and the ledger.
-func TestDeliverEveryKind(t *testing.T) {
-	e := newEnv(t)
+// feed-chat channel and follows each delivery to its peer and the ledger,
+// with each ledger.
+func TestDeliverEveryKind(t *testing.T) { eachLedger(t, deliverEveryKind) }
+
+func deliverEveryKind(t *testing.T, e *env) {
 	smtpPeer := channeltest.NewSMTPServer(t)
 	twilio := channeltest.NewTwilioServer(t)
 	chatter := channeltest.NewChatterServer(t)
@@ -43,6 +45,7 @@ func TestDeliverEveryKind(t *testing.T) {
 	for _, id := range ids {
 		r.await(t, id, outcomeSent)
 	}
+	e.stored(ids...)
 
 	tests := []struct {
 		name  string
@@ -129,35 +132,37 @@ func TestSMTPReplies(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newEnv(t)
-			peer := channeltest.NewSMTPServer(t)
-			counter := &countingSender{Sender: emailSender(t, peer.Host(), peer.Port())}
-			run, ids := e.enqueue(store.Payload{Subject: "Alert", Text: "Threshold crossed"}, e.channel(peer.Channel()))
-			peer.FailNext(tt.failN, tt.code)
-			cfg := testConfig()
-			cfg.MaxAttempts = tt.maxAttempts
-			r := e.start(startNATS(t, t.TempDir()), []channels.Sender{counter}, cfg)
-			r.relay.Notify()
-			r.await(t, ids[0], tt.want)
+			eachLedger(t, func(t *testing.T, e *env) {
+				peer := channeltest.NewSMTPServer(t)
+				counter := &countingSender{Sender: emailSender(t, peer.Host(), peer.Port())}
+				run, ids := e.enqueue(store.Payload{Subject: "Alert", Text: "Threshold crossed"}, e.channel(peer.Channel()))
+				peer.FailNext(tt.failN, tt.code)
+				cfg := testConfig()
+				cfg.MaxAttempts = tt.maxAttempts
+				r := e.start(startNATS(t, t.TempDir()), []channels.Sender{counter}, cfg)
+				r.relay.Notify()
+				r.await(t, ids[0], tt.want)
+				e.stored(ids[0])
 
-			d := e.delivery(ids[0])
-			if d.State != tt.wantState || d.Attempts != tt.wantAttempts || !strings.Contains(d.LastError, tt.wantError) {
-				t.Errorf("ledger: %s after %d attempts, last error %q; want %s after %d with %q",
-					d.State, d.Attempts, d.LastError, tt.wantState, tt.wantAttempts, tt.wantError)
-			}
-			if n := counter.calls.Load(); n != int64(tt.wantAttempts) {
-				t.Errorf("%d sends, want %d", n, tt.wantAttempts)
-			}
-			r.stop(t) // nothing is left to retry once the worker stopped
-			if n := counter.calls.Load(); n != int64(tt.wantAttempts) {
-				t.Errorf("%d sends after the outcome, want %d", n, tt.wantAttempts)
-			}
-			if msgs := peer.Messages(); len(msgs) != tt.wantMails {
-				t.Errorf("%d mails received, want %d", len(msgs), tt.wantMails)
-			}
-			if got := e.run(run.ID); got.State != tt.wantRun {
-				t.Errorf("run state %q, want %q", got.State, tt.wantRun)
-			}
+				d := e.delivery(ids[0])
+				if d.State != tt.wantState || d.Attempts != tt.wantAttempts || !strings.Contains(d.LastError, tt.wantError) {
+					t.Errorf("ledger: %s after %d attempts, last error %q; want %s after %d with %q",
+						d.State, d.Attempts, d.LastError, tt.wantState, tt.wantAttempts, tt.wantError)
+				}
+				if n := counter.calls.Load(); n != int64(tt.wantAttempts) {
+					t.Errorf("%d sends, want %d", n, tt.wantAttempts)
+				}
+				r.stop(t) // nothing is left to retry once the worker stopped
+				if n := counter.calls.Load(); n != int64(tt.wantAttempts) {
+					t.Errorf("%d sends after the outcome, want %d", n, tt.wantAttempts)
+				}
+				if msgs := peer.Messages(); len(msgs) != tt.wantMails {
+					t.Errorf("%d mails received, want %d", len(msgs), tt.wantMails)
+				}
+				if got := e.run(run.ID); got.State != tt.wantRun {
+					t.Errorf("run state %q, want %q", got.State, tt.wantRun)
+				}
+			})
 		})
 	}
 }

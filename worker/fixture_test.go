@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -37,12 +38,25 @@ type env struct {
 	owner       string
 	sub         string
 	runs        atomic.Int64 // runs enqueued; names the next instant
+	// ledger is the ledger the env's workers keep: LedgerSQLite, or
+	// LedgerJetStream, whose outcomes reach the store through the relay.
+	ledger string
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T) *env { return newEnvOn(t, LedgerSQLite) }
+
+// eachLedger runs test once over each ledger, as a subtest named after it.
+func eachLedger(t *testing.T, test func(t *testing.T, e *env)) {
+	for _, l := range []string{LedgerSQLite, LedgerJetStream} {
+		t.Run(l, func(t *testing.T) { test(t, newEnvOn(t, l)) })
+	}
+}
+
+// newEnvOn is a new env whose workers keep the given ledger.
+func newEnvOn(t *testing.T, ledger string) *env {
 	t.Helper()
 	ctx := context.Background()
-	e := &env{t: t, dbPath: filepath.Join(t.TempDir(), "herald.db"), owner: "u1", sub: "s1"}
+	e := &env{t: t, dbPath: filepath.Join(t.TempDir(), "herald.db"), owner: "u1", sub: "s1", ledger: ledger}
 	st, err := store.Open(ctx, e.dbPath)
 	if err != nil {
 		t.Fatal(err)
@@ -200,8 +214,17 @@ func (e *env) start(n *NATS, senders []channels.Sender, cfg Config) *running {
 	e.t.Helper()
 	r := &running{events: make(chan settled, 8192), seen: make(map[settled]int), sweep: make(chan time.Time), idle: make(chan struct{}, 1), done: make(chan error, 1)}
 	files := e.files(n)
+	cfg.Ledger = e.ledger
 	relay := e.relay(n, files, cfg, Options{Logger: testLogger(e.t), Sweep: r.sweep})
-	w, err := New(n.JetStream(), NewSQLiteLedger(e.st, nil, nil), files, e.deliveryBox, senders, cfg, Options{Logger: testLogger(e.t)})
+	var ledger Ledger = NewSQLiteLedger(e.st, nil, nil)
+	if e.ledger == LedgerJetStream {
+		kv, err := NewKVLedger(context.Background(), n.JetStream(), KVLedgerConfig{Owner: rand.Text(), Logger: testLogger(e.t)})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		ledger = kv
+	}
+	w, err := New(n.JetStream(), ledger, files, e.deliveryBox, senders, cfg, Options{Logger: testLogger(e.t)})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -308,6 +331,25 @@ func (r *running) stopCrashed(t *testing.T) {
 		t.Fatal("worker did not stop")
 	}
 	r.done = nil
+}
+
+// stored waits until the store holds the deliveries final: at once with the
+// SQLite ledger, and once the relay recorded the outcomes the senders
+// reported with the JetStream ledger.
+func (e *env) stored(ids ...string) {
+	e.t.Helper()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	timeout := time.After(testTimeout)
+	for _, id := range ids {
+		for e.delivery(id).State == store.DeliveryPending {
+			select {
+			case <-tick.C:
+			case <-timeout:
+				e.t.Fatalf("delivery %s: still pending in the store", id)
+			}
+		}
+	}
 }
 
 // await returns once the message of delivery id was handled with outcome

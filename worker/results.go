@@ -3,7 +3,6 @@ package worker
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -26,55 +25,76 @@ func ensureResults(ctx context.Context, js jetstream.JetStream, cfg Config) (jet
 	return ResultsConsumer(ctx, js, cfg.ResultsStream, resultsDurable)
 }
 
-// recordResults writes the outcomes the senders report into the store, batch
-// by batch, and acknowledges them once written, until ctx ends. Recording is
-// idempotent, so an outcome delivered twice does no harm.
+// recordResults writes the outcomes the senders report into the store and
+// acknowledges them once written, until ctx ends. The outcomes that arrive
+// while one batch is written go together in the next transaction. Recording
+// is idempotent, so an outcome delivered twice does no harm.
 func (r *Relay) recordResults(ctx context.Context, c jetstream.Consumer) error {
-	for ctx.Err() == nil {
-		batch, err := c.Fetch(resultsBatch, jetstream.FetchMaxWait(time.Second))
-		if err != nil {
-			if ctx.Err() == nil {
-				r.log.Warn("read results", "err", err)
-				r.pause(ctx)
-			}
-			continue
+	in := make(chan jetstream.Msg, resultsBatch)
+	cc, err := c.Consume(func(m jetstream.Msg) {
+		select {
+		case in <- m:
+		case <-ctx.Done(): // not acknowledged: handed out again after the ack wait
 		}
-		var msgs []jetstream.Msg
-		var outcomes []store.Outcome
-		for m := range batch.Messages() {
-			var o Outcome
-			if err := json.Unmarshal(m.Data(), &o); err != nil || o.Delivery == "" {
-				r.log.Warn("a result that does not decode", "subject", m.Subject(), "err", err)
-				_ = m.Term()
-				continue
-			}
-			msgs = append(msgs, m)
-			outcomes = append(outcomes, store.Outcome{ID: o.Delivery, State: o.State, Attempts: o.Attempts,
-				LastError: o.LastError, ProviderID: o.ProviderID, At: o.At})
-		}
-		if err := batch.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && ctx.Err() == nil {
-			r.log.Warn("read results", "err", err)
-		}
-		if len(msgs) == 0 {
-			continue
-		}
-		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ledgerTimeout)
-		final, err := r.st.RecordOutcomes(wctx, outcomes)
-		cancel()
-		if err != nil {
-			// Not acknowledged: JetStream hands them out again after the ack wait.
-			r.log.Error("record results", "outcomes", len(outcomes), "err", err)
-			r.pause(ctx)
-			continue
-		}
-		for _, m := range msgs {
-			_ = m.Ack()
-		}
-		if final > 0 {
-			r.recorded()
-		}
+	}, jetstream.PullMaxMessages(resultsBatch))
+	if err != nil {
+		return fmt.Errorf("consume results: %w", err)
 	}
-	return nil
+	defer cc.Stop()
+	batch := make([]jetstream.Msg, 0, resultsBatch)
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case m := <-in:
+			batch = append(batch[:0], m)
+		}
+	gather:
+		for len(batch) < cap(batch) {
+			select {
+			case m := <-in:
+				batch = append(batch, m)
+			default:
+				break gather
+			}
+		}
+		r.record(ctx, batch)
+	}
+}
+
+// record writes one batch of outcomes and acknowledges their messages; a
+// batch that cannot be written is left unacknowledged, to come back.
+func (r *Relay) record(ctx context.Context, batch []jetstream.Msg) {
+	msgs := make([]jetstream.Msg, 0, len(batch))
+	outcomes := make([]store.Outcome, 0, len(batch))
+	for _, m := range batch {
+		var o Outcome
+		if err := json.Unmarshal(m.Data(), &o); err != nil || o.Delivery == "" {
+			r.log.Warn("a result that does not decode", "subject", m.Subject(), "err", err)
+			_ = m.Term()
+			continue
+		}
+		msgs = append(msgs, m)
+		outcomes = append(outcomes, store.Outcome{ID: o.Delivery, State: o.State, Attempts: o.Attempts,
+			LastError: o.LastError, ProviderID: o.ProviderID, At: o.At})
+	}
+	if len(msgs) == 0 {
+		return
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ledgerTimeout)
+	defer cancel()
+	final, err := r.st.RecordOutcomes(wctx, outcomes)
+	if err != nil {
+		r.log.Error("record results", "outcomes", len(outcomes), "err", err)
+		r.pause(ctx)
+		return
+	}
+	for _, m := range msgs {
+		_ = m.Ack()
+	}
+	if final > 0 {
+		r.recorded()
+	}
 }
 
 // pause waits a moment before the next try after an error, or until ctx ends.
