@@ -112,7 +112,7 @@ func (r *Relay) pause(ctx context.Context) {
 // agree on its configuration, so this is its one definition. maxAge is the
 // ledger's TTL, twice the delivery stream's max age.
 func createResultsStream(ctx context.Context, js jetstream.JetStream, name string, replicas int, maxAge time.Duration) error {
-	_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	_, err := applyStream(ctx, js, jetstream.StreamConfig{
 		Name:        name,
 		Description: "Herald delivery outcomes, reported by the senders for the control process",
 		Subjects:    []string{resultsSubjectPrefix + ">"},
@@ -122,8 +122,5 @@ func createResultsStream(ctx context.Context, js jetstream.JetStream, name strin
 		MaxAge:      maxAge,
 		Duplicates:  min(resultsDedupe, maxAge), // the window may not pass the max age
 	})
-	if err != nil {
-		return fmt.Errorf("create stream %s: %w", name, err)
-	}
-	return nil
+	return err
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -194,9 +195,13 @@ func (w *Worker) setup(ctx context.Context) ([]jetstream.Consumer, error) {
 	return out, nil
 }
 
-// ensureStream creates or updates the delivery stream.
+// ensureStream creates the delivery stream, or updates it when its
+// configuration differs from cfg's. The relay and every worker call it as they
+// start; leaving a stream that is as it should be alone keeps their starts
+// from updating it under each other's consumers (which nats-server v2.15.2
+// does not guard: its race detector reports the two).
 func ensureStream(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.Stream, error) {
-	stream, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	want := jetstream.StreamConfig{
 		Name:        cfg.Stream,
 		Description: "Herald deliveries, one self-contained message per delivery id",
 		Subjects:    []string{subjectPrefix + ">"},
@@ -205,9 +210,23 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, cfg Config) (jets
 		Replicas:    cfg.Replicas,
 		MaxAge:      cfg.MaxAge,
 		Duplicates:  cfg.DedupeWindow,
-	})
+	}
+	return applyStream(ctx, js, want)
+}
+
+// applyStream creates the stream want describes, or updates it when it
+// differs from want.
+func applyStream(ctx context.Context, js jetstream.JetStream, want jetstream.StreamConfig) (jetstream.Stream, error) {
+	if s, err := js.Stream(ctx, want.Name); err == nil {
+		if got := s.CachedInfo().Config; got.Description == want.Description && slices.Equal(got.Subjects, want.Subjects) &&
+			got.Retention == want.Retention && got.Storage == want.Storage && got.Replicas == want.Replicas &&
+			got.MaxAge == want.MaxAge && got.Duplicates == want.Duplicates {
+			return s, nil
+		}
+	}
+	stream, err := js.CreateOrUpdateStream(ctx, want)
 	if err != nil {
-		return nil, fmt.Errorf("create stream %s: %w", cfg.Stream, err)
+		return nil, fmt.Errorf("create stream %s: %w", want.Name, err)
 	}
 	return stream, nil
 }
