@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"time"
 
 	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/secret"
@@ -50,9 +51,11 @@ type filePutter interface {
 	Put(ctx context.Context, path string) (Object, error)
 }
 
-// fileFetcher makes a local copy of a stored file; *Files is one.
+// fileFetcher makes local copies of stored files, and removes those unused
+// for longer than age; *Files is one.
 type fileFetcher interface {
 	Fetch(ctx context.Context, o Object) (string, error)
+	Prune(age time.Duration) error
 }
 
 // errUndeliverable marks what makes a delivery impossible to hand to any

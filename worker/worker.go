@@ -155,6 +155,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
+	wg.Go(func() { w.pruneLoop(ctx) })
 	errs := make([]error, len(consumers))
 	for i, c := range consumers {
 		wg.Go(func() {
@@ -165,6 +166,29 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// Local copies of attachments not used for scratchAge are removed every
+// pruneEvery: a report mailed to many is fetched once and reused meanwhile.
+const (
+	pruneEvery = 10 * time.Minute
+	scratchAge = time.Hour
+)
+
+// pruneLoop keeps the scratch folder to the files in use, until ctx ends.
+func (w *Worker) pruneLoop(ctx context.Context) {
+	t := time.NewTicker(pruneEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := w.files.Prune(scratchAge); err != nil {
+				w.log.Warn("prune the scratch folder", "err", err)
+			}
+		}
+	}
 }
 
 // setup creates or updates the stream and one durable consumer per kind
