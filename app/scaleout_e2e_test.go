@@ -10,9 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/heraldhq/herald/app/apptest"
 )
 
@@ -53,7 +50,7 @@ func TestScaleOutSurvivesLosingAWorkerAndANATSNode(t *testing.T) {
 		byWorker = append(byWorker, n)
 	}
 	workers[0].Kill()
-	leader := streamLeader(t, cluster.URL(), "HERALD_DELIVERIES")
+	leader := streamLeader(t, cluster, "HERALD_DELIVERIES")
 	for _, n := range cluster.Nodes {
 		if n.Name == leader {
 			n.Stop()
@@ -72,17 +69,10 @@ func TestScaleOutSurvivesLosingAWorkerAndANATSNode(t *testing.T) {
 }
 
 // streamLeader names the NATS server that leads stream.
-func streamLeader(t *testing.T, url, stream string) string {
+func streamLeader(t *testing.T, cluster *apptest.NATSCluster, stream string) string {
 	t.Helper()
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := cluster.JetStream()
+	defer js.Conn().Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	s, err := js.Stream(ctx, stream)

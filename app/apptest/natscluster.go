@@ -181,21 +181,30 @@ func (c *NATSCluster) URL() string {
 	return strings.Join(urls, ",")
 }
 
-// WaitJetStream returns once JetStream answers an account-info request
-// through the cluster, which takes a meta leader: after nodes restarted, for
-// instance. It fails the test after 30 seconds.
-func (c *NATSCluster) WaitJetStream() {
+// JetStream connects a client to every node of the cluster, reconnecting
+// without limit while nodes come and go. The caller closes js.Conn().
+func (c *NATSCluster) JetStream() jetstream.JetStream {
 	c.t.Helper()
 	nc, err := nats.Connect(c.URL(), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond),
 		nats.RetryOnFailedConnect(true))
 	if err != nil {
 		c.t.Fatalf("connect to %s: %v", c.URL(), err)
 	}
-	defer nc.Close()
 	js, err := jetstream.New(nc)
 	if err != nil {
+		nc.Close()
 		c.t.Fatal(err)
 	}
+	return js
+}
+
+// WaitJetStream returns once JetStream answers an account-info request
+// through the cluster, which takes a meta leader: after nodes restarted, for
+// instance. It fails the test after 30 seconds.
+func (c *NATSCluster) WaitJetStream() {
+	c.t.Helper()
+	js := c.JetStream()
+	defer js.Conn().Close()
 	deadline := time.Now().Add(natsReadyWithin)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -17,15 +16,8 @@ func TestNATSClusterKeepsAStreamWhenANodeStops(t *testing.T) {
 	began := time.Now()
 	c := StartNATSCluster(t, 3)
 	t.Logf("3 nodes ready in %v", time.Since(began).Round(time.Millisecond))
-	nc, err := nats.Connect(c.URL(), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := c.JetStream()
+	defer js.Conn().Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	stream, err := js.CreateStream(ctx, jetstream.StreamConfig{
@@ -108,15 +100,8 @@ func TestNATSClusterOneNode(t *testing.T) {
 	if got, want := c.URL(), c.Nodes[0].ClientURL; got != want {
 		t.Errorf("URL %q, want %q", got, want)
 	}
-	nc, err := nats.Connect(c.URL(), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := c.JetStream()
+	defer js.Conn().Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	stream, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "ONE", Subjects: []string{"one"}, Storage: jetstream.FileStorage})
