@@ -120,6 +120,10 @@ func (w *Worker) send(stop context.Context, k *kind, t *task, m channels.Message
 // sent records an accepted send and acknowledges the message.
 func (w *Worker) sent(ctx context.Context, msg jetstream.Msg, id, providerID string) outcome {
 	changed, err := w.ledger.Sent(ctx, id, providerID)
+	if errors.Is(err, ErrUnknown) {
+		w.log.Warn("delivery sent, but the ledger no longer has it", "delivery", id, "provider_id", providerID)
+		return w.settle(msg.Term(), id, outcomeDropped)
+	}
 	if err != nil {
 		// The message comes back and is sent again; its stable id lets the
 		// receiver recognise the copy.
