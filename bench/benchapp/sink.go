@@ -10,6 +10,7 @@ import (
 	"net/textproto"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/emersion/go-smtp"
 )
@@ -20,6 +21,7 @@ type Sink struct {
 	srv    *smtp.Server
 	ln     net.Listener
 	served chan struct{}
+	delay  time.Duration // before each message is answered
 
 	mu     sync.Mutex
 	ids    map[string]int
@@ -28,13 +30,23 @@ type Sink struct {
 	done   chan struct{} // closed when total reaches target
 }
 
+// SinkOption adjusts a Sink.
+type SinkOption func(*Sink)
+
+// WithReplyDelay makes the sink answer each message d after it has read it,
+// as a relay's latency: a sender's connection waits that long per message.
+func WithReplyDelay(d time.Duration) SinkOption { return func(s *Sink) { s.delay = d } }
+
 // NewSink starts a sink; Done is closed once target messages arrived.
-func NewSink(target int) (*Sink, error) {
+func NewSink(target int, opts ...SinkOption) (*Sink, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
 	s := &Sink{ln: ln, served: make(chan struct{}), ids: make(map[string]int, min(target, 1<<20)), target: target, done: make(chan struct{})}
+	for _, o := range opts {
+		o(s)
+	}
 	s.srv = smtp.NewServer(smtp.BackendFunc(func(*smtp.Conn) (smtp.Session, error) { return &sinkSession{s: s}, nil }))
 	s.srv.Domain = "localhost"
 	s.srv.ErrorLog = log.New(io.Discard, "", 0)
@@ -93,6 +105,9 @@ func (ss *sinkSession) Data(r io.Reader) error {
 	id := strings.TrimSpace(h.Get("Message-Id"))
 	if id == "" {
 		return errors.New("no Message-ID")
+	}
+	if ss.s.delay > 0 {
+		time.Sleep(ss.s.delay)
 	}
 	ss.s.record(id)
 	return nil
