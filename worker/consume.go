@@ -114,7 +114,8 @@ func (w *Worker) pull(ctx context.Context, k *kind, it jetstream.MessagesContext
 		t := &task{msg: msg, at: time.Now()}
 		if t.env, err = decodeEnvelope(msg); err != nil {
 			// A message no sender can read (one of an earlier version carried only the
-			// delivery id): the reconciler publishes the delivery again, sealed.
+			// delivery id): the reconciler publishes the delivery again, sealed, once the
+			// stream's dedupe window no longer remembers the first message's id.
 			w.log.Warn("a delivery message that does not decode; left to the reconciler", "subject", msg.Subject(), "err", err)
 			_ = msg.Term()
 			continue

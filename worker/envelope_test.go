@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -131,5 +132,76 @@ func TestWrongDeliveryKeyFailsForGood(t *testing.T) {
 	}
 	if got := twilio.Messages(); len(got) != 0 {
 		t.Errorf("%d SMS sent with a secret that did not open", len(got))
+	}
+}
+
+// TestLargeHTMLTravelsAsAFile: an HTML part that would make the message larger than
+// the server takes goes to the object store, and comes back whole; a message too
+// large even without it cannot be delivered.
+func TestLargeHTMLTravelsAsAFile(t *testing.T) {
+	e := newEnv(t)
+	n := startNATS(t, t.TempDir())
+	html := "<p>" + strings.Repeat("Revenue by region, ", 1000) + "</p>"
+	_, ids := e.enqueue(store.Payload{Subject: "s", Text: "t", HTML: html}, e.channel(mailTo("ops@example.com")))
+	out, err := e.st.OutgoingDeliveries(awaitCtx(t), ids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := e.files(n)
+	data, err := seal(awaitCtx(t), out[ids[0]], e.box, e.deliveryBox, files, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var env envelope
+	if err := json.Unmarshal(data, &env); err != nil {
+		t.Fatal(err)
+	}
+	if len(data) > 4096 || env.HTML != "" || env.HTMLObject == nil {
+		t.Fatalf("a %d-byte message with %d bytes of HTML inline, object %v", len(data), len(env.HTML), env.HTMLObject)
+	}
+	m, err := env.open(awaitCtx(t), e.deliveryBox, files)
+	if err != nil || m.HTML != html {
+		t.Fatalf("opened HTML of %d bytes (%v), want the %d sent", len(m.HTML), err, len(html))
+	}
+
+	_, ids = e.enqueue(store.Payload{Subject: "s", Text: strings.Repeat("x", 5000)}, e.channel(mailTo("cfo@example.com")))
+	if out, err = e.st.OutgoingDeliveries(awaitCtx(t), ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := seal(awaitCtx(t), out[ids[0]], e.box, e.deliveryBox, files, 4096); !errors.Is(err, errUndeliverable) {
+		t.Errorf("a message over the limit without HTML: %v, want undeliverable", err)
+	}
+}
+
+// TestEarlierMessageIsPublishedAgainSealed: a message of the earlier form, the bare
+// delivery id, is terminated by the worker; the reconciler then finds the delivery
+// pending with nothing in the stream, publishes it sealed, and it is sent once. (The
+// earlier form carried the delivery id as its message id too, so in production the
+// stream drops that re-publish until its dedupe window has passed; the message here
+// has none, to leave the window out of the test.)
+func TestEarlierMessageIsPublishedAgainSealed(t *testing.T) {
+	e := newEnv(t)
+	peer := channeltest.NewSMTPServer(t)
+	_, ids := e.enqueue(store.Payload{Subject: "From before", Text: "t"}, e.channel(peer.Channel()))
+	ctx := awaitCtx(t)
+	if err := e.st.DeleteOutbox(ctx, ids...); err != nil { // published by the earlier version
+		t.Fatal(err)
+	}
+	n := startNATS(t, t.TempDir())
+	r := e.start(n, []channels.Sender{emailSender(t, peer.Host(), peer.Port())}, testConfig())
+	<-r.idle // the stream exists
+	if _, err := n.JetStream().Publish(ctx, deliverySubject("email", ids[0]), []byte(ids[0])); err != nil {
+		t.Fatal(err)
+	}
+	awaitStreamEmpty(t, n)
+	if got := peer.Messages(); len(got) != 0 {
+		t.Fatalf("%d mails from a message no sender can read", len(got))
+	}
+	if published, err := r.relay.reconcile(ctx); err != nil || published != 1 {
+		t.Fatalf("reconcile published %d (%v), want 1", published, err)
+	}
+	r.await(t, ids[0], outcomeSent)
+	if got := messageIDs(peer.Messages()); len(got) != 1 {
+		t.Errorf("Message-IDs %v, want one", got)
 	}
 }
