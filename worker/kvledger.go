@@ -61,7 +61,15 @@ type KVLedgerConfig struct {
 	Now func() time.Time
 	// Logger is told of the results that could not be published. Default: none.
 	Logger *slog.Logger
+	// PublishFor is how long the publish of one result is tried (through a
+	// leader election of the results stream, say) before it is left to the
+	// next claim of its delivery. Default DefaultResultsPublishFor.
+	PublishFor time.Duration
 }
+
+// DefaultResultsPublishFor is how long a result's publish is tried by
+// default: longer than a leader election of a replicated stream takes.
+const DefaultResultsPublishFor = 10 * time.Second
 
 // KVLedger is the Ledger in a replicated JetStream key-value bucket, for
 // senders on machines without the control process's store. An entry's key is
@@ -85,6 +93,10 @@ type KVLedger struct {
 	owner   string
 	now     func() time.Time
 	log     *slog.Logger
+	// publishFor bounds the tries of one result's publish.
+	publishFor time.Duration
+	// failedTry, a test hook, is told of each try of a publish that failed.
+	failedTry func(error)
 
 	// claims remembers the entry as this process last wrote it, with its
 	// revision, so that the write that follows a claim needs no read. It is
@@ -140,6 +152,9 @@ func NewKVLedger(ctx context.Context, js jetstream.JetStream, cfg KVLedgerConfig
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.PublishFor <= 0 {
+		cfg.PublishFor = DefaultResultsPublishFor
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -156,7 +171,7 @@ func NewKVLedger(ctx context.Context, js jetstream.JetStream, cfg KVLedgerConfig
 	if err := createResultsStream(ctx, js, cfg.Results, cfg.Replicas, cfg.TTL); err != nil {
 		return nil, err
 	}
-	return &KVLedger{kv: kv, js: js, results: cfg.Results, owner: cfg.Owner, now: cfg.Now, log: cfg.Logger,
+	return &KVLedger{kv: kv, js: js, results: cfg.Results, owner: cfg.Owner, now: cfg.Now, log: cfg.Logger, publishFor: cfg.PublishFor,
 		claims: make(map[string]kvClaim)}, nil
 }
 
@@ -389,8 +404,11 @@ func (l *KVLedger) update(ctx context.Context, id string, change func(*kvEntry) 
 
 // publish puts the outcome of e on the results stream. Its message id names
 // the delivery, state and attempts, so that the stream drops a result
-// published again. A failure is logged: the entry is written, and the result
-// goes out again when the delivery is next claimed.
+// published again. It is tried for up to publishFor, with a growing pause
+// between tries, so that a leader election of the stream does not lose it; a
+// result still not published is logged: the entry is written, and the result
+// goes out again when the delivery is next claimed (the control process's
+// reconciler publishes a delivery again whose outcome it never heard of).
 func (l *KVLedger) publish(ctx context.Context, id string, e kvEntry) {
 	o := Outcome{Delivery: id, State: e.State, Attempts: e.Attempts, LastError: e.LastError,
 		ProviderID: e.ProviderID, At: e.Updated}
@@ -400,8 +418,25 @@ func (l *KVLedger) publish(ctx context.Context, id string, e kvEntry) {
 	}
 	msg := &nats.Msg{Subject: resultsSubjectPrefix + id, Header: nats.Header{}, Data: data}
 	msg.Header.Set(jetstream.MsgIDHeader, id+"."+e.State+"."+strconv.Itoa(e.Attempts))
-	if _, err := l.js.PublishMsg(ctx, msg, jetstream.WithExpectStream(l.results)); err != nil {
+	ctx, cancel := context.WithTimeout(ctx, l.publishFor)
+	defer cancel()
+	for pause := 50 * time.Millisecond; ; pause = min(2*pause, time.Second) {
+		_, err := l.js.PublishMsg(ctx, msg, jetstream.WithExpectStream(l.results))
+		if err == nil {
+			return
+		}
+		if l.failedTry != nil {
+			l.failedTry(err)
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-t.C:
+			continue
+		case <-ctx.Done():
+			t.Stop()
+		}
 		l.log.Warn("publish delivery result", "delivery", id, "state", e.State, "attempts", e.Attempts, "err", err)
+		return
 	}
 }
 

@@ -17,11 +17,11 @@ import (
 )
 
 // newKVLedger returns a ledger of owner in the default bucket of n, its
-// clock stopped at t0.
+// clock stopped at t0, that tries a result's publish for a moment only.
 func newKVLedger(t *testing.T, n *NATS, owner string, log *slog.Logger) *KVLedger {
 	t.Helper()
 	l, err := NewKVLedger(awaitCtx(t), n.JetStream(), KVLedgerConfig{Owner: owner, Logger: log,
-		Now: func() time.Time { return t0 }})
+		Now: func() time.Time { return t0 }, PublishFor: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,4 +237,45 @@ func TestKVLedgerInvalidKey(t *testing.T) {
 	if _, err := NewKVLedger(ctx, n.JetStream(), KVLedgerConfig{}); err == nil {
 		t.Fatal("a ledger without an owner was made")
 	}
+}
+
+// TestKVLedgerResultOutlivesAnOutage: the results stream is gone while a send is
+// recorded (a leader election, say) and comes back only after two tries of the
+// publish failed; the ledger still tries, and the result arrives without waiting for
+// another claim of the delivery.
+func TestKVLedgerResultOutlivesAnOutage(t *testing.T) {
+	ctx := awaitCtx(t)
+	n := startNATS(t, t.TempDir())
+	l, err := NewKVLedger(ctx, n.JetStream(), KVLedgerConfig{Owner: "a", Now: func() time.Time { return t0 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed := make(chan error, 16)
+	l.failedTry = func(err error) { failed <- err }
+	ids := randomIDs(1)
+	claim(t, l, ids, Entry{State: store.DeliveryPending})
+	if err := n.JetStream().DeleteStream(ctx, DefaultResultsStream); err != nil {
+		t.Fatal(err)
+	}
+	sent := make(chan error, 1)
+	go func() {
+		_, err := l.Sent(ctx, ids[0], "<p@example.com>")
+		sent <- err
+	}()
+	for range 2 {
+		select {
+		case err := <-failed:
+			t.Logf("a try failed: %v", err)
+		case err := <-sent:
+			t.Fatalf("Sent returned (%v) after fewer than two tries of its result", err)
+		}
+	}
+	if err := createResultsStream(ctx, n.JetStream(), DefaultResultsStream, 1, DefaultLedgerTTL); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-sent; err != nil {
+		t.Fatal(err)
+	}
+	rs := readResults(t, n, 1)
+	wantResult(t, rs[0], Outcome{Delivery: ids[0], State: store.DeliverySent, Attempts: 1, ProviderID: "<p@example.com>"})
 }
