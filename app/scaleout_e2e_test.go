@@ -38,6 +38,14 @@ func TestScaleOutSurvivesLosingAWorkerAndANATSNode(t *testing.T) {
 		apptest.StartProcess(t, t.TempDir(), workerEnv...),
 		apptest.StartProcess(t, t.TempDir(), workerEnv...),
 	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("control printed:\n%s", tail(d.p.Out.String(), 4000))
+			for i, w := range workers {
+				t.Logf("worker %d printed:\n%s", i+1, tail(w.Out.String(), 4000))
+			}
+		}
+	})
 
 	d.waitAccepted(d.mails() / 2)
 	const sent = `herald_worker_deliveries_total{kind="email",result="sent"}`
