@@ -130,10 +130,8 @@ func (a *App) openDelivery(ctx context.Context) (delivery, error) {
 	if d.key, err = deliveryKey(a.cfg); err != nil {
 		return d, err
 	}
-	// An attachment outlives the longest a message that references it may wait
-	// in the stream, however late in its life the message was published.
 	d.files, err = worker.OpenFiles(ctx, a.nats.JetStream(), worker.FilesConfig{Replicas: d.cfg.Replicas,
-		TTL: 2 * d.cfg.MaxAge, Scratch: filepath.Join(a.cfg.Data, "scratch"), Now: a.opt.Clock.Now})
+		TTL: d.cfg.Keep(), Scratch: filepath.Join(a.cfg.Data, "scratch"), Now: a.opt.Clock.Now})
 	if err != nil {
 		return d, fmt.Errorf("delivery files: %w", err)
 	}
@@ -155,7 +153,7 @@ func (a *App) newWorker(ctx context.Context, d delivery, recorded func()) (*work
 	} else {
 		var err error
 		ledger, err = worker.NewKVLedger(ctx, a.nats.JetStream(), worker.KVLedgerConfig{Results: d.cfg.ResultsStream,
-			Replicas: d.cfg.Replicas, TTL: 2 * d.cfg.MaxAge, Owner: rand.Text(), Now: a.opt.Clock.Now})
+			Replicas: d.cfg.Replicas, TTL: d.cfg.Keep(), Owner: rand.Text(), Now: a.opt.Clock.Now})
 		if err != nil {
 			return nil, fmt.Errorf("delivery ledger: %w", err)
 		}

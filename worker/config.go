@@ -246,6 +246,12 @@ func (c Config) withDefaults() (Config, error) {
 	return c, nil
 }
 
+// Keep is how long what a delivery message references is kept: its files in
+// the object store, its ledger entry and its outcome. Twice MaxAge, so that a
+// message published late in the life of a file it shares with earlier ones
+// can still wait its whole MaxAge.
+func (c Config) Keep() time.Duration { return 2 * cmp.Or(c.MaxAge, DefaultMaxAge) }
+
 // kindConfig returns the tuning of kind k, its defaults where Config.Kinds has none.
 func (c Config) kindConfig(k channels.Kind) KindConfig {
 	if kc, ok := c.Kinds[k]; ok {

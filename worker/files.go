@@ -26,7 +26,7 @@ const (
 	// DefaultFilesBucket is the name of the object store of delivery files.
 	DefaultFilesBucket = "HERALD_FILES"
 	// DefaultFilesTTL is how long an object is kept after it was put.
-	DefaultFilesTTL = 7 * 24 * time.Hour
+	DefaultFilesTTL = 2 * DefaultMaxAge // Config.Keep of the default configuration
 	// DefaultMaxFileBytes is the largest file Put accepts: 64 MiB.
 	DefaultMaxFileBytes = 64 << 20
 )
@@ -68,7 +68,7 @@ type FilesConfig struct {
 	// Replicas is how many copies of each object the cluster keeps. Default 1.
 	Replicas int
 	// TTL is how long an object is kept after it was put. Default
-	// DefaultFilesTTL (7 days).
+	// DefaultFilesTTL (14 days, Config.Keep of the default configuration).
 	TTL time.Duration
 	// MaxBytes is the largest file Put accepts. Default DefaultMaxFileBytes
 	// (64 MiB).

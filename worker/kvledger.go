@@ -21,7 +21,7 @@ import (
 const (
 	DefaultLedgerBucket  = "HERALD_LEDGER"
 	DefaultResultsStream = "HERALD_RESULTS"
-	DefaultLedgerTTL     = 7 * 24 * time.Hour // the delivery stream's max age
+	DefaultLedgerTTL     = 2 * DefaultMaxAge // Config.Keep of the default configuration
 )
 
 const (
@@ -51,8 +51,8 @@ type KVLedgerConfig struct {
 	// Replicas of the bucket and the stream. Default 1.
 	Replicas int
 	// TTL is how long an entry and a result are kept after their last write.
-	// Default DefaultLedgerTTL, the delivery stream's max age: a message
-	// older than that is gone, and its entry is of no more use.
+	// Default DefaultLedgerTTL, Config.Keep of the default configuration:
+	// past it no message can reference the entry any more.
 	TTL time.Duration
 	// Owner names this process in its claims, e.g. a random incarnation id.
 	// Required.

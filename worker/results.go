@@ -19,7 +19,7 @@ const resultsBatch = 256
 
 // ensureResults creates the results stream and the control's consumer of it.
 func ensureResults(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.Consumer, error) {
-	if err := createResultsStream(ctx, js, cfg.ResultsStream, cfg.Replicas, 2*cfg.MaxAge); err != nil {
+	if err := createResultsStream(ctx, js, cfg.ResultsStream, cfg.Replicas, cfg.Keep()); err != nil {
 		return nil, err
 	}
 	return ResultsConsumer(ctx, js, cfg.ResultsStream, resultsDurable)
@@ -109,8 +109,8 @@ func (r *Relay) pause(ctx context.Context) {
 
 // createResultsStream creates or updates the stream of outcomes, as the
 // control process and every sender with the JetStream ledger do: they must
-// agree on its configuration, so this is its one definition. maxAge is the
-// ledger's TTL, twice the delivery stream's max age.
+// agree on its configuration, so this is its one definition. maxAge is
+// Config.Keep, the ledger's TTL.
 func createResultsStream(ctx context.Context, js jetstream.JetStream, name string, replicas int, maxAge time.Duration) error {
 	_, err := applyStream(ctx, js, jetstream.StreamConfig{
 		Name:        name,
