@@ -30,11 +30,13 @@ func deliverySubject(kind, id string) string { return subject(kind) + "." + id }
 // durable is the name of the durable consumer of a kind.
 func durable(kind channels.Kind) string { return "herald-" + string(kind) }
 
-// Options are the parts of a Worker or a Relay that are not configuration.
+// Options are the parts of a Worker or a Relay that are not configuration. A
+// Worker reads Logger and Registerer; the rest serve the Relay (a ledger has
+// a clock of its own).
 type Options struct {
 	// Logger receives the log. Default: discarded.
 	Logger *slog.Logger
-	// Now is the clock of the relay's and the ledger's timestamps. Default time.Now.
+	// Now is the clock of the relay's timestamps. Default time.Now.
 	Now func() time.Time
 	// Sweep, when set, replaces the relay's ticker that sweeps the outbox every
 	// Config.SweepInterval: each value received starts a sweep.
