@@ -291,6 +291,12 @@ func (f *Files) store(ctx context.Context, path string, o Object) error {
 	}
 	defer file.Close()
 	f.puts.Add(1)
+	// nats.go v1.55.0's ObjectStore.Put publishes on a JetStream context
+	// of its own and tears its reply subscription down on return; if that
+	// happens before the context's reconnect watcher first runs, the
+	// watcher parks on a nil channel for good. It costs one idle
+	// goroutine per lost race, and Put runs once per distinct file per
+	// TTL/2, so it stays small; the tests' leak check names it.
 	info, err = f.obs.Put(ctx, jetstream.ObjectMeta{Name: o.Name}, io.LimitReader(file, f.maxBytes+1))
 	if err != nil {
 		return fmt.Errorf("delivery file %s: put object %s: %w", path, o.Name, err)
