@@ -39,6 +39,11 @@ const (
 	// delivery is not settled here (its message was handed back, or another
 	// process took it over). A forgotten revision costs one read, no more.
 	claimMemory = time.Hour
+	// kvTryFor bounds one request to the bucket or the results stream. A
+	// request lost with a stopped server is not answered at all; bounding
+	// each try lets the next one reach the leader elected meanwhile instead
+	// of waiting out the caller's whole deadline.
+	kvTryFor = 2 * time.Second
 )
 
 // KVLedgerConfig configures the ledger kept in JetStream.
@@ -252,10 +257,14 @@ func (l *KVLedger) claim(ctx context.Context, id string) (kvEntry, error) {
 	var last kvEntry
 	for range kvCASTries {
 		now := l.now()
-		kve, err := l.kv.Get(ctx, id)
+		kve, err := l.get(ctx, id)
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
 			e := kvEntry{State: store.DeliveryPending, Owner: l.owner, Claimed: now, Updated: now}
-			rev, err := l.kv.Create(ctx, id, marshalEntry(e))
+			var rev uint64
+			err := l.retry(ctx, func(ctx context.Context) (err error) {
+				rev, err = l.kv.Create(ctx, id, marshalEntry(e))
+				return err
+			})
 			switch {
 			case err == nil:
 				l.remember(id, rev, e)
@@ -279,7 +288,7 @@ func (l *KVLedger) claim(ctx context.Context, id string) (kvEntry, error) {
 		}
 		last = e
 		e.Owner, e.Claimed, e.Updated = l.owner, now, now
-		rev, err := l.kv.Update(ctx, id, marshalEntry(e), kve.Revision())
+		rev, err := l.put(ctx, id, e, kve.Revision())
 		switch {
 		case err == nil:
 			l.remember(id, rev, e)
@@ -300,8 +309,13 @@ func (l *KVLedger) claim(ctx context.Context, id string) (kvEntry, error) {
 // Sent records the accepted send of a pending delivery. A delivery the
 // ledger does not have gives ErrUnknown.
 func (l *KVLedger) Sent(ctx context.Context, id, providerID string) (bool, error) {
+	ours := false
 	e, changed, err := l.update(ctx, id, func(e *kvEntry) (bool, error) {
 		if e.final() {
+			// The same send recorded already: as a rule this call's own
+			// write, whose answer was lost, found when the entry was read
+			// again; its result may not have gone out.
+			ours = e.State == store.DeliverySent && e.ProviderID == providerID && providerID != ""
 			return false, nil
 		}
 		e.State = store.DeliverySent
@@ -309,7 +323,7 @@ func (l *KVLedger) Sent(ctx context.Context, id, providerID string) (bool, error
 		e.ProviderID = providerID
 		return true, nil
 	})
-	if err != nil || !changed {
+	if err != nil || !(changed || ours) {
 		return false, err
 	}
 	l.publish(ctx, id, e)
@@ -363,7 +377,7 @@ func (l *KVLedger) update(ctx context.Context, id string, change func(*kvEntry) 
 	c, ok := l.remembered(id)
 	for range kvCASTries {
 		if !ok {
-			kve, err := l.kv.Get(ctx, id)
+			kve, err := l.get(ctx, id)
 			if errors.Is(err, jetstream.ErrKeyNotFound) {
 				l.forget(id)
 				return kvEntry{}, false, ErrUnknown
@@ -385,7 +399,7 @@ func (l *KVLedger) update(ctx context.Context, id string, change func(*kvEntry) 
 			return c.e, false, err
 		}
 		e.Updated = l.now()
-		rev, err := l.kv.Update(ctx, id, marshalEntry(e), c.rev)
+		rev, err := l.put(ctx, id, e, c.rev)
 		switch {
 		case err == nil:
 			if e.final() {
@@ -420,10 +434,49 @@ func (l *KVLedger) publish(ctx context.Context, id string, e kvEntry) {
 	msg.Header.Set(jetstream.MsgIDHeader, id+"."+e.State+"."+strconv.Itoa(e.Attempts))
 	ctx, cancel := context.WithTimeout(ctx, l.publishFor)
 	defer cancel()
-	for pause := 50 * time.Millisecond; ; pause = min(2*pause, time.Second) {
+	err = l.retry(ctx, func(ctx context.Context) error {
 		_, err := l.js.PublishMsg(ctx, msg, jetstream.WithExpectStream(l.results))
-		if err == nil {
-			return
+		return err
+	})
+	if err != nil {
+		l.log.Warn("publish delivery result", "delivery", id, "state", e.State, "attempts", e.Attempts, "err", err)
+	}
+}
+
+// get reads the entry of id, trying again as retry does.
+func (l *KVLedger) get(ctx context.Context, id string) (kve jetstream.KeyValueEntry, err error) {
+	err = l.retry(ctx, func(ctx context.Context) error {
+		kve, err = l.kv.Get(ctx, id)
+		return err
+	})
+	return kve, err
+}
+
+// put writes e as the entry of id if the entry is still at revision rev,
+// trying again as retry does. A write that went in but whose answer was lost
+// is tried again at the revision it replaced and fails with
+// jetstream.ErrKeyRevisionMismatch; the caller reads the entry again and
+// finds its own write.
+func (l *KVLedger) put(ctx context.Context, id string, e kvEntry, rev uint64) (uint64, error) {
+	var next uint64
+	err := l.retry(ctx, func(ctx context.Context) (err error) {
+		next, err = l.kv.Update(ctx, id, marshalEntry(e), rev)
+		return err
+	})
+	return next, err
+}
+
+// retry calls op, each time with kvTryFor at most, until it succeeds, fails
+// for a reason other than an unanswered or refused request (a stopped
+// server, a leader election, a stream being created), or ctx ends. The
+// pause between tries grows from 50 ms to 1 s.
+func (l *KVLedger) retry(ctx context.Context, op func(context.Context) error) error {
+	for pause := 50 * time.Millisecond; ; pause = min(2*pause, time.Second) {
+		tctx, cancel := context.WithTimeout(ctx, kvTryFor)
+		err := op(tctx)
+		cancel()
+		if err == nil || !unanswered(err) {
+			return err
 		}
 		if l.failedTry != nil {
 			l.failedTry(err)
@@ -431,13 +484,27 @@ func (l *KVLedger) publish(ctx context.Context, id string, e kvEntry) {
 		t := time.NewTimer(pause)
 		select {
 		case <-t.C:
-			continue
 		case <-ctx.Done():
 			t.Stop()
+			return err
 		}
-		l.log.Warn("publish delivery result", "delivery", id, "state", e.State, "attempts", e.Attempts, "err", err)
-		return
 	}
+}
+
+// unanswered reports whether err says a request went unanswered or was
+// turned away for now, so that asking again, perhaps of another server, may
+// succeed.
+func unanswered(err error) bool {
+	var apiErr *jetstream.APIError
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrTimeout),
+		errors.Is(err, nats.ErrNoResponders), errors.Is(err, jetstream.ErrNoStreamResponse),
+		errors.Is(err, nats.ErrConnectionReconnecting), errors.Is(err, nats.ErrDisconnected):
+		return true
+	case errors.As(err, &apiErr):
+		return apiErr.Code == 503 // e.g. JetStream system temporarily unavailable
+	}
+	return false
 }
 
 func (l *KVLedger) remember(id string, rev uint64, e kvEntry) {
