@@ -1,0 +1,109 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"log"
+	"math"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// histogram is a Prometheus histogram as scraped: cumulative counts by upper
+// bound, in the order exposed (ascending, +Inf last).
+type histogram struct {
+	bounds []float64
+	counts []float64
+	count  int
+}
+
+// latenessMetric is the scheduler's histogram of how late it handed fires over.
+const latenessMetric = "herald_scheduler_lateness_seconds"
+
+// scrapeLateness reads the lateness histogram from Herald's /metrics.
+func scrapeLateness(opsURL string) histogram {
+	resp, err := http.Get(opsURL + "/metrics")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var h histogram
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		rest, ok := strings.CutPrefix(line, latenessMetric+`_bucket{le="`)
+		if !ok {
+			continue
+		}
+		le, value, ok := strings.Cut(rest, `"} `)
+		if !ok {
+			log.Fatalf("metrics line %q", line)
+		}
+		bound, err1 := strconv.ParseFloat(le, 64)
+		n, err2 := strconv.ParseFloat(value, 64)
+		if err1 != nil || err2 != nil {
+			log.Fatalf("metrics line %q", line)
+		}
+		h.bounds, h.counts = append(h.bounds, bound), append(h.counts, n)
+	}
+	if err := sc.Err(); err != nil {
+		log.Fatal(err)
+	}
+	if len(h.counts) == 0 {
+		log.Fatalf("no %s at %s", latenessMetric, opsURL)
+	}
+	h.count = int(h.counts[len(h.counts)-1])
+	return h
+}
+
+// minus is h without what earlier had counted.
+func (h histogram) minus(earlier histogram) histogram {
+	out := histogram{bounds: h.bounds, counts: make([]float64, len(h.counts))}
+	for i := range h.counts {
+		out.counts[i] = h.counts[i] - earlier.counts[i]
+	}
+	out.count = int(out.counts[len(out.counts)-1])
+	return out
+}
+
+// p99 is the upper bound of the bucket the 99th percentile falls in, as
+// "≤ 5ms".
+func (h histogram) p99() string {
+	if h.count == 0 {
+		return "-"
+	}
+	for i, c := range h.counts {
+		if c >= 0.99*float64(h.count) {
+			if math.IsInf(h.bounds[i], 1) {
+				return fmt.Sprintf("> %s", time.Duration(h.bounds[i-1]*float64(time.Second)))
+			}
+			return fmt.Sprintf("≤ %s", time.Duration(h.bounds[i]*float64(time.Second)))
+		}
+	}
+	return "-"
+}
+
+// resetPeakRSS starts the process's peak resident memory over from its
+// current resident memory (Linux; elsewhere it does nothing).
+func resetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
+
+// peakRSS is the process's peak resident memory in MiB since the last
+// reset (Linux; NaN elsewhere).
+func peakRSS() float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return math.NaN()
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+			if err == nil {
+				return kb / 1024
+			}
+		}
+	}
+	return math.NaN()
+}

@@ -1,0 +1,216 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"log"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	_ "github.com/mattn/go-sqlite3"
+
+	"github.com/heraldhq/herald/app"
+	"github.com/heraldhq/herald/bench/benchapp"
+	"github.com/heraldhq/herald/channels/email"
+	"github.com/heraldhq/herald/store"
+)
+
+// executor3 is the execute endpoint, whose 201 answers count executions.
+const executor3 = "/svc/xtab2/executor3"
+
+// instant is when the subscriptions fire: hourly at minute 0.
+var instant = time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC)
+
+// result is what one run measured.
+type result struct {
+	executions       int
+	handed, lastMail time.Duration // from the instant
+	peakRSS          float64       // MiB, during the burst
+	lateness         histogram     // of the fires from a second before the instant on
+}
+
+// run sets up a fresh Herald, fires the burst and measures it.
+func run(ctx context.Context, o options) result {
+	dir, err := os.MkdirTemp("", "herald-fanin")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	sink, err := benchapp.NewSink(o.subs)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer sink.Close()
+	clock := &shiftedClock{}
+	clock.Set(instant.Add(-time.Hour))
+	configure := func(c *app.Config) {
+		c.Log.Level, c.Engine.Workers = "error", o.workers
+		sec := c.Channels["smtp"].(*email.Settings)
+		sec.Host, sec.Port, sec.TLSPolicy = "127.0.0.1", sink.Port(), "none"
+	}
+
+	// First start: the demo project, the metrics and the subscriptions,
+	// without the demo's own subscription, which would mail at the instant too.
+	h, stop, err := benchapp.Start(ctx, dir, configure, app.Options{Clock: clock, Demo: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	metrics := makeMetrics(ctx, h, o.metrics)
+	admin := strings.TrimPrefix(h.Profile, "/svc/account/profile/")
+	subscribe(ctx, h.App.Store(), metrics, o, admin, clock.Now())
+	stop()
+
+	// Second start, a little before the instant. Requests are logged at
+	// debug, where the counter sees them.
+	clock.Set(instant.Add(-o.lead))
+	requests := benchapp.NewRequests(executor3)
+	h, stop, err = benchapp.Start(ctx, dir, func(c *app.Config) {
+		configure(c)
+		c.Log.Level, c.Metrics.Listen = "debug", "127.0.0.1:0"
+	}, app.Options{Clock: clock, Logger: slog.New(requests)})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer stop()
+	db, err := sql.Open("sqlite3", "file:"+filepath.Join(dir, "herald.db")+"?_query_only=1&_busy_timeout=5000")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	if lead := time.Until(clock.Real(instant)); lead < time.Second {
+		log.Fatalf("Herald started %s before the instant; give it more -lead", lead)
+	}
+	time.Sleep(time.Until(clock.Real(instant.Add(-time.Second))))
+	before := scrapeLateness(h.App.OpsURL())
+	resetPeakRSS()
+	if o.profile != "" {
+		defer startProfile(o.profile)()
+	}
+	begin := clock.Real(instant)
+	r := result{handed: waitHanded(db, o, begin, requests)}
+	r.lastMail = waitMails(sink, o.subs, begin)
+	r.peakRSS = peakRSS()
+	r.executions = int(requests.Count(executor3))
+	r.lateness = scrapeLateness(h.App.OpsURL()).minus(before)
+	return r
+}
+
+// waitHanded returns, counted from begin, when every subscription of the
+// burst has its delivery row: each run's outcome and its deliveries are
+// written in one transaction, so the last row marks the last run evaluated
+// and handed over.
+func waitHanded(db *sql.DB, o options, begin time.Time, requests benchapp.Requests) time.Duration {
+	for tick := time.NewTicker(5 * time.Millisecond); ; <-tick.C {
+		var deliveries int
+		if err := db.QueryRow(`SELECT COUNT(*) FROM deliveries WHERE subscription_id LIKE 'bench%'`).Scan(&deliveries); err != nil {
+			log.Fatal(err)
+		}
+		if o.verbose {
+			var claimed, sent int
+			_ = db.QueryRow(`SELECT COUNT(*) FROM runs WHERE subscription_id LIKE 'bench%'`).Scan(&claimed)
+			_ = db.QueryRow(`SELECT COUNT(*) FROM deliveries WHERE subscription_id LIKE 'bench%' AND state = 'sent'`).Scan(&sent)
+			fmt.Printf("%6s claimed %5d handed over %5d sent %5d executions %d\n", time.Since(begin).Round(time.Millisecond),
+				claimed, deliveries, sent, requests.Count(executor3))
+		}
+		if deliveries >= o.subs {
+			return time.Since(begin)
+		}
+		if time.Since(begin) > 5*time.Minute {
+			log.Fatalf("timed out: %d deliveries", deliveries)
+		}
+	}
+}
+
+// waitMails returns, counted from begin, when the sink has accepted want
+// mails, and fails on a Message-ID that arrived twice.
+func waitMails(sink *benchapp.Sink, want int, begin time.Time) time.Duration {
+	select {
+	case <-sink.Done():
+	case <-time.After(5 * time.Minute):
+		total, _ := sink.Counts()
+		log.Fatalf("timed out: %d of %d mails", total, want)
+	}
+	last := time.Since(begin)
+	if total, distinct := sink.Counts(); total != distinct {
+		log.Fatalf("%d mails, %d distinct Message-IDs", total, distinct)
+	}
+	return last
+}
+
+// shiftedClock is the real clock moved by an offset: time flows as it does,
+// from wherever Set put it.
+type shiftedClock struct{ off atomic.Int64 }
+
+// Set makes Now return t from now on, and time flow on from there.
+func (c *shiftedClock) Set(t time.Time) { c.off.Store(int64(time.Until(t))) }
+
+func (c *shiftedClock) Now() time.Time                         { return time.Now().Add(time.Duration(c.off.Load())) }
+func (c *shiftedClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// Real is the real time at which the clock reads t.
+func (c *shiftedClock) Real(t time.Time) time.Time { return t.Add(-time.Duration(c.off.Load())) }
+
+// makeMetrics creates n distinct metrics over the demo's sales amount.
+func makeMetrics(ctx context.Context, h *benchapp.Herald, n int) []string {
+	md, err := h.Metadata(ctx)
+	if err != nil {
+		log.Fatalf("demo project: %v", err)
+	}
+	uris := make([]string, n)
+	for i := range uris {
+		body := map[string]any{"metric": map[string]any{
+			"meta":    map[string]any{"title": fmt.Sprintf("Revenue plus %d", i), "identifier": fmt.Sprintf("metric.bench.%d", i)},
+			"content": map[string]any{"expression": fmt.Sprintf("SELECT SUM({fact.sales.amount}) + %d", i), "format": "#,##0.00"},
+		}}
+		var out struct {
+			URI string `json:"uri"`
+		}
+		if err := h.Client.Do(ctx, "POST", md+"/obj", body, &out); err != nil {
+			log.Fatalf("create metric: %v", err)
+		}
+		uris[i] = out.URI
+	}
+	return uris
+}
+
+// subscribe stores the burst's subscriptions of the admin, hourly at minute
+// 0, spread over the metrics, each mailing the admin's demo channel; and the
+// unrelated ones, every second with a condition that is never met. It deletes
+// the demo's own subscriptions.
+func subscribe(ctx context.Context, st *store.Store, metrics []string, o options, admin string, now time.Time) {
+	demo, err := st.EnabledSubscriptions(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, s := range demo {
+		if err := st.DeleteSubscription(ctx, s.ID); err != nil {
+			log.Fatal(err)
+		}
+	}
+	chans, err := st.Channels(ctx, admin)
+	if err != nil || len(chans) == 0 {
+		log.Fatalf("admin channel: %v", err)
+	}
+	pid := strings.Split(metrics[0], "/")[3]
+	add := func(id, cron, condition, message string) {
+		sub := store.Subscription{ID: id, ProjectID: pid, Owner: admin, Title: "fan-in",
+			Enabled: true, Channels: []string{chans[0].ID}, Created: now, Updated: now,
+			Def: store.SubscriptionDef{Triggers: []store.Trigger{{Cron: cron, Timezone: "UTC"}},
+				Condition: condition, Message: message, FireMode: store.FireAlways}}
+		if err := st.CreateSubscription(ctx, sub, store.Quota{}); err != nil {
+			log.Fatal(err)
+		}
+	}
+	for i := range o.subs {
+		m := metrics[i%len(metrics)]
+		add(fmt.Sprintf("bench%06d", i), "0 0 * * * *", "f:executeMetric('"+m+"') > 0", "Revenue ${f:executeMetric('"+m+"')}")
+	}
+	for i := range o.unrelated {
+		add(fmt.Sprintf("tick%06d", i), "* * * * * *", "false", "never sent")
+	}
+}
