@@ -6,7 +6,9 @@ package apptest
 import (
 	"bytes"
 	"context"
+	"io"
 	"log/slog"
+	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -147,7 +149,35 @@ func start(t testing.TB, demo bool, opts []Option) *Bundle {
 		t.Fatalf("admin login: %v", err)
 	}
 	b.AdminProfile = res.Profile
+	awaitReady(t, a.OpsURL())
 	return b
+}
+
+// awaitReady returns once /readyz at opsURL answers 200, as an operator's
+// probe would wait: the engine has then loaded the subscriptions and armed
+// its timer, so a test that moves the clock next does not race the load. It
+// returns at once when the operator's listener is off.
+func awaitReady(t testing.TB, opsURL string) {
+	t.Helper()
+	if opsURL == "" {
+		return
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(opsURL + "/readyz")
+		if err != nil {
+			t.Fatalf("readyz: %v", err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not ready within 30s: %d %s", resp.StatusCode, body)
+		}
+		time.Sleep(10 * time.Millisecond) // polls the service, not the test's clock
+	}
 }
 
 // Client returns a new client of the service with the given User-Agent.
