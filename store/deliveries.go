@@ -131,10 +131,13 @@ func insertDelivery(ctx context.Context, tx *sql.Tx, run Run, d Delivery) error 
 	}
 	now := run.Started.Unix()
 	_, err = tx.ExecContext(ctx, `INSERT INTO deliveries(id, run_id, subscription_id, scheduled_at, channel_id, kind,
-		payload, created, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		d.ID, run.ID, run.SubscriptionID, run.ScheduledAt.Unix(), d.ChannelID, d.Kind, string(payload), now, now)
+		created, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		d.ID, run.ID, run.SubscriptionID, run.ScheduledAt.Unix(), d.ChannelID, d.Kind, now, now)
 	if isUnique(err) {
 		return fmt.Errorf("delivery %s: %w", d.ID, ErrConflict)
+	}
+	if err == nil {
+		_, err = tx.ExecContext(ctx, `INSERT INTO delivery_payloads(delivery_id, payload) VALUES (?, ?)`, d.ID, string(payload))
 	}
 	if err != nil {
 		return fmt.Errorf("insert delivery: %w", err)
@@ -188,8 +191,13 @@ func (s *Store) DeleteOutbox(ctx context.Context, ids ...string) error {
 	})
 }
 
-const deliveryColumns = `id, run_id, subscription_id, scheduled_at, channel_id, kind, payload, state, attempts,
-	last_error, provider_id, sent_at, created, updated`
+// deliveryColumns are the columns scanDelivery reads, from deliveries d
+// joined with delivery_payloads p (deliveryTables).
+const deliveryColumns = `d.id, d.run_id, d.subscription_id, d.scheduled_at, d.channel_id, d.kind, p.payload, d.state,
+	d.attempts, d.last_error, d.provider_id, d.sent_at, d.created, d.updated`
+
+// deliveryTables joins each delivery with its payload.
+const deliveryTables = `deliveries d JOIN delivery_payloads p ON p.delivery_id = d.id`
 
 func scanDelivery(row scanner) (Delivery, error) {
 	var d Delivery
@@ -217,7 +225,7 @@ func scanDelivery(row scanner) (Delivery, error) {
 
 // Delivery returns the delivery with the given id.
 func (s *Store) Delivery(ctx context.Context, id string) (Delivery, error) {
-	return scanDelivery(s.r.QueryRowContext(ctx, `SELECT `+deliveryColumns+` FROM deliveries WHERE id = ?`, id))
+	return scanDelivery(s.r.QueryRowContext(ctx, `SELECT `+deliveryColumns+` FROM `+deliveryTables+` WHERE d.id = ?`, id))
 }
 
 // Outgoing is a delivery as a sender needs it: its state, its payload and
@@ -247,7 +255,7 @@ func (s *Store) OutgoingDeliveries(ctx context.Context, ids ...string) (map[stri
 			args[i] = id
 		}
 		rows, err := s.r.QueryContext(ctx, `SELECT d.id, d.channel_id, d.kind, d.state, d.attempts, d.last_error,
-			d.payload, c.kind, c.config, c.secret FROM deliveries d LEFT JOIN channels c ON c.id = d.channel_id
+			p.payload, c.kind, c.config, c.secret FROM `+deliveryTables+` LEFT JOIN channels c ON c.id = d.channel_id
 			WHERE d.id IN (?`+strings.Repeat(", ?", len(chunk)-1)+`)`, args...)
 		if err != nil {
 			return nil, fmt.Errorf("read deliveries: %w", err)
@@ -287,7 +295,7 @@ func scanOutgoing(rows *sql.Rows) (Outgoing, error) {
 
 // RunDeliveries lists the deliveries of a run in the order they were handed over.
 func (s *Store) RunDeliveries(ctx context.Context, runID string) ([]Delivery, error) {
-	out, err := queryAll(ctx, s.r, scanDelivery, `SELECT `+deliveryColumns+` FROM deliveries WHERE run_id = ? ORDER BY rowid`, runID)
+	out, err := queryAll(ctx, s.r, scanDelivery, `SELECT `+deliveryColumns+` FROM `+deliveryTables+` WHERE d.run_id = ? ORDER BY d.rowid`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("list deliveries: %w", err)
 	}

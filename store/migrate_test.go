@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"testing"
+	"time"
 )
 
 // TestMigrationKeepsChannelsInUse builds a database as version 10 left it,
@@ -67,5 +68,58 @@ func TestMigrationKeepsChannelsInUse(t *testing.T) {
 	}
 	if _, err := s.w.ExecContext(ctx, `DELETE FROM channels WHERE id = 'c1'`); err == nil {
 		t.Fatal("deleted a channel a subscription uses: the foreign key is gone")
+	}
+}
+
+// TestMigrationMovesDeliveryPayloads builds a database as version 12 left it,
+// with a delivery whose payload is in its row, and opens it: the delivery
+// reads back with its payload, and pruning its run removes the payload too.
+func TestMigrationMovesDeliveryPayloads(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "herald.db")
+	old, err := sql.Open("sqlite3", "file:"+path+"?_foreign_keys=on")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, _ := fs.Glob(migrations, "migrations/*.sql")
+	sort.Strings(names)
+	mustExec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := old.ExecContext(ctx, q, args...); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	mustExec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied INTEGER NOT NULL)`)
+	for i, name := range names[:12] {
+		body, _ := migrations.ReadFile(name)
+		mustExec(string(body))
+		mustExec(`INSERT INTO schema_migrations VALUES (?, ?, 0)`, i+1, filepath.Base(name))
+	}
+	mustExec(`INSERT INTO domains VALUES ('default', 0)`)
+	mustExec(`INSERT INTO users(id, domain, login, password_hash, created, updated) VALUES ('u1', 'default', 'u1@x.io', 'x', 0, 0)`)
+	mustExec(`INSERT INTO projects(id, title, state, author, contributor, created, updated) VALUES ('p1', 'P', 'ENABLED', 'u1', 'u1', 0, 0)`)
+	mustExec(`INSERT INTO subscriptions(id, project_id, owner, title, doc, created, updated) VALUES ('s1', 'p1', 'u1', 'S', '{}', 0, 0)`)
+	mustExec(`INSERT INTO runs(id, subscription_id, scheduled_at, state, started) VALUES ('r1', 's1', 60, 'queued', 60)`)
+	mustExec(`INSERT INTO deliveries(id, run_id, subscription_id, scheduled_at, channel_id, kind, payload, created, updated)
+		VALUES ('d1', 'r1', 's1', 60, 'c1', 'email', '{"subject":"Revenue","text":"up 3%"}', 60, 60)`)
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatalf("open the version 12 database: %v", err)
+	}
+	defer s.Close()
+	d, err := s.Delivery(ctx, "d1")
+	if err != nil || d.Payload.Subject != "Revenue" || d.Payload.Text != "up 3%" || d.State != DeliveryPending {
+		t.Fatalf("delivery after the migration = %+v, %v", d, err)
+	}
+	if _, err := s.PruneRuns(ctx, time.Unix(61, 0)); err != nil {
+		t.Fatal(err)
+	}
+	var left int
+	if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM delivery_payloads`).Scan(&left); err != nil || left != 0 {
+		t.Fatalf("payloads left after the run was pruned: %d, %v", left, err)
 	}
 }
