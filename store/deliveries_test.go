@@ -15,7 +15,7 @@ var ledgerT0 = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 
 // openLedgerStore opens a store in a temporary folder with one user, project
 // and subscription, whose id it returns.
-func openLedgerStore(t *testing.T) (*Store, string) {
+func openLedgerStore(t testing.TB) (*Store, string) {
 	t.Helper()
 	ctx := context.Background()
 	s, err := Open(ctx, filepath.Join(t.TempDir(), "herald.db"))
@@ -43,7 +43,7 @@ func openLedgerStore(t *testing.T) (*Store, string) {
 
 // enqueue hands over a run of sub at t with one delivery per channel id; the
 // delivery ids are "<run id>-<channel id>".
-func enqueue(t *testing.T, s *Store, sub string, at time.Time, channelIDs ...string) Run {
+func enqueue(t testing.TB, s *Store, sub string, at time.Time, channelIDs ...string) Run {
 	t.Helper()
 	run := Run{ID: fmt.Sprintf("r%d", at.Unix()), SubscriptionID: sub, ScheduledAt: at, Started: at}
 	var ds []Delivery
