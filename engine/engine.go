@@ -136,7 +136,7 @@ type Engine struct {
 	subs     *recent[string, store.Subscription]
 	owners   *recent[[2]string, string]
 	channels *recent[string, store.Channel]
-	fires    chan Fire
+	fires    *fireQueue
 	metrics  *metrics
 	// incarnation names this engine in the runs it claims.
 	incarnation string
@@ -158,7 +158,7 @@ func New(st *store.Store, exec Executor, cfg Config, log *slog.Logger, handedOve
 		handedOver = func() {}
 	}
 	e := &Engine{st: st, exec: exec, cfg: cfg, log: log, handedOver: handedOver, domain: cfg.domainOf(st),
-		fires: make(chan Fire, 1<<16), claimed: make(chan store.Run, 4096),
+		fires: newFireQueue(maxQueuedFires), claimed: make(chan store.Run, 4096),
 		subs: newRecent[string, store.Subscription](time.Second), owners: newRecent[[2]string, string](time.Second),
 		channels: newRecent[string, store.Channel](time.Second), metrics: newMetrics(cfg.Registerer),
 		incarnation: store.NewID(16)}
@@ -167,7 +167,7 @@ func New(st *store.Store, exec Executor, cfg Config, log *slog.Logger, handedOve
 	e.files = newMemo[fileKey, store.Attachment](time.Hour, cfg.RunTimeout, e.metrics.reportHits.Inc)
 	e.sched = NewScheduler(func(f Fire) {
 		e.metrics.fired(f.At, e.now())
-		e.fires <- f
+		_ = e.fires.push(f) // waits only while maxQueuedFires are queued, until the engine stops
 	}, cfg.Clock)
 	return e
 }
@@ -212,14 +212,14 @@ func (e *Engine) Run(ctx context.Context) error {
 	wg.Go(func() { e.pruneLoop(ctx) })
 	wg.Go(func() {
 		for _, f := range missed {
-			select {
-			case e.fires <- f:
-			case <-ctx.Done():
+			if e.fires.push(f) != nil {
 				return
 			}
 		}
 	})
 	pipeline := e.runPipeline(ctx)
+	stopQueue := context.AfterFunc(ctx, e.fires.stop)
+	defer stopQueue()
 	err = e.sched.Run(ctx)
 	pipeline()
 	wg.Wait()
@@ -241,20 +241,9 @@ func (e *Engine) runPipeline(ctx context.Context) (wait func()) {
 	claimer.Go(func() {
 		batch := make([]Fire, 0, 512)
 		for {
-			select {
-			case <-ctx.Done():
+			var err error
+			if batch, err = e.fires.take(ctx, batch); err != nil {
 				return
-			case f := <-e.fires:
-				batch = append(batch[:0], f)
-			}
-		more:
-			for len(batch) < cap(batch) {
-				select {
-				case f := <-e.fires:
-					batch = append(batch, f)
-				default:
-					break more
-				}
 			}
 			runs := e.claim(ctx, batch)
 			go e.prefetch(ctx, runs)

@@ -1,0 +1,109 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"sync"
+)
+
+// maxQueuedFires bounds the fires waiting for the claimer. A burst of that
+// many (one per trigger of the subscriptions due at one instant) is taken
+// without making the scheduler wait; past it, the scheduler waits for the
+// claimer, as the bound on memory requires (a fire is about 40 bytes).
+const maxQueuedFires = 1 << 20
+
+// fireQueue hands fires from the scheduler to the claimer. Its push does
+// not wait while fewer than maxQueuedFires are queued, so a burst that the
+// claimer takes in many batches waits here, not in the scheduler's loop,
+// and the triggers of the seconds that follow are handed over on time.
+type fireQueue struct {
+	mu    sync.Mutex
+	fires []Fire // fires[head:] are queued
+	head  int
+	limit int           // fires queued before push waits
+	ready chan struct{} // holds a token while fires is not empty
+	room  chan struct{} // holds a token while fewer than limit are queued
+	done  chan struct{} // closed by stop
+	once  sync.Once
+}
+
+// newFireQueue returns an empty queue on which push waits once limit fires are queued.
+func newFireQueue(limit int) *fireQueue {
+	q := &fireQueue{limit: limit, ready: make(chan struct{}, 1), room: make(chan struct{}, 1), done: make(chan struct{})}
+	q.room <- struct{}{}
+	return q
+}
+
+// stop makes a push that waits for room, and every later one, return
+// errQueueStopped.
+func (q *fireQueue) stop() { q.once.Do(func() { close(q.done) }) }
+
+// errQueueStopped is push's answer once the queue is stopped.
+var errQueueStopped = errors.New("the engine is stopping")
+
+// push queues f; it waits only while the queue is full, until the queue is
+// stopped.
+func (q *fireQueue) push(f Fire) error {
+	select {
+	case <-q.done:
+		return errQueueStopped
+	default:
+	}
+	select {
+	case <-q.room:
+	case <-q.done:
+		return errQueueStopped
+	}
+	q.mu.Lock()
+	q.fires = append(q.fires, f)
+	q.signal()
+	q.mu.Unlock()
+	return nil
+}
+
+// take waits for a fire, until ctx ends, and moves up to cap(into) of the
+// queued fires, oldest first, into into[:0].
+func (q *fireQueue) take(ctx context.Context, into []Fire) ([]Fire, error) {
+	for {
+		select {
+		case <-q.ready:
+		case <-ctx.Done():
+			return into[:0], ctx.Err()
+		}
+		q.mu.Lock()
+		n := min(q.len(), cap(into))
+		into = append(into[:0], q.fires[q.head:q.head+n]...)
+		clear(q.fires[q.head : q.head+n])
+		q.head += n
+		if q.len() == 0 {
+			q.head = 0
+			q.fires = q.fires[:0]
+			if cap(q.fires) > 4096 {
+				q.fires = nil // a burst's room is given back
+			}
+		}
+		q.signal()
+		q.mu.Unlock()
+		if n > 0 {
+			return into, nil
+		}
+	}
+}
+
+// len is how many fires are queued; q.mu is held.
+func (q *fireQueue) len() int { return len(q.fires) - q.head }
+
+// signal sets the tokens to what the queue holds; q.mu is held.
+func (q *fireQueue) signal() {
+	set := func(ch chan struct{}, on bool) {
+		select {
+		case <-ch:
+		default:
+		}
+		if on {
+			ch <- struct{}{}
+		}
+	}
+	set(q.ready, q.len() > 0)
+	set(q.room, q.len() < q.limit)
+}

@@ -1,0 +1,87 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// TestFireQueueTakesABurstWithoutWaiting: a burst far larger than one batch
+// is pushed without the pusher waiting, and taken in batches, oldest first.
+func TestFireQueueTakesABurstWithoutWaiting(t *testing.T) {
+	q := newFireQueue(1 << 20)
+	t0 := time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC)
+	const n = 100_000
+	for i := range n {
+		if err := q.push(Fire{SubscriptionID: "s", At: t0.Add(time.Duration(i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	batch := make([]Fire, 0, 512)
+	var got int
+	for got < n {
+		var err error
+		if batch, err = q.take(context.Background(), batch); err != nil {
+			t.Fatal(err)
+		}
+		if len(batch) != min(512, n-got) {
+			t.Fatalf("a batch of %d with %d queued", len(batch), n-got)
+		}
+		for _, f := range batch {
+			if want := t0.Add(time.Duration(got)); !f.At.Equal(want) {
+				t.Fatalf("fire %d at %v, want %v", got, f.At, want)
+			}
+			got++
+		}
+	}
+}
+
+// TestFireQueueWaitsWhenFull: past its bound, push waits for a take, and
+// returns when the queue is stopped; take waits for a push.
+func TestFireQueueWaitsWhenFull(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newFireQueue(2)
+		for range 2 {
+			if err := q.push(Fire{SubscriptionID: "s"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		pushed := make(chan error, 1)
+		go func() { pushed <- q.push(Fire{SubscriptionID: "third"}) }()
+		synctest.Wait()
+		select {
+		case err := <-pushed:
+			t.Fatalf("a push into a full queue returned %v", err)
+		default:
+		}
+		batch, err := q.take(context.Background(), make([]Fire, 0, 1))
+		if err != nil || len(batch) != 1 {
+			t.Fatalf("take = %v, %v", batch, err)
+		}
+		if err := <-pushed; err != nil {
+			t.Fatal(err)
+		}
+
+		go func() { pushed <- q.push(Fire{SubscriptionID: "fourth"}) }()
+		synctest.Wait()
+		q.stop()
+		if err := <-pushed; !errors.Is(err, errQueueStopped) {
+			t.Fatalf("push after stop = %v", err)
+		}
+
+		empty := newFireQueue(2)
+		ctx, cancel := context.WithCancel(context.Background())
+		taken := make(chan error, 1)
+		go func() {
+			_, err := empty.take(ctx, make([]Fire, 0, 4))
+			taken <- err
+		}()
+		synctest.Wait()
+		cancel()
+		if err := <-taken; !errors.Is(err, context.Canceled) {
+			t.Fatalf("take from an empty queue = %v", err)
+		}
+	})
+}
