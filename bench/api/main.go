@@ -5,7 +5,10 @@
 // binary run again as a child process, over loopback keep-alive connections,
 // so that the figures are the server's alone.
 //
-//	go run ./bench/api [-c 32] [-d 10s] [-warmup 1s] [-projects 10]
+// Each server is measured -rounds times, alternating which goes first; the
+// medians and the ratio of the median throughputs sum them up.
+//
+//	go run ./bench/api [-c 32] [-d 10s] [-warmup 1s] [-rounds 3] [-projects 10] [-cpuprofile file]
 package main
 
 import (
@@ -37,10 +40,11 @@ func main() {
 	conns := flag.Int("c", 32, "concurrent connections")
 	dur := flag.Duration("d", 10*time.Second, "duration of each measurement")
 	warmup := flag.Duration("warmup", time.Second, "load before each measurement that is not counted")
+	rounds := flag.Int("rounds", 3, "measurements of each server, alternating which goes first")
 	nproj := flag.Int("projects", 10, "projects in the listing")
-	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the Herald measurement to this file")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the last round's Herald measurement to this file")
 	flag.Parse()
-	if err := run(context.Background(), config{conns: *conns, dur: *dur, warmup: *warmup, projects: *nproj, cpuprofile: *cpuprofile}); err != nil {
+	if err := run(context.Background(), config{conns: *conns, dur: *dur, warmup: *warmup, rounds: max(*rounds, 1), projects: *nproj, cpuprofile: *cpuprofile}); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -49,6 +53,7 @@ func main() {
 type config struct {
 	conns       int
 	dur, warmup time.Duration
+	rounds      int
 	projects    int
 	cpuprofile  string
 }
@@ -78,33 +83,14 @@ func run(ctx context.Context, cfg config) error {
 	}
 	defer stop()
 
-	fmt.Printf("GET %s (%d bytes), %d connections, %s each after %s warm-up, GOMAXPROCS=%d\n", s.path, s.size, cfg.conns, cfg.dur, cfg.warmup, runtime.GOMAXPROCS(0))
-	spec := loadSpec{URL: s.bare, Conns: cfg.conns, Warmup: cfg.warmup, Duration: cfg.dur}
-	hb, err := runLoad(ctx, spec)
-	if err != nil {
+	fmt.Printf("GET %s (%d bytes), %d connections, %s each after %s warm-up, %d rounds, GOMAXPROCS=%d\n",
+		s.path, s.size, cfg.conns, cfg.dur, cfg.warmup, cfg.rounds, runtime.GOMAXPROCS(0))
+	bare := &side{name: "bare", url: s.bare}
+	herald := &side{name: "herald", url: s.herald, header: s.cookies, profile: true}
+	if err := compare(ctx, os.Stdout, cfg, bare, herald); err != nil {
 		return err
 	}
-	if spec.Header, err = s.cookies(ctx); err != nil {
-		return err
-	}
-	spec.URL = s.herald
-	stopProfile, err := startProfile(cfg.cpuprofile)
-	if err != nil {
-		return err
-	}
-	hh, err := runLoad(ctx, spec)
-	stopProfile()
-	if err != nil {
-		return err
-	}
-	fmt.Printf("%-8s %10s %8s %8s %8s\n", "server", "req/s", "p50", "p99", "errors")
-	for _, r := range []struct {
-		name string
-		res  loadReport
-	}{{"bare", hb}, {"herald", hh}} {
-		fmt.Printf("%-8s %10.0f %8s %8s %8d\n", r.name, r.res.rps(), r.res.Latency.quantile(0.5), r.res.Latency.quantile(0.99), r.res.Errors)
-	}
-	fmt.Printf("ratio herald/bare throughput: %.2f\n", hh.rps()/hb.rps())
+	summarize(os.Stdout, bare, herald)
 	return nil
 }
 
