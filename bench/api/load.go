@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -31,17 +32,21 @@ type loadSpec struct {
 	// Warmup is loaded but not counted; Duration is counted after it.
 	Warmup   time.Duration `json:"warmup_ns"`
 	Duration time.Duration `json:"duration_ns"`
+	// CPUs, if any, are the CPUs the generator runs on, with as many Ps.
+	CPUs []int `json:"cpus"`
 }
 
 // loadReport is what the load generator measured in the counted window.
 type loadReport struct {
 	// OK counts the answers 200 that arrived in the window; Errors the
 	// other answers and the failed requests, warm-up included.
-	OK         int64         `json:"ok"`
-	Errors     int64         `json:"errors"`
-	Window     time.Duration `json:"window_ns"`
-	GOMAXPROCS int           `json:"gomaxprocs"`
-	Latency    *histogram    `json:"latency"`
+	OK     int64         `json:"ok"`
+	Errors int64         `json:"errors"`
+	Window time.Duration `json:"window_ns"`
+	// CPUs are those the generator ran on, as the kernel says.
+	CPUs       []int      `json:"cpus"`
+	GOMAXPROCS int        `json:"gomaxprocs"`
+	Latency    *histogram `json:"latency"`
 }
 
 // rps is the answers 200 per second of the window.
@@ -60,6 +65,9 @@ func runLoad(ctx context.Context, spec loadSpec) (loadReport, error) {
 	}
 	cmd := exec.CommandContext(ctx, exe)
 	cmd.Env = append(os.Environ(), loadEnv+"=1")
+	if len(spec.CPUs) > 0 {
+		cmd.Env = append(cmd.Env, fmt.Sprintf("GOMAXPROCS=%d", len(spec.CPUs)))
+	}
 	cmd.Stdin, cmd.Stderr = bytes.NewReader(in), os.Stderr
 	cmd.SysProcAttr = childProcAttr()
 	out, err := cmd.Output()
@@ -73,6 +81,9 @@ func runLoad(ctx context.Context, spec loadSpec) (loadReport, error) {
 	if r.Latency == nil {
 		r.Latency = &histogram{}
 	}
+	if len(spec.CPUs) > 0 && (!slices.Equal(r.CPUs, spec.CPUs) || r.GOMAXPROCS != len(spec.CPUs)) {
+		return loadReport{}, fmt.Errorf("load generator ran on %s with GOMAXPROCS %d, not on %s", formatCPUs(r.CPUs), r.GOMAXPROCS, formatCPUs(spec.CPUs))
+	}
 	return r, nil
 }
 
@@ -81,6 +92,11 @@ func loadMain() error {
 	var spec loadSpec
 	if err := json.NewDecoder(os.Stdin).Decode(&spec); err != nil {
 		return fmt.Errorf("read spec: %w", err)
+	}
+	if len(spec.CPUs) > 0 {
+		if err := pin(spec.CPUs); err != nil {
+			return err
+		}
 	}
 	r, err := generate(spec)
 	if err != nil {
@@ -124,6 +140,7 @@ func generate(spec loadSpec) (loadReport, error) {
 	g.start = time.Now().Add(spec.Warmup)
 	g.end = g.start.Add(spec.Duration)
 	r := loadReport{Window: spec.Duration, GOMAXPROCS: runtime.GOMAXPROCS(0), Latency: &histogram{}}
+	r.CPUs, _ = processCPUs() // none where they cannot be read
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for range spec.Conns {

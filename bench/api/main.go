@@ -5,10 +5,17 @@
 // binary run again as a child process, over loopback keep-alive connections,
 // so that the figures are the server's alone.
 //
+// The server process (Herald and the bare handler) and the load generator
+// are pinned to different CPUs, with GOMAXPROCS to match: on two CPUs, the
+// server on CPU 0 and the load on CPU 1. -server-cpus and -load-cpus change
+// the split; where processes cannot be pinned, the output says so and they
+// share the CPUs.
+//
 // Each server is measured -rounds times, alternating which goes first; the
 // medians and the ratio of the median throughputs sum them up.
 //
-//	go run ./bench/api [-c 32] [-d 10s] [-warmup 1s] [-rounds 3] [-projects 10] [-cpuprofile file]
+//	go run ./bench/api [-c 32] [-d 10s] [-warmup 1s] [-rounds 3] [-projects 10]
+//		[-server-cpus 0] [-load-cpus 1] [-cpuprofile file]
 package main
 
 import (
@@ -21,7 +28,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"runtime"
 	"runtime/pprof"
 	"time"
 
@@ -42,9 +48,19 @@ func main() {
 	warmup := flag.Duration("warmup", time.Second, "load before each measurement that is not counted")
 	rounds := flag.Int("rounds", 3, "measurements of each server, alternating which goes first")
 	nproj := flag.Int("projects", 10, "projects in the listing")
+	serverCPUs := flag.String("server-cpus", "", "CPUs of the server process, such as 0 or 0-1 (default: the first half of this process's CPUs, or those -load-cpus leaves)")
+	loadCPUs := flag.String("load-cpus", "", "CPUs of the load generator (default: the CPUs the server's leave)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the last round's Herald measurement to this file")
 	flag.Parse()
-	if err := run(context.Background(), config{conns: *conns, dur: *dur, warmup: *warmup, rounds: max(*rounds, 1), projects: *nproj, cpuprofile: *cpuprofile}); err != nil {
+	sp, note, err := chooseSplit(*serverCPUs, *loadCPUs)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if note != "" {
+		fmt.Println("note:", note)
+	}
+	cfg := config{conns: *conns, dur: *dur, warmup: *warmup, rounds: max(*rounds, 1), projects: *nproj, cpuprofile: *cpuprofile, split: sp}
+	if err := run(context.Background(), cfg); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -56,6 +72,7 @@ type config struct {
 	rounds      int
 	projects    int
 	cpuprofile  string
+	split       split
 }
 
 // servers are the two servers measured: Herald and the bare handler that
@@ -70,6 +87,13 @@ type servers struct {
 
 // run starts both servers and measures them.
 func run(ctx context.Context, cfg config) error {
+	if cfg.split.pinned() {
+		// Before Herald starts, so that its threads and pools are sized
+		// and placed for the server's CPUs.
+		if err := pin(cfg.split.server); err != nil {
+			return err
+		}
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	dir, err := os.MkdirTemp("", "herald-bench-api")
@@ -83,8 +107,9 @@ func run(ctx context.Context, cfg config) error {
 	}
 	defer stop()
 
-	fmt.Printf("GET %s (%d bytes), %d connections, %s each after %s warm-up, %d rounds, GOMAXPROCS=%d\n",
-		s.path, s.size, cfg.conns, cfg.dur, cfg.warmup, cfg.rounds, runtime.GOMAXPROCS(0))
+	fmt.Printf("GET %s (%d bytes), %d connections, %s each after %s warm-up, %d rounds\n",
+		s.path, s.size, cfg.conns, cfg.dur, cfg.warmup, cfg.rounds)
+	fmt.Println(cfg.split)
 	bare := &side{name: "bare", url: s.bare}
 	herald := &side{name: "herald", url: s.herald, header: s.cookies, profile: true}
 	if err := compare(ctx, os.Stdout, cfg, bare, herald); err != nil {
