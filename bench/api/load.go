@@ -47,6 +47,12 @@ type loadReport struct {
 	CPUs       []int      `json:"cpus"`
 	GOMAXPROCS int        `json:"gomaxprocs"`
 	Latency    *histogram `json:"latency"`
+
+	// ServerCPU and LoadCPU are the shares of their CPUs' time the
+	// server process and the generator used while the generator ran: 1 is
+	// all of it. ServerCPU is -1 where it is not read.
+	ServerCPU float64 `json:"-"`
+	LoadCPU   float64 `json:"-"`
 }
 
 // rps is the answers 200 per second of the window.
@@ -70,10 +76,14 @@ func runLoad(ctx context.Context, spec loadSpec) (loadReport, error) {
 	}
 	cmd.Stdin, cmd.Stderr = bytes.NewReader(in), os.Stderr
 	cmd.SysProcAttr = childProcAttr()
+	serverBefore, haveServer := processCPUTime()
+	began := time.Now()
 	out, err := cmd.Output()
+	wall := time.Since(began)
 	if err != nil {
 		return loadReport{}, fmt.Errorf("load generator: %w", err)
 	}
+	serverAfter, _ := processCPUTime()
 	var r loadReport
 	if err := json.Unmarshal(out, &r); err != nil {
 		return loadReport{}, fmt.Errorf("load generator's report: %w", err)
@@ -84,7 +94,17 @@ func runLoad(ctx context.Context, spec loadSpec) (loadReport, error) {
 	if len(spec.CPUs) > 0 && (!slices.Equal(r.CPUs, spec.CPUs) || r.GOMAXPROCS != len(spec.CPUs)) {
 		return loadReport{}, fmt.Errorf("load generator ran on %s with GOMAXPROCS %d, not on %s", formatCPUs(r.CPUs), r.GOMAXPROCS, formatCPUs(spec.CPUs))
 	}
+	r.ServerCPU = -1
+	if haveServer {
+		r.ServerCPU = share(serverAfter-serverBefore, wall, runtime.GOMAXPROCS(0))
+	}
+	r.LoadCPU = share(cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime(), wall, r.GOMAXPROCS)
 	return r, nil
+}
+
+// share is the share of n CPUs' time over wall that cpu is.
+func share(cpu, wall time.Duration, n int) float64 {
+	return cpu.Seconds() / wall.Seconds() / float64(max(n, 1))
 }
 
 // loadMain is the load generator's main: spec on stdin, report on stdout.

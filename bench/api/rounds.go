@@ -14,11 +14,17 @@ type figures struct {
 	rps      float64
 	p50, p99 time.Duration
 	errors   int64
+	// serverCPU and loadCPU are the shares of their CPUs the server
+	// process and the load generator used (-1: not read). A server short
+	// of 100 % while the generator is too was not the bottleneck or was
+	// not given its CPUs in full; a generator near 100 % may be one.
+	serverCPU, loadCPU float64
 }
 
 // figuresOf reads the figures off a load generator's report.
 func figuresOf(r loadReport) figures {
-	return figures{rps: r.rps(), p50: r.Latency.quantile(0.50), p99: r.Latency.quantile(0.99), errors: r.Errors}
+	return figures{rps: r.rps(), p50: r.Latency.quantile(0.50), p99: r.Latency.quantile(0.99), errors: r.Errors,
+		serverCPU: r.ServerCPU, loadCPU: r.LoadCPU}
 }
 
 // side is one of the servers measured.
@@ -62,7 +68,7 @@ func (s *side) measure(ctx context.Context, cfg config, last bool) (figures, err
 // compare measures bare and herald cfg.rounds times, one after the other,
 // alternating which goes first, and writes each round's figures to out.
 func compare(ctx context.Context, out io.Writer, cfg config, bare, herald *side) error {
-	fmt.Fprintf(out, "%-6s %-7s %8s %9s %9s %6s\n", "round", "server", "req/s", "p50", "p99", "errors")
+	fmt.Fprintf(out, "%-6s %-7s %8s %9s %9s %6s %8s %8s\n", "round", "server", "req/s", "p50", "p99", "errors", "srv CPU", "load CPU")
 	for i := range cfg.rounds {
 		order := []*side{bare, herald}
 		if i%2 == 1 {
@@ -82,7 +88,15 @@ func compare(ctx context.Context, out io.Writer, cfg config, bare, herald *side)
 
 // String is the figures in the columns compare writes.
 func (f figures) String() string {
-	return fmt.Sprintf("%8.0f %9s %9s %6d", f.rps, ms(f.p50), ms(f.p99), f.errors)
+	return fmt.Sprintf("%8.0f %9s %9s %6d %8s %8s", f.rps, ms(f.p50), ms(f.p99), f.errors, percent(f.serverCPU), percent(f.loadCPU))
+}
+
+// percent writes a share as a percentage, or "?" for -1.
+func percent(share float64) string {
+	if share < 0 {
+		return "?"
+	}
+	return fmt.Sprintf("%.0f %%", 100*share)
 }
 
 // ms writes d in milliseconds.
@@ -95,6 +109,8 @@ func median(rounds []figures) figures {
 	m.rps = medianOf(rounds, func(f figures) float64 { return f.rps })
 	m.p50 = time.Duration(medianOf(rounds, func(f figures) float64 { return float64(f.p50) }))
 	m.p99 = time.Duration(medianOf(rounds, func(f figures) float64 { return float64(f.p99) }))
+	m.serverCPU = medianOf(rounds, func(f figures) float64 { return f.serverCPU })
+	m.loadCPU = medianOf(rounds, func(f figures) float64 { return f.loadCPU })
 	for _, f := range rounds {
 		m.errors += f.errors
 	}
