@@ -21,7 +21,7 @@ func (s split) pinned() bool { return len(s.server) > 0 }
 // String says where each process runs, as the benchmark's output does.
 func (s split) String() string {
 	if !s.pinned() {
-		return fmt.Sprintf("server and load not pinned: they share %d CPUs, GOMAXPROCS %d", runtime.NumCPU(), runtime.GOMAXPROCS(0))
+		return fmt.Sprintf("server and load not pinned: they share the CPUs, GOMAXPROCS %d each", runtime.GOMAXPROCS(0))
 	}
 	return fmt.Sprintf("server on %s (GOMAXPROCS %d), load on %s (GOMAXPROCS %d)",
 		formatCPUs(s.server), len(s.server), formatCPUs(s.load), len(s.load))
