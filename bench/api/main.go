@@ -1,10 +1,21 @@
 // Command api measures authenticated API throughput and latency: GET
 // /svc/account/profile/<id>/projects on a Herald started in-process, beside a
 // bare net/http handler that serves the same bytes with no authentication or
-// database, both loaded by the same Go load generator over loopback keep-alive
-// connections in the same run.
+// database, both loaded in the same run by the same load generator: this
+// binary run again as a child process, over loopback keep-alive connections,
+// so that the figures are the server's alone.
 //
-//	go run ./bench/api [-c 32] [-d 10s] [-projects 10]
+// The server process (Herald and the bare handler) and the load generator
+// are pinned to different CPUs, with GOMAXPROCS to match: on two CPUs, the
+// server on CPU 0 and the load on CPU 1. -server-cpus and -load-cpus change
+// the split; where processes cannot be pinned, the output says so and they
+// share the CPUs.
+//
+// Each server is measured -rounds times, alternating which goes first; the
+// medians and the ratio of the median throughputs sum them up.
+//
+//	go run ./bench/api [-c 32] [-d 10s] [-warmup 1s] [-rounds 3] [-projects 10]
+//		[-server-cpus 0] [-load-cpus 1] [-cpuprofile file]
 package main
 
 import (
@@ -15,11 +26,9 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
-	"runtime"
 	"runtime/pprof"
-	"slices"
-	"sync"
 	"time"
 
 	"github.com/heraldhq/herald/app"
@@ -28,130 +37,178 @@ import (
 )
 
 func main() {
-	conns := flag.Int("c", 32, "concurrent connections")
-	dur := flag.Duration("d", 10*time.Second, "duration of each measurement")
-	nproj := flag.Int("projects", 10, "projects in the listing")
-	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the Herald measurement to this file")
-	flag.Parse()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-
-	dir, err := os.MkdirTemp("", "herald-bench-api")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	h, stop, err := benchapp.Start(ctx, dir, nil, app.Options{})
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer stop()
-	a, c := h.App, h.Client
-	for i := range *nproj {
-		if _, err := c.CreateProject(ctx, fmt.Sprintf("Project %d", i), "bench"); err != nil {
+	if os.Getenv(loadEnv) != "" {
+		if err := loadMain(); err != nil {
 			log.Fatal(err)
 		}
+		return
 	}
-	target := a.URL() + h.Profile + "/projects"
-	// The load client's transport keeps one connection per worker alive.
-	lc := client.New(a.URL(), client.WithUserAgent("bench"), client.WithHTTPClient(&http.Client{
-		Transport: &http.Transport{MaxIdleConnsPerHost: *conns, MaxConnsPerHost: *conns}}))
-	if _, err := lc.Login(ctx, app.DefaultConfig().AdminLogin, benchapp.AdminPassword); err != nil {
+	conns := flag.Int("c", 32, "concurrent connections")
+	dur := flag.Duration("d", 10*time.Second, "duration of each measurement")
+	warmup := flag.Duration("warmup", time.Second, "load before each measurement that is not counted")
+	rounds := flag.Int("rounds", 3, "measurements of each server, alternating which goes first")
+	nproj := flag.Int("projects", 10, "projects in the listing")
+	serverCPUs := flag.String("server-cpus", "", "CPUs of the server process, such as 0 or 0-1 (default: the first half of this process's CPUs, or those -load-cpus leaves)")
+	loadCPUs := flag.String("load-cpus", "", "CPUs of the load generator (default: the CPUs the server's leave)")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the last round's Herald measurement to this file")
+	flag.Parse()
+	sp, note, err := chooseSplit(*serverCPUs, *loadCPUs)
+	if err != nil {
 		log.Fatal(err)
 	}
-	hc := lc.HTTPClient()
-	body := fetch(hc, target)
+	if note != "" {
+		fmt.Println("note:", note)
+	}
+	cfg := config{conns: *conns, dur: *dur, warmup: *warmup, rounds: max(*rounds, 1), projects: *nproj, cpuprofile: *cpuprofile, split: sp}
+	if err := run(context.Background(), cfg); err != nil {
+		log.Fatal(err)
+	}
+}
 
+// config is what the flags ask for.
+type config struct {
+	conns       int
+	dur, warmup time.Duration
+	rounds      int
+	projects    int
+	cpuprofile  string
+	split       split
+}
+
+// servers are the two servers measured: Herald and the bare handler that
+// answers with the same bytes.
+type servers struct {
+	lc     *client.Client // logged in as the admin, for the load's cookies
+	herald string         // the listing's URL on Herald
+	bare   string         // the bare handler's URL
+	path   string         // the listing's path
+	size   int            // bytes of the listing
+}
+
+// run starts both servers and measures them.
+func run(ctx context.Context, cfg config) error {
+	if cfg.split.pinned() {
+		// Before Herald starts, so that its threads and pools are sized
+		// and placed for the server's CPUs.
+		if err := pin(cfg.split.server); err != nil {
+			return err
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	dir, err := os.MkdirTemp("", "herald-bench-api")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	s, stop, err := start(ctx, dir, cfg.projects)
+	if err != nil {
+		return err
+	}
+	defer stop()
+
+	fmt.Printf("GET %s (%d bytes), %d connections, %s each after %s warm-up, %d rounds\n",
+		s.path, s.size, cfg.conns, cfg.dur, cfg.warmup, cfg.rounds)
+	fmt.Println(cfg.split)
+	bare := &side{name: "bare", url: s.bare}
+	herald := &side{name: "herald", url: s.herald, header: s.cookies, profile: true}
+	if err := compare(ctx, os.Stdout, cfg, bare, herald); err != nil {
+		return err
+	}
+	summarize(os.Stdout, bare, herald)
+	return nil
+}
+
+// start runs Herald with its data in dir and the admin's projects, and the
+// bare handler beside it, until stop is called.
+func start(ctx context.Context, dir string, projects int) (s *servers, stop func(), err error) {
+	h, stopHerald, err := benchapp.Start(ctx, dir, nil, app.Options{})
+	if err != nil {
+		return nil, nil, err
+	}
+	defer func() {
+		if err != nil {
+			stopHerald()
+		}
+	}()
+	for i := range projects {
+		if _, err := h.Client.CreateProject(ctx, fmt.Sprintf("Project %d", i), "bench"); err != nil {
+			return nil, nil, err
+		}
+	}
+	s = &servers{path: h.Profile + "/projects", herald: h.App.URL() + h.Profile + "/projects"}
+	s.lc = client.New(h.App.URL(), client.WithUserAgent("bench"))
+	if _, err := s.lc.Login(ctx, app.DefaultConfig().AdminLogin, benchapp.AdminPassword); err != nil {
+		return nil, nil, err
+	}
+	body, err := fetch(s.lc.HTTPClient(), s.herald)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.size = len(body)
 	bare := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		_, _ = w.Write(body)
 	})}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		log.Fatal(err)
+		return nil, nil, err
 	}
-	go bare.Serve(ln)
-	defer bare.Close()
-
-	fmt.Printf("GET %s (%d bytes), %d connections, %s each, GOMAXPROCS=%d\n", h.Profile+"/projects", len(body), *conns, *dur, runtime.GOMAXPROCS(0))
-	hb := measure(hc, "http://"+ln.Addr().String()+"/", *conns, *dur)
-	if *cpuprofile != "" {
-		f, err := os.Create(*cpuprofile)
-		if err != nil {
-			log.Fatal(err)
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			log.Fatal(err)
-		}
-	}
-	hh := measure(hc, target, *conns, *dur)
-	pprof.StopCPUProfile()
-	fmt.Printf("%-8s %10s %8s %8s %8s\n", "server", "req/s", "p50", "p99", "errors")
-	for _, r := range []struct {
-		name string
-		res  result
-	}{{"bare", hb}, {"herald", hh}} {
-		fmt.Printf("%-8s %10.0f %8s %8s %8d\n", r.name, r.res.rps, r.res.p50, r.res.p99, r.res.errors)
-	}
-	fmt.Printf("ratio herald/bare throughput: %.2f\n", hh.rps/hb.rps)
+	go func() { _ = bare.Serve(ln) }()
+	s.bare = "http://" + ln.Addr().String() + "/"
+	return s, func() { bare.Close(); stopHerald() }, nil
 }
 
-func fetch(hc *http.Client, target string) []byte {
+// cookies gets a new temporary token, valid for the token's lifetime from
+// now, and returns the header that carries the login to the listing.
+func (s *servers) cookies(ctx context.Context) (http.Header, error) {
+	if err := s.lc.Do(ctx, http.MethodGet, "/svc/account/token", nil, nil); err != nil {
+		return nil, err
+	}
+	u, err := url.Parse(s.herald)
+	if err != nil {
+		return nil, err
+	}
+	req := &http.Request{Header: http.Header{}}
+	for _, c := range s.lc.HTTPClient().Jar.Cookies(u) {
+		req.AddCookie(c)
+	}
+	return req.Header, nil
+}
+
+// fetch is the body of a GET of target, which must answer 200.
+func fetch(hc *http.Client, target string) ([]byte, error) {
 	resp, err := hc.Get(target)
 	if err != nil {
-		log.Fatal(err)
+		return nil, err
 	}
 	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 {
-		log.Fatalf("GET %s: %d %s", target, resp.StatusCode, b)
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
 	}
-	return b
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %d %s", target, resp.StatusCode, b)
+	}
+	return b, nil
 }
 
-type result struct {
-	rps      float64
-	p50, p99 time.Duration
-	errors   int
-}
-
-func measure(hc *http.Client, target string, conns int, d time.Duration) result {
-	var mu sync.Mutex
-	var lat []time.Duration
-	errs := 0
-	deadline := time.Now().Add(d)
-	var wg sync.WaitGroup
-	for range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var local []time.Duration
-			bad := 0
-			for time.Now().Before(deadline) {
-				start := time.Now()
-				resp, err := hc.Get(target)
-				if err != nil {
-					bad++
-					continue
-				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != 200 {
-					bad++
-					continue
-				}
-				local = append(local, time.Since(start))
-			}
-			mu.Lock()
-			lat = append(lat, local...)
-			errs += bad
-			mu.Unlock()
-		}()
+// startProfile starts a CPU profile into file, if file is not empty; stop
+// ends it.
+func startProfile(file string) (stop func(), err error) {
+	if file == "" {
+		return func() {}, nil
 	}
-	wg.Wait()
-	slices.Sort(lat)
-	if len(lat) == 0 {
-		return result{errors: errs}
+	f, err := os.Create(file)
+	if err != nil {
+		return nil, err
 	}
-	return result{rps: float64(len(lat)) / d.Seconds(), p50: lat[len(lat)/2], p99: lat[len(lat)*99/100], errors: errs}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
