@@ -10,12 +10,16 @@ import (
 	"time"
 )
 
+// unratedRunsQuery reads the final runs not yet rated through the index
+// runs_unrated, whose condition its own matches.
+const unratedRunsQuery = `SELECT id, subscription_id, scheduled_at, state, '{}', error, started, finished
+	FROM runs WHERE rated = 0 AND state NOT IN ('running', 'queued') ORDER BY finished, rowid LIMIT ?`
+
 // UnratedRuns lists, in the order they became final, up to limit runs in a
 // final state whose outcome has not yet counted toward their subscription's
 // health. Their Detail is left out.
 func (s *Store) UnratedRuns(ctx context.Context, limit int) ([]Run, error) {
-	out, err := queryAll(ctx, s.r, scanRun, `SELECT id, subscription_id, scheduled_at, state, '{}', error, started, finished
-		FROM runs WHERE rated = 0 AND state NOT IN ('running', 'queued') ORDER BY finished, rowid LIMIT ?`, limit)
+	out, err := queryAll(ctx, s.r, scanRun, unratedRunsQuery, limit)
 	if err != nil {
 		return nil, fmt.Errorf("unrated runs: %w", err)
 	}
