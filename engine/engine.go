@@ -246,6 +246,7 @@ func (e *Engine) runPipeline(ctx context.Context) (wait func()) {
 				return
 			}
 			runs := e.claim(ctx, batch)
+			e.readSubscriptions(ctx, runs)
 			go e.prefetch(ctx, runs)
 			for _, run := range runs {
 				claimed <- run
@@ -457,6 +458,28 @@ func maxTime(a, b time.Time) time.Time {
 // subscription returns the subscription, read at most a second ago.
 func (e *Engine) subscription(ctx context.Context, id string) (store.Subscription, error) {
 	return e.subs.get(ctx, id, func(ctx context.Context) (store.Subscription, error) { return e.st.SubscriptionByID(ctx, id) })
+}
+
+// readSubscriptions reads the subscriptions of claimed runs in one query and
+// remembers them for the runs and the metric prefetch: a burst then reads
+// each subscription once per batch of runs, not once per run. A failed read
+// leaves each run to read its own.
+func (e *Engine) readSubscriptions(ctx context.Context, runs []store.Run) {
+	ids := make([]string, len(runs))
+	for i, run := range runs {
+		ids[i] = run.SubscriptionID
+	}
+	subs, err := e.st.SubscriptionsByID(ctx, ids)
+	if err != nil {
+		return
+	}
+	for _, id := range ids {
+		if sub, ok := subs[id]; ok {
+			e.subs.put(id, sub, nil)
+		} else {
+			e.subs.put(id, store.Subscription{}, store.ErrNotFound) // deleted since its fire
+		}
+	}
 }
 
 // executeMetric is the shared work of executing a metric.

@@ -39,13 +39,18 @@ func (r *recent[K, V]) get(ctx context.Context, key K, load func(context.Context
 	if ctx.Err() != nil {
 		return v, err
 	}
+	r.put(key, v, err)
+	return v, err
+}
+
+// put remembers v (or err) for key as loaded now.
+func (r *recent[K, V]) put(key K, v V, err error) {
 	r.mu.Lock()
 	if len(r.m) > 100_000 {
 		clear(r.m)
 	}
-	r.m[key] = recentEntry[V]{v: v, err: err, at: now}
+	r.m[key] = recentEntry[V]{v: v, err: err, at: time.Now()}
 	r.mu.Unlock()
-	return v, err
 }
 
 // forget drops key, so the next get loads it.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -216,6 +217,26 @@ func (s *Store) querySubscriptions(ctx context.Context, where string, args ...an
 // SubscriptionByID returns the subscription with the given id.
 func (s *Store) SubscriptionByID(ctx context.Context, id string) (Subscription, error) {
 	return scanSubscription(s.r.QueryRowContext(ctx, subscriptionSelect+` WHERE s.id = ?`, id))
+}
+
+// SubscriptionsByID returns the subscriptions with the given ids, by id, in
+// one read per 500; ids without a subscription are left out.
+func (s *Store) SubscriptionsByID(ctx context.Context, ids []string) (map[string]Subscription, error) {
+	out := make(map[string]Subscription, len(ids))
+	for chunk := range slices.Chunk(ids, maxLedgerParams) {
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			args[i] = id
+		}
+		subs, err := s.querySubscriptions(ctx, `s.id IN (?`+strings.Repeat(", ?", len(chunk)-1)+`)`, args...)
+		if err != nil {
+			return nil, err
+		}
+		for _, sub := range subs {
+			out[sub.ID] = sub
+		}
+	}
+	return out, nil
 }
 
 // Subscriptions lists a user's subscriptions in a project, oldest first.

@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"time"
@@ -39,6 +40,7 @@ func main() {
 	runs := flag.Int("runs", 1, "runs, each on a fresh data folder")
 	verbose := flag.Bool("v", false, "print progress while the burst runs")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the last run's burst to this file")
+	blockprofile := flag.String("blockprofile", "", "write a profile of where goroutines waited during the last run's burst to this file")
 	flag.Parse()
 	o.verbose = *verbose
 	ctx := context.Background()
@@ -48,8 +50,8 @@ func main() {
 	fmt.Printf("%-4s %12s %10s %12s %10s %11s %12s\n", "run", "executions", "handed", "last mail", "peak RSS", "fires", "lateness p99")
 	var handed, mailed []time.Duration
 	for i := range *runs {
-		if *cpuprofile != "" && i == *runs-1 {
-			o.profile = *cpuprofile
+		if i == *runs-1 {
+			o.profile, o.blockProfile = *cpuprofile, *blockprofile
 		}
 		r := run(ctx, o)
 		handed, mailed = append(handed, r.handed), append(mailed, r.lastMail)
@@ -67,6 +69,7 @@ type options struct {
 	lead                              time.Duration
 	verbose                           bool
 	profile                           string // CPU profile of the burst, or ""
+	blockProfile                      string // blocking profile of the burst, or ""
 }
 
 // startProfile starts a CPU profile into path and returns its stop.
@@ -79,6 +82,23 @@ func startProfile(path string) func() {
 		log.Fatal(err)
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }
+}
+
+// startBlockProfile records where goroutines wait (channels, locks, selects)
+// until its stop writes the profile into path.
+func startBlockProfile(path string) func() {
+	runtime.SetBlockProfileRate(int(10 * time.Microsecond))
+	return func() {
+		f, err := os.Create(path)
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer f.Close()
+		if err := pprof.Lookup("block").WriteTo(f, 0); err != nil {
+			log.Fatal(err)
+		}
+		runtime.SetBlockProfileRate(0)
+	}
 }
 
 func median(ds []time.Duration) time.Duration {

@@ -91,6 +91,9 @@ func run(ctx context.Context, o options) result {
 	if o.profile != "" {
 		defer startProfile(o.profile)()
 	}
+	if o.blockProfile != "" {
+		defer startBlockProfile(o.blockProfile)()
+	}
 	begin := clock.Real(instant)
 	r := result{handed: waitHanded(db, o, begin, requests)}
 	r.lastMail = waitMails(sink, o.subs, begin)
