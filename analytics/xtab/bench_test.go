@@ -1,7 +1,6 @@
 package xtab
 
 import (
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -55,8 +54,6 @@ func BenchmarkPageJSON(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := json.Marshal(map[string]*XTab{"xtab_data": x}); err != nil {
-			b.Fatal(err)
-		}
+		x.AppendJSON(nil)
 	}
 }

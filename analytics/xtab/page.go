@@ -1,9 +1,12 @@
 package xtab
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -91,6 +94,184 @@ type Node struct {
 	Last     int              `json:"last"`
 	Index    map[string][]int `json:"index"`
 	Children []*Node          `json:"children"`
+}
+
+// AppendJSON appends the page as encoding/json encodes it, byte for byte, without
+// reflection: a page of 10,000 rows has a row tree of 10,000 nodes.
+func (x *XTab) AppendJSON(b []byte) []byte {
+	if x == nil {
+		return append(b, "null"...)
+	}
+	cells := 0
+	for _, row := range x.Data {
+		cells += len(row)
+	}
+	// about what a header node and a cell take, so that b grows once
+	b = slices.Grow(b, 100*(len(x.Data)+x.Size.Columns)+24*cells)
+	b = append(b, `{"rows":`...)
+	b = x.Rows.appendJSON(b)
+	b = append(b, `,"columns":`...)
+	b = x.Columns.appendJSON(b)
+	b = append(b, `,"data":`...)
+	b = appendData(b, x.Data)
+	for _, s := range []struct {
+		key  string
+		size Size
+	}{{`,"overall_size":`, x.OverallSize}, {`,"offset":`, x.Offset}, {`,"size":`, x.Size}} {
+		b = append(b, s.key...)
+		b = append(b, `{"rows":`...)
+		b = strconv.AppendInt(b, int64(s.size.Rows), 10)
+		b = append(b, `,"columns":`...)
+		b = strconv.AppendInt(b, int64(s.size.Columns), 10)
+		b = append(b, '}')
+	}
+	return append(b, '}')
+}
+
+func (h *Headers) appendJSON(b []byte) []byte {
+	b = append(b, `{"lookups":`...)
+	if h.Lookups == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i, l := range h.Lookups {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendLookup(b, l)
+		}
+		b = append(b, ']')
+	}
+	b = append(b, `,"tree":`...)
+	b = h.Tree.appendJSON(b)
+	return append(b, '}')
+}
+
+// appendLookup encodes a lookup, its keys in order as encoding/json sorts them.
+func appendLookup(b []byte, l map[string]string) []byte {
+	if l == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '{')
+	for i, k := range slices.Sorted(maps.Keys(l)) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, k)
+		b = append(b, ':')
+		b = appendJSONString(b, l[k])
+	}
+	return append(b, '}')
+}
+
+func appendData(b []byte, data [][]*string) []byte {
+	if data == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i, row := range data {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if row == nil {
+			b = append(b, "null"...)
+			continue
+		}
+		b = append(b, '[')
+		for j, c := range row {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			if c == nil {
+				b = append(b, "null"...)
+			} else {
+				b = appendJSONString(b, *c)
+			}
+		}
+		b = append(b, ']')
+	}
+	return append(b, ']')
+}
+
+func (n *Node) appendJSON(b []byte) []byte {
+	if n == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, `{"id":`...)
+	if n.ID == nil {
+		b = append(b, "null"...)
+	} else {
+		b = appendJSONString(b, *n.ID)
+	}
+	b = append(b, `,"type":`...)
+	b = appendJSONString(b, n.Type)
+	b = append(b, `,"first":`...)
+	b = strconv.AppendInt(b, int64(n.First), 10)
+	b = append(b, `,"last":`...)
+	b = strconv.AppendInt(b, int64(n.Last), 10)
+	b = append(b, `,"index":`...)
+	b = appendIndex(b, n.Index)
+	b = append(b, `,"children":`...)
+	if n.Children == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i, c := range n.Children {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = c.appendJSON(b)
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}')
+}
+
+// appendIndex encodes a node's index: its keys in order, as encoding/json sorts them.
+func appendIndex(b []byte, index map[string][]int) []byte {
+	if index == nil {
+		return append(b, "null"...)
+	}
+	keys := slices.Collect(maps.Keys(index))
+	if len(keys) > 1 {
+		slices.Sort(keys)
+	}
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, k)
+		b = append(b, ':')
+		positions := index[k]
+		if positions == nil {
+			b = append(b, "null"...)
+			continue
+		}
+		b = append(b, '[')
+		for j, p := range positions {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendInt(b, int64(p), 10)
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}')
+}
+
+// appendJSONString encodes s as encoding/json does: printable ASCII other than the
+// characters it escapes is written as is, anything else is left to encoding/json.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always encodes
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // readPage reads a page of a result file.
