@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"testing"
 )
 
@@ -128,5 +129,56 @@ func TestAppendJSONOfAPage(t *testing.T) {
 	}
 	if got := x.AppendJSON(nil); !bytes.Equal(got, want) {
 		t.Fatalf("got %s\nwant %s", got, want)
+	}
+}
+
+// growByOne is how header trees were grown, a node at a time: the reference for grow.
+func growByOne(n *Node, levels []level, items [][]elem, from, to, depth int) {
+	if depth == len(levels) {
+		return
+	}
+	typ := "normal"
+	if levels[depth].Metric {
+		typ = "metric"
+	}
+	for i := from; i < to; {
+		j := i
+		for j < to && items[j][depth].ID == items[i][depth].ID {
+			j++
+		}
+		id := strconv.FormatInt(items[i][depth].ID, 10)
+		child := &Node{ID: &id, Type: typ, First: i, Last: j - 1, Index: map[string][]int{}, Children: []*Node{}}
+		n.Index[id] = append(n.Index[id], len(n.Children))
+		n.Children = append(n.Children, child)
+		growByOne(child, levels, items, i, j, depth+1)
+		i = j
+	}
+}
+
+func TestHeadersOf(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	levels := []level{{Attr: 0}, {Metric: true}, {Attr: 1}}
+	for _, n := range []int{0, 1, 2, 50, 300} {
+		// few ids, so that an id comes back after another one under the same parent
+		items := make([][]elem, n)
+		for i := range items {
+			items[i] = []elem{{ID: int64(rng.IntN(3)), Label: odd[rng.IntN(2)]}, {ID: int64(rng.IntN(2)), Label: "M"}, {ID: int64(rng.IntN(4) - 2), Label: fmt.Sprint(rng.IntN(2))}}
+		}
+		got := headersOf(levels, items)
+		want := Headers{Lookups: []map[string]string{{}, {}, {}}}
+		for _, it := range items {
+			for i, e := range it {
+				want.Lookups[i][strconv.FormatInt(e.ID, 10)] = e.Label
+			}
+		}
+		want.Tree = &Node{Type: "root", First: 0, Last: n - 1, Index: map[string][]int{}, Children: []*Node{}}
+		growByOne(want.Tree, levels, items, 0, n, 0)
+		g, w := (&XTab{Rows: got}).AppendJSON(nil), (&XTab{Rows: want}).AppendJSON(nil)
+		if !bytes.Equal(g, w) {
+			t.Fatalf("%d items:\n got %s\nwant %s", n, g, w)
+		}
+		if n == 300 && !bytes.Contains(g, []byte(`":[0,2`)) {
+			t.Errorf("no id came back after another one: %s", g)
+		}
 	}
 }

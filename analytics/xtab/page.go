@@ -328,9 +328,11 @@ func headersOf(levels []level, items [][]elem) Headers {
 	for i := range h.Lookups {
 		h.Lookups[i] = map[string]string{}
 	}
-	for _, it := range items {
+	for j, it := range items {
 		for i, e := range it {
-			h.Lookups[i][strconv.FormatInt(e.ID, 10)] = e.Label
+			if j == 0 || items[j-1][i] != e { // the element of the item before is in already
+				h.Lookups[i][strconv.FormatInt(e.ID, 10)] = e.Label
+			}
 		}
 	}
 	h.Tree = &Node{Type: "root", First: 0, Last: len(items) - 1, Index: map[string][]int{}, Children: []*Node{}}
@@ -347,16 +349,33 @@ func grow(n *Node, levels []level, items [][]elem, from, to, depth int) {
 	if levels[depth].Metric {
 		typ = "metric"
 	}
-	for i := from; i < to; {
-		j := i
-		for j < to && items[j][depth].ID == items[i][depth].ID {
-			j++
+	runs := 0
+	for i := from; i < to; i = runEnd(items, i, to, depth) {
+		runs++
+	}
+	// one allocation each for the children, their ids and their positions
+	nodes, ids, positions := make([]Node, runs), make([]string, runs), make([]int, runs)
+	n.Index, n.Children = make(map[string][]int, runs), make([]*Node, runs)
+	for i, k := from, 0; i < to; k++ {
+		j := runEnd(items, i, to, depth)
+		ids[k], positions[k] = strconv.FormatInt(items[i][depth].ID, 10), k
+		nodes[k] = Node{ID: &ids[k], Type: typ, First: i, Last: j - 1, Index: map[string][]int{}, Children: []*Node{}}
+		if prev, ok := n.Index[ids[k]]; ok {
+			n.Index[ids[k]] = append(prev, k)
+		} else {
+			n.Index[ids[k]] = positions[k : k+1 : k+1]
 		}
-		id := strconv.FormatInt(items[i][depth].ID, 10)
-		child := &Node{ID: &id, Type: typ, First: i, Last: j - 1, Index: map[string][]int{}, Children: []*Node{}}
-		n.Index[id] = append(n.Index[id], len(n.Children))
-		n.Children = append(n.Children, child)
-		grow(child, levels, items, i, j, depth+1)
+		n.Children[k] = &nodes[k]
+		grow(&nodes[k], levels, items, i, j, depth+1)
 		i = j
 	}
+}
+
+// runEnd returns the end of the run of items from i (before to) with one element at depth.
+func runEnd(items [][]elem, i, to, depth int) int {
+	j := i
+	for j < to && items[j][depth].ID == items[i][depth].ID {
+		j++
+	}
+	return j
 }
