@@ -27,8 +27,9 @@
 //
 // The table gives each side's best and median, not counting a first warm-up run, and
 // the ratio of Herald's uncached execution to the faster DuckDB query (the one with the
-// lower median). With -cpuprofile, -profileruns more uncached Herald executions are then
-// run under the CPU profiler.
+// lower median), and how much of Herald's time its client spent decoding the page's
+// JSON (the labels, from the row headers, and the amounts). With -cpuprofile,
+// -profileruns more uncached Herald executions are then run under the CPU profiler.
 //
 //	go run ./bench/execute [-rows 10000000] [-a 20] [-b 500] [-runs 5] [-sqlite=true] [-cpuprofile file [-profileruns 10]]
 package main
@@ -38,6 +39,7 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -158,7 +160,9 @@ func main() {
 // gave.
 type timings struct {
 	uncached, cached, joinFirst, groupFirst []time.Duration
-	want                                    result
+	// decode is, of each Herald execution, the time the client took to decode the page.
+	decode []time.Duration
+	want   result
 }
 
 // measure runs each side runs+1 times, one after the other in every round; the first
@@ -170,21 +174,22 @@ func measure(ctx context.Context, h *herald, duck *sql.DB, runs int) (*timings, 
 	seen := map[string]bool{}
 	for i := range runs + 1 {
 		alias := fmt.Sprintf("Revenue %d", i)
-		ut, got, uri, err := h.execute(ctx, alias)
+		u, err := h.execute(ctx, alias)
 		if err != nil {
 			return nil, err
 		}
-		if seen[uri] {
-			return nil, fmt.Errorf("the uncached execution %d was answered from the cached result %s", i, uri)
+		if seen[u.uri] {
+			return nil, fmt.Errorf("the uncached execution %d was answered from the cached result %s", i, u.uri)
 		}
-		seen[uri] = true
-		ct, cached, curi, err := h.execute(ctx, alias)
+		seen[u.uri] = true
+		c, err := h.execute(ctx, alias)
 		if err != nil {
 			return nil, err
 		}
-		if curi != uri {
-			return nil, fmt.Errorf("the repeated execution %d computed a new result %s instead of answering %s", i, curi, uri)
+		if c.uri != u.uri {
+			return nil, fmt.Errorf("the repeated execution %d computed a new result %s instead of answering %s", i, c.uri, u.uri)
 		}
+		got := u.rows
 		jt, join, err := query(ctx, duck, byHand)
 		if err != nil {
 			return nil, err
@@ -199,14 +204,15 @@ func measure(ctx context.Context, h *herald, duck *sql.DB, runs int) (*timings, 
 		for _, o := range []struct {
 			r    result
 			name string
-		}{{cached, "herald cached"}, {group, "duckdb group first"}} {
+		}{{c.rows, "herald cached"}, {group, "duckdb group first"}} {
 			if err := same(o.r, o.name, got, "herald"); err != nil {
 				return nil, err
 			}
 		}
 		t.want = got
 		if i > 0 {
-			t.uncached, t.cached = append(t.uncached, ut), append(t.cached, ct)
+			t.uncached, t.cached = append(t.uncached, u.took), append(t.cached, c.took)
+			t.decode = append(t.decode, u.decode, c.decode)
 			t.joinFirst, t.groupFirst = append(t.joinFirst, jt), append(t.groupFirst, gt)
 		}
 	}
@@ -237,6 +243,9 @@ func (t *timings) print() {
 	fmt.Printf("herald uncached / fastest duckdb (%s): best %.2f, median %.2f (target median <= 1.3)\n", name,
 		best(t.uncached).Seconds()/best(fastest).Seconds(), median(t.uncached).Seconds()/median(fastest).Seconds())
 	fmt.Printf("herald cached / uncached: median %.2f\n", median(t.cached).Seconds()/median(t.uncached).Seconds())
+	slices.Sort(t.decode)
+	fmt.Printf("of each herald execution, decoding the page's JSON in the client: best %s, median %s\n",
+		best(t.decode).Round(100*time.Microsecond), median(t.decode).Round(100*time.Microsecond))
 }
 
 // best and median of sorted durations.
@@ -254,7 +263,7 @@ func profile(ctx context.Context, h *herald, path string, runs int) error {
 		return err
 	}
 	for i := range runs {
-		if _, _, _, err := h.execute(ctx, fmt.Sprintf("Profiled revenue %d", i)); err != nil {
+		if _, err := h.execute(ctx, fmt.Sprintf("Profiled revenue %d", i)); err != nil {
 			pprof.StopCPUProfile()
 			return err
 		}
@@ -556,10 +565,17 @@ func (h *herald) post(ctx context.Context, path, file string) error {
 	return nil
 }
 
+// execution is what an execution through the API gave.
+type execution struct {
+	took   time.Duration // from the request to the decoded rows
+	decode time.Duration // of took, decoding the page's JSON in the client
+	rows   result
+	uri    string // the data result's, which names the result the server computed or found
+}
+
 // execute runs the report through the API, with alias as the metric's title, and reads
-// all its rows. It returns the time from the request to the decoded rows, the rows, and
-// the data result's URI, which names the result the server computed or found.
-func (h *herald) execute(ctx context.Context, alias string) (time.Duration, result, string, error) {
+// all its rows.
+func (h *herald) execute(ctx context.Context, alias string) (execution, error) {
 	def := map[string]any{"format": "grid", "grid": map[string]any{
 		"rows": []any{
 			map[string]any{"attribute": map[string]any{"uri": h.labels[0], "alias": ""}},
@@ -575,33 +591,37 @@ func (h *herald) execute(ctx context.Context, alias string) (time.Duration, resu
 	err := h.c.Do(ctx, "POST", "/svc/xtab2/executor3", map[string]any{"report_req": map[string]any{
 		"definitionContent": map[string]any{"content": def, "projectMetadata": h.md}}}, &res)
 	if err != nil {
-		return 0, nil, "", err
+		return execution{}, err
 	}
-	uri := res.Result.Content.DataResult
-	x, err := h.dataResult(ctx, uri)
+	e := execution{uri: res.Result.Content.DataResult}
+	x, decode, err := h.dataResult(ctx, e.uri)
 	if err != nil {
-		return 0, nil, "", err
+		return execution{}, err
 	}
-	took := time.Since(start)
-	r, err := x.result()
-	return took, r, uri, err
+	e.took, e.decode = time.Since(start), decode
+	e.rows, err = x.result()
+	return e, err
 }
 
-// dataResult reads a data result, all its rows in one page, once it is computed.
-func (h *herald) dataResult(ctx context.Context, uri string) (*xtab, error) {
+// dataResult reads a data result, all its rows in one page, once it is computed, and
+// says how long decoding the page took.
+func (h *herald) dataResult(ctx context.Context, uri string) (*xtab, time.Duration, error) {
 	for {
 		var out struct {
-			XTab *xtab  `json:"xtab_data"`
-			URI  string `json:"uri"` // 202: still computing, after the server held the request a moment
+			XTab json.RawMessage `json:"xtab_data"`
+			URI  string          `json:"uri"` // 202: still computing, after the server held the request a moment
 		}
 		if err := h.c.Do(ctx, "GET", uri, nil, &out); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		switch {
 		case out.XTab != nil:
-			return out.XTab, nil
+			start := time.Now()
+			var x xtab
+			err := json.Unmarshal(out.XTab, &x)
+			return &x, time.Since(start), err
 		case out.URI == "":
-			return nil, fmt.Errorf("%s: the result is empty", uri)
+			return nil, 0, fmt.Errorf("%s: the result is empty", uri)
 		}
 	}
 }
