@@ -112,9 +112,7 @@ func (a *axis) order(metrics int) {
 			a.headers = append(a.headers, header{t, m})
 		}
 	}
-	ranks := a.ranks()
-	slices.SortFunc(a.headers, func(x, y header) int {
-		rx, ry := ranks[x.tuple], ranks[y.tuple]
+	slices.SortStableFunc(a.headers, func(x, y header) int {
 		at := 0
 		for _, l := range a.levels {
 			if l.Metric {
@@ -123,61 +121,19 @@ func (a *axis) order(metrics int) {
 				}
 				continue
 			}
-			if c := cmp.Compare(rx[at], ry[at]); c != 0 {
-				return c
-			}
+			ex, ey := a.tuples[x.tuple][at], a.tuples[y.tuple][at]
 			at++
-		}
-		// the order the headers were made in, should two be equal on every level
-		return cmp.Or(cmp.Compare(x.tuple, y.tuple), cmp.Compare(x.metric, y.metric))
-	})
-}
-
-// ranks returns, for each tuple, the place of each of its elements among the elements
-// its level has: the levels' order, computed once per element rather than once per
-// comparison of headers. Elements the order does not tell apart share a place.
-func (a *axis) ranks() [][]int {
-	n := len(a.attrs)
-	all := make([]int, len(a.tuples)*n)
-	ranks := make([][]int, len(a.tuples))
-	for t := range ranks {
-		ranks[t] = all[t*n : (t+1)*n : (t+1)*n]
-	}
-	at := 0
-	for _, l := range a.levels {
-		if l.Metric {
-			continue
-		}
-		place := map[elem]int{}
-		var distinct []elem
-		for _, tu := range a.tuples {
-			if _, ok := place[tu[at]]; !ok {
-				place[tu[at]] = 0
-				distinct = append(distinct, tu[at])
-			}
-		}
-		order := func(x, y elem) int {
 			if !l.Date {
-				if c := strings.Compare(x.Label, y.Label); c != 0 {
+				if c := strings.Compare(ex.Label, ey.Label); c != 0 {
 					return c
 				}
 			}
-			return cmp.Compare(x.ID, y.ID)
-		}
-		slices.SortFunc(distinct, order)
-		r := 0
-		for i, e := range distinct {
-			if i > 0 && order(distinct[i-1], e) != 0 {
-				r++
+			if c := cmp.Compare(ex.ID, ey.ID); c != 0 {
+				return c
 			}
-			place[e] = r
 		}
-		for t, tu := range a.tuples {
-			ranks[t][at] = place[tu[at]]
-		}
-		at++
-	}
-	return ranks
+		return 0
+	})
 }
 
 // elems returns a header's elements, one per level.
