@@ -33,6 +33,12 @@ func respond(w http.ResponseWriter, r *http.Request, status int, v any) {
 	if err != nil {
 		status, body = http.StatusInternalServerError, []byte(`{"error":{"errorClass":"Internal","component":"api","message":"Response could not be encoded","parameters":[]}}`)
 	}
+	respondEncoded(w, r, status, body)
+}
+
+// respondEncoded writes body, a JSON document, or the same data as YAML when the client
+// asks for it.
+func respondEncoded(w http.ResponseWriter, r *http.Request, status int, body []byte) {
 	ctype := "application/json; charset=utf-8"
 	if wantsYAML(r) {
 		if y, err := jsonToYAML(body); err == nil {

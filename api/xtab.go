@@ -192,7 +192,7 @@ func (s *Server) dataResult(w http.ResponseWriter, r *http.Request, c *caller) e
 	}
 	switch {
 	case x != nil:
-		respond(w, r, http.StatusOK, map[string]*xtab.XTab{"xtab_data": x})
+		respondEncoded(w, r, http.StatusOK, append(x.AppendJSON([]byte(`{"xtab_data":`)), '}'))
 	case state == store.ResultEmpty:
 		w.WriteHeader(http.StatusNoContent)
 	default:

@@ -113,6 +113,8 @@ type fileReader struct {
 	header    fileHeader
 	rowLevels int
 	read      int
+	buf       []byte   // a label as read
+	labels    []string // the last label read at each row level
 }
 
 var errCorrupt = errors.New("result file is corrupt")
@@ -173,11 +175,11 @@ func (r *fileReader) next(headers []elem, values []*float64) error {
 		if err != nil || n > maxLabel {
 			return errCorrupt
 		}
-		label := make([]byte, n)
-		if _, err := io.ReadFull(r.br, label); err != nil {
+		label, err := r.label(i, int(n))
+		if err != nil {
 			return errCorrupt
 		}
-		headers[i] = elem{ID: id, Label: string(label)}
+		headers[i] = elem{ID: id, Label: label}
 	}
 	var buf [8]byte
 	for i := range values {
@@ -195,6 +197,28 @@ func (r *fileReader) next(headers []elem, values []*float64) error {
 		}
 	}
 	return nil
+}
+
+// label reads a label of n bytes at row level i. The rows of a result come in order,
+// so a label is often the one of the row before, whose string it then shares.
+func (r *fileReader) label(i, n int) (string, error) {
+	if r.labels == nil {
+		r.labels = make([]string, r.rowLevels)
+	}
+	if cap(r.buf) < n {
+		r.buf = make([]byte, n)
+	}
+	b := r.buf[:n]
+	if _, err := io.ReadFull(r.br, b); err != nil {
+		return "", err
+	}
+	if i >= len(r.labels) {
+		return string(b), nil
+	}
+	if r.labels[i] != string(b) {
+		r.labels[i] = string(b)
+	}
+	return r.labels[i], nil
 }
 
 // skip reads past n rows.

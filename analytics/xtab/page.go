@@ -1,9 +1,12 @@
 package xtab
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -93,6 +96,184 @@ type Node struct {
 	Children []*Node          `json:"children"`
 }
 
+// AppendJSON appends the page as encoding/json encodes it, byte for byte, without
+// reflection: a page of 10,000 rows has a row tree of 10,000 nodes.
+func (x *XTab) AppendJSON(b []byte) []byte {
+	if x == nil {
+		return append(b, "null"...)
+	}
+	cells := 0
+	for _, row := range x.Data {
+		cells += len(row)
+	}
+	// about what a header node and a cell take, so that b grows once
+	b = slices.Grow(b, 100*(len(x.Data)+x.Size.Columns)+24*cells)
+	b = append(b, `{"rows":`...)
+	b = x.Rows.appendJSON(b)
+	b = append(b, `,"columns":`...)
+	b = x.Columns.appendJSON(b)
+	b = append(b, `,"data":`...)
+	b = appendData(b, x.Data)
+	for _, s := range []struct {
+		key  string
+		size Size
+	}{{`,"overall_size":`, x.OverallSize}, {`,"offset":`, x.Offset}, {`,"size":`, x.Size}} {
+		b = append(b, s.key...)
+		b = append(b, `{"rows":`...)
+		b = strconv.AppendInt(b, int64(s.size.Rows), 10)
+		b = append(b, `,"columns":`...)
+		b = strconv.AppendInt(b, int64(s.size.Columns), 10)
+		b = append(b, '}')
+	}
+	return append(b, '}')
+}
+
+func (h *Headers) appendJSON(b []byte) []byte {
+	b = append(b, `{"lookups":`...)
+	if h.Lookups == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i, l := range h.Lookups {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendLookup(b, l)
+		}
+		b = append(b, ']')
+	}
+	b = append(b, `,"tree":`...)
+	b = h.Tree.appendJSON(b)
+	return append(b, '}')
+}
+
+// appendLookup encodes a lookup, its keys in order as encoding/json sorts them.
+func appendLookup(b []byte, l map[string]string) []byte {
+	if l == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '{')
+	for i, k := range slices.Sorted(maps.Keys(l)) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, k)
+		b = append(b, ':')
+		b = appendJSONString(b, l[k])
+	}
+	return append(b, '}')
+}
+
+func appendData(b []byte, data [][]*string) []byte {
+	if data == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i, row := range data {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if row == nil {
+			b = append(b, "null"...)
+			continue
+		}
+		b = append(b, '[')
+		for j, c := range row {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			if c == nil {
+				b = append(b, "null"...)
+			} else {
+				b = appendJSONString(b, *c)
+			}
+		}
+		b = append(b, ']')
+	}
+	return append(b, ']')
+}
+
+func (n *Node) appendJSON(b []byte) []byte {
+	if n == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, `{"id":`...)
+	if n.ID == nil {
+		b = append(b, "null"...)
+	} else {
+		b = appendJSONString(b, *n.ID)
+	}
+	b = append(b, `,"type":`...)
+	b = appendJSONString(b, n.Type)
+	b = append(b, `,"first":`...)
+	b = strconv.AppendInt(b, int64(n.First), 10)
+	b = append(b, `,"last":`...)
+	b = strconv.AppendInt(b, int64(n.Last), 10)
+	b = append(b, `,"index":`...)
+	b = appendIndex(b, n.Index)
+	b = append(b, `,"children":`...)
+	if n.Children == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i, c := range n.Children {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = c.appendJSON(b)
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}')
+}
+
+// appendIndex encodes a node's index: its keys in order, as encoding/json sorts them.
+func appendIndex(b []byte, index map[string][]int) []byte {
+	if index == nil {
+		return append(b, "null"...)
+	}
+	keys := slices.Collect(maps.Keys(index))
+	if len(keys) > 1 {
+		slices.Sort(keys)
+	}
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, k)
+		b = append(b, ':')
+		positions := index[k]
+		if positions == nil {
+			b = append(b, "null"...)
+			continue
+		}
+		b = append(b, '[')
+		for j, p := range positions {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendInt(b, int64(p), 10)
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}')
+}
+
+// appendJSONString encodes s as encoding/json does: printable ASCII other than the
+// characters it escapes is written as is, anything else is left to encoding/json.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always encodes
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
 // readPage reads a page of a result file.
 func readPage(path string, p *plan, pg Page) (*XTab, error) {
 	rowLevels := levelsShown(p.Rows, len(p.Metrics))
@@ -147,9 +328,11 @@ func headersOf(levels []level, items [][]elem) Headers {
 	for i := range h.Lookups {
 		h.Lookups[i] = map[string]string{}
 	}
-	for _, it := range items {
+	for j, it := range items {
 		for i, e := range it {
-			h.Lookups[i][strconv.FormatInt(e.ID, 10)] = e.Label
+			if j == 0 || items[j-1][i] != e { // the element of the item before is in already
+				h.Lookups[i][strconv.FormatInt(e.ID, 10)] = e.Label
+			}
 		}
 	}
 	h.Tree = &Node{Type: "root", First: 0, Last: len(items) - 1, Index: map[string][]int{}, Children: []*Node{}}
@@ -166,16 +349,33 @@ func grow(n *Node, levels []level, items [][]elem, from, to, depth int) {
 	if levels[depth].Metric {
 		typ = "metric"
 	}
-	for i := from; i < to; {
-		j := i
-		for j < to && items[j][depth].ID == items[i][depth].ID {
-			j++
+	runs := 0
+	for i := from; i < to; i = runEnd(items, i, to, depth) {
+		runs++
+	}
+	// one allocation each for the children, their ids and their positions
+	nodes, ids, positions := make([]Node, runs), make([]string, runs), make([]int, runs)
+	n.Index, n.Children = make(map[string][]int, runs), make([]*Node, runs)
+	for i, k := from, 0; i < to; k++ {
+		j := runEnd(items, i, to, depth)
+		ids[k], positions[k] = strconv.FormatInt(items[i][depth].ID, 10), k
+		nodes[k] = Node{ID: &ids[k], Type: typ, First: i, Last: j - 1, Index: map[string][]int{}, Children: []*Node{}}
+		if prev, ok := n.Index[ids[k]]; ok {
+			n.Index[ids[k]] = append(prev, k)
+		} else {
+			n.Index[ids[k]] = positions[k : k+1 : k+1]
 		}
-		id := strconv.FormatInt(items[i][depth].ID, 10)
-		child := &Node{ID: &id, Type: typ, First: i, Last: j - 1, Index: map[string][]int{}, Children: []*Node{}}
-		n.Index[id] = append(n.Index[id], len(n.Children))
-		n.Children = append(n.Children, child)
-		grow(child, levels, items, i, j, depth+1)
+		n.Children[k] = &nodes[k]
+		grow(&nodes[k], levels, items, i, j, depth+1)
 		i = j
 	}
+}
+
+// runEnd returns the end of the run of items from i (before to) with one element at depth.
+func runEnd(items [][]elem, i, to, depth int) int {
+	j := i
+	for j < to && items[j][depth].ID == items[i][depth].ID {
+		j++
+	}
+	return j
 }

@@ -233,3 +233,30 @@ func dump(v any) string {
 	data, _ := json.Marshal(v)
 	return string(data)
 }
+
+func TestFileLabelsOfConsecutiveRows(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.xtab")
+	w, err := createFile(path, fileHeader{Rows: 4, Columns: [][]elem{{{Label: "M"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := [][]elem{{{1, "East"}, {7, "a"}}, {{1, "East"}, {8, "b"}}, {{2, "West"}, {8, "b"}}, {{3, ""}, {9, "Westerly"}}}
+	for _, r := range rows {
+		w.row(r, []float64{1}, []bool{true})
+	}
+	if err := w.close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := openFile(path, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.close()
+	values := make([]*float64, 1)
+	for i, want := range rows {
+		heads := make([]elem, 2)
+		if err := r.next(heads, values); err != nil || !reflect.DeepEqual(heads, want) {
+			t.Fatalf("row %d: %v, %v; want %v", i, heads, err, want)
+		}
+	}
+}

@@ -2,28 +2,59 @@
 // in one of -a regions and of -b products, with an amount) is loaded into a Herald
 // started in-process and, in the same run, into a DuckDB database of its own from the
 // same CSV files. The report "revenue by region and product" is then executed through
-// POST /svc/xtab2/executor3 and read through GET dataResult (all rows), alternating with
-// the same aggregation written by hand in DuckDB SQL (all rows read into Go). SQLite
-// (mattn/go-sqlite3) runs the same query on the same rows for reference. Each execution
-// gets a new metric alias so that none is answered from the result cache.
+// POST /svc/xtab2/executor3 and read through GET dataResult (all rows, in one page),
+// alternating with the same aggregation written by hand in DuckDB SQL, joining then
+// grouping and grouping then joining (all rows read into Go). SQLite
+// (mattn/go-sqlite3) runs the same query on the same rows once, for reference.
 //
-//	go run ./bench/execute [-rows 10000000] [-a 20] [-b 500] [-runs 5] [-sqlite=true]
+// Every run compares the results row by row: Herald's with both DuckDB queries' (and
+// SQLite's): the same region and product names, and the same amounts to the cent (the
+// amounts are DECIMAL(15,2) summed exactly by every side, then cast to DOUBLE). The
+// command fails on the first row that differs.
+//
+// Herald is timed twice per run. Its result cache keys on the project, the project's
+// data version and the digest of the execution's plan: the SHA-256 of the compiled SQL
+// and its arguments together with the report's layout as people see it (header levels
+// and their titles, metrics with their titles, i.e. aliases, and formats, the view,
+// filters, chart, definition URI); a result that failed or expired is not reused. The
+// uncached execution gives the metric an alias no run used before: the plan's digest
+// is new, but the SQL, and so the work, is the same; the server must answer it with a
+// data result URI not seen before. The cached execution repeats that request as it
+// was: the server must answer it with the same data result URI, which names the result
+// already computed (Herald has no metric counting cache hits; a miss creates a result
+// with a new id, so the URI tells one from the other). Each is then read through
+// dataResult.
+//
+// The table gives each side's best and median, not counting a first warm-up run, and
+// the ratio of Herald's uncached execution to the faster DuckDB query (the one with the
+// lower median), and how much of Herald's time is its client decoding the page's JSON
+// (the labels, from the row headers, and the amounts), timed apart on the same page
+// read again, so that the timed executions parse each page once. With -cpuprofile,
+// -profileruns more uncached Herald executions are then run under the CPU profiler.
+//
+//	go run ./bench/execute [-rows 10000000] [-a 20] [-b 500] [-runs 5] [-sqlite=true] [-cpuprofile file [-profileruns 10]]
 package main
 
 import (
 	"bufio"
+	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"log"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -76,6 +107,8 @@ func main() {
 	products := flag.Int("b", 500, "products")
 	runs := flag.Int("runs", 5, "executions of each side")
 	withSQLite := flag.Bool("sqlite", true, "also time SQLite, once")
+	cpuProfile := flag.String("cpuprofile", "", "after the timed runs, write a CPU profile of -profileruns more uncached Herald executions to this file")
+	profileRuns := flag.Int("profileruns", 10, "uncached Herald executions under -cpuprofile")
 	flag.Parse()
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "herald-bench-execute")
@@ -108,47 +141,142 @@ func main() {
 	}
 	fmt.Printf("loaded into Herald in %s\n", time.Since(start).Round(time.Millisecond))
 
-	var heraldTimes, duckTimes, firstTimes []time.Duration
-	for i := range *runs + 1 {
-		ht, hn, err := h.execute(ctx, i)
-		if err != nil {
-			log.Fatal(err)
-		}
-		dt, dn, err := query(ctx, duck, byHand)
-		if err != nil {
-			log.Fatal(err)
-		}
-		ft, fn, err := query(ctx, duck, byHandFirst)
-		if err != nil {
-			log.Fatal(err)
-		}
-		if hn != dn || fn != dn {
-			log.Fatalf("herald read %d rows, duckdb %d and %d", hn, dn, fn)
-		}
-		if i > 0 { // the first of each warms caches up
-			heraldTimes, duckTimes, firstTimes = append(heraldTimes, ht), append(duckTimes, dt), append(firstTimes, ft)
-		}
+	t, err := measure(ctx, h, duck, *runs)
+	if err != nil {
+		log.Fatal(err)
 	}
-	fmt.Printf("%-30s %10s %10s\n", "side", "best", "median")
-	line := func(name string, t []time.Duration) {
-		slices.Sort(t)
-		fmt.Printf("%-30s %10s %10s\n", name, t[0].Round(time.Millisecond), t[len(t)/2].Round(time.Millisecond))
-	}
-	line("herald executor3 + dataResult", heraldTimes)
-	line("duckdb by hand, join first", duckTimes)
-	line("duckdb by hand, group first", firstTimes)
-	ratio := func(a, b []time.Duration) string {
-		return fmt.Sprintf("best %.2f, median %.2f", a[0].Seconds()/b[0].Seconds(), a[len(a)/2].Seconds()/b[len(b)/2].Seconds())
-	}
-	fmt.Printf("ratio herald / join first: %s; herald / group first: %s (target <= 2)\n",
-		ratio(heraldTimes, duckTimes), ratio(heraldTimes, firstTimes))
+	t.print()
 	if *withSQLite {
-		t, err := sqliteOnce(ctx, dir, d)
-		if err != nil {
+		if err := sqliteReference(ctx, dir, d, t.want); err != nil {
 			log.Fatal(err)
 		}
-		fmt.Printf("%-30s %10s (reference, one run)\n", "sqlite by hand", t.Round(time.Millisecond))
 	}
+	if *cpuProfile != "" {
+		if err := profile(ctx, h, *cpuProfile, *profileRuns); err != nil {
+			log.Fatal(err)
+		}
+	}
+}
+
+// timings are the durations of each side's timed executions, and the result they all
+// gave.
+type timings struct {
+	uncached, cached, joinFirst, groupFirst []time.Duration
+	// decode is, per run, the time the client takes to decode Herald's page.
+	decode []time.Duration
+	want   result
+}
+
+// measure runs each side runs+1 times, one after the other in every round; the first
+// round warms caches up and is not timed. Every result is compared with Herald's
+// uncached one, which is compared with DuckDB's, and every cached execution must be
+// answered from the result the uncached one just computed.
+func measure(ctx context.Context, h *herald, duck *sql.DB, runs int) (*timings, error) {
+	t := &timings{}
+	seen := map[string]bool{}
+	for i := range runs + 1 {
+		alias := fmt.Sprintf("Revenue %d", i)
+		u, err := h.execute(ctx, alias)
+		if err != nil {
+			return nil, err
+		}
+		if seen[u.uri] {
+			return nil, fmt.Errorf("the uncached execution %d was answered from the cached result %s", i, u.uri)
+		}
+		seen[u.uri] = true
+		c, err := h.execute(ctx, alias)
+		if err != nil {
+			return nil, err
+		}
+		if c.uri != u.uri {
+			return nil, fmt.Errorf("the repeated execution %d computed a new result %s instead of answering %s", i, c.uri, u.uri)
+		}
+		got := u.rows
+		jt, join, err := query(ctx, duck, byHand)
+		if err != nil {
+			return nil, err
+		}
+		gt, group, err := query(ctx, duck, byHandFirst)
+		if err != nil {
+			return nil, err
+		}
+		if err := same(got, "herald", join, "duckdb join first"); err != nil {
+			return nil, err
+		}
+		for _, o := range []struct {
+			r    result
+			name string
+		}{{c.rows, "herald cached"}, {group, "duckdb group first"}} {
+			if err := same(o.r, o.name, got, "herald"); err != nil {
+				return nil, err
+			}
+		}
+		t.want = got
+		if i > 0 {
+			t.uncached, t.cached = append(t.uncached, u.took), append(t.cached, c.took)
+			d, err := h.decodeTime(ctx, u.uri)
+			if err != nil {
+				return nil, err
+			}
+			t.decode = append(t.decode, d)
+			t.joinFirst, t.groupFirst = append(t.joinFirst, jt), append(t.groupFirst, gt)
+		}
+	}
+	return t, nil
+}
+
+// print writes the table of best and median times and the ratio of Herald's uncached
+// execution to the faster hand-written query (the one with the lower median).
+func (t *timings) print() {
+	fmt.Printf("results equal in every run: %d rows, amounts equal to the cent\n", len(t.want))
+	fmt.Printf("%-40s %10s %10s\n", "side", "best", "median")
+	for _, s := range []struct {
+		name string
+		d    []time.Duration
+	}{
+		{"herald executor3 + dataResult, uncached", t.uncached},
+		{"herald executor3 + dataResult, cached", t.cached},
+		{"duckdb by hand, join then group", t.joinFirst},
+		{"duckdb by hand, group then join", t.groupFirst},
+	} {
+		slices.Sort(s.d)
+		fmt.Printf("%-40s %10s %10s\n", s.name, best(s.d).Round(time.Millisecond), median(s.d).Round(time.Millisecond))
+	}
+	fastest, name := t.joinFirst, "join then group"
+	if median(t.groupFirst) < median(t.joinFirst) {
+		fastest, name = t.groupFirst, "group then join"
+	}
+	fmt.Printf("herald uncached / fastest duckdb (%s): best %.2f, median %.2f (target median <= 1.3)\n", name,
+		best(t.uncached).Seconds()/best(fastest).Seconds(), median(t.uncached).Seconds()/median(fastest).Seconds())
+	fmt.Printf("herald cached / uncached: median %.2f\n", median(t.cached).Seconds()/median(t.uncached).Seconds())
+	slices.Sort(t.decode)
+	fmt.Printf("of herald's time, the client decoding the page's JSON: best %s, median %s\n",
+		best(t.decode).Round(100*time.Microsecond), median(t.decode).Round(100*time.Microsecond))
+}
+
+// best and median of sorted durations.
+func best(d []time.Duration) time.Duration   { return d[0] }
+func median(d []time.Duration) time.Duration { return d[len(d)/2] }
+
+// profile writes a CPU profile of runs uncached Herald executions.
+func profile(ctx context.Context, h *herald, path string, runs int) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := pprof.StartCPUProfile(f); err != nil {
+		return err
+	}
+	for i := range runs {
+		if _, err := h.execute(ctx, fmt.Sprintf("Profiled revenue %d", i)); err != nil {
+			pprof.StopCPUProfile()
+			return err
+		}
+	}
+	pprof.StopCPUProfile()
+	fmt.Printf("CPU profile of %d uncached herald executions written to %s\n", runs, path)
+	return f.Close()
 }
 
 // machine prints what the figures were measured on.
@@ -234,81 +362,134 @@ func loadDuckDB(ctx context.Context, dir string) (*sql.DB, error) {
 	return db, nil
 }
 
+// row is a row of the report: a region's and a product's names and their revenue.
+type row struct {
+	region, product string
+	amount          float64
+}
+
+// result is the rows of the report, in any order.
+type result []row
+
+// cents is an amount to the cent. The amounts are DECIMAL(15,2) and every side sums
+// them exactly before it casts the sum to DOUBLE; a sum below 2^53 cents is within
+// half a cent of that DOUBLE, so rounding gives the exact sum back.
+func cents(v float64) int64 { return int64(math.Round(v * 100)) }
+
+// same compares two results row by row, in region and product order: the same names and
+// the same amounts to the cent. The error names the first row that differs.
+func same(a result, aName string, b result, bName string) error {
+	a, b = sorted(a), sorted(b)
+	for i := range max(len(a), len(b)) {
+		switch {
+		case i >= len(a):
+			return fmt.Errorf("%s has %d rows, %s %d: first missing %+v", aName, len(a), bName, len(b), b[i])
+		case i >= len(b):
+			return fmt.Errorf("%s has %d rows, %s %d: first extra %+v", aName, len(a), bName, len(b), a[i])
+		case a[i].region != b[i].region || a[i].product != b[i].product || cents(a[i].amount) != cents(b[i].amount):
+			return fmt.Errorf("row %d differs: %s %+v, %s %+v", i, aName, a[i], bName, b[i])
+		}
+	}
+	return nil
+}
+
+// sorted returns a copy of r in region and product order.
+func sorted(r result) result {
+	return slices.SortedFunc(slices.Values(r), func(x, y row) int {
+		return cmp.Or(strings.Compare(x.region, y.region), strings.Compare(x.product, y.product))
+	})
+}
+
 // query runs a hand-written report and reads every row.
-func query(ctx context.Context, db *sql.DB, q string) (time.Duration, int, error) {
+func query(ctx context.Context, db *sql.DB, q string) (time.Duration, result, error) {
 	start := time.Now()
+	r, err := scan(ctx, db, q)
+	return time.Since(start), r, err
+}
+
+// scan runs a query of the report and reads every row.
+func scan(ctx context.Context, db *sql.DB, q string) (result, error) {
 	rows, err := db.QueryContext(ctx, q)
 	if err != nil {
-		return 0, 0, err
+		return nil, err
 	}
 	defer rows.Close()
-	n := 0
+	var out result
 	for rows.Next() {
-		var region, product string
-		var v float64
-		if err := rows.Scan(&region, &product, &v); err != nil {
-			return 0, 0, err
+		var r row
+		if err := rows.Scan(&r.region, &r.product, &r.amount); err != nil {
+			return nil, err
 		}
-		n++
+		out = append(out, r)
 	}
-	return time.Since(start), n, rows.Err()
+	return out, rows.Err()
+}
+
+// sqliteReference times the report in SQLite once and checks its result.
+func sqliteReference(ctx context.Context, dir string, d data, want result) error {
+	t, got, err := sqliteOnce(ctx, dir, d)
+	if err != nil {
+		return err
+	}
+	if err := same(got, "sqlite", want, "herald"); err != nil {
+		return err
+	}
+	fmt.Printf("%-40s %10s (reference, one run; result equal)\n", "sqlite by hand", t.Round(time.Millisecond))
+	return nil
 }
 
 // sqliteOnce loads the same sales into SQLite and times the same query once.
-func sqliteOnce(ctx context.Context, dir string, d data) (time.Duration, error) {
+func sqliteOnce(ctx context.Context, dir string, d data) (time.Duration, result, error) {
 	db, err := sql.Open("sqlite3", "file:"+filepath.Join(dir, "direct.sqlite")+"?_journal_mode=OFF&_synchronous=OFF")
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
+	if err := sqliteLoad(ctx, db, d); err != nil {
+		return 0, nil, err
+	}
+	return query(ctx, db, strings.ReplaceAll(byHand, "CAST(SUM(s.f_amount) AS DOUBLE)", "SUM(s.f_amount)"))
+}
+
+// sqliteLoad creates the tables in SQLite and inserts the sales.
+func sqliteLoad(ctx context.Context, db *sql.DB, d data) error {
 	for _, s := range []string{
 		"CREATE TABLE f_regions (id TEXT PRIMARY KEY, nm_name TEXT)",
 		"CREATE TABLE f_products (id INTEGER PRIMARY KEY, nm_name TEXT)",
 		"CREATE TABLE f_sales (id INTEGER PRIMARY KEY, f_amount NUMERIC, regions_id TEXT, products_id INTEGER)",
 	} {
 		if _, err := db.ExecContext(ctx, s); err != nil {
-			return 0, err
+			return err
 		}
 	}
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	defer tx.Rollback()
 	for i := 1; i <= d.regions; i++ {
 		if _, err := tx.ExecContext(ctx, "INSERT INTO f_regions VALUES (?, ?)", fmt.Sprintf("r%d", i), fmt.Sprintf("Region %03d", i)); err != nil {
-			return 0, err
+			return err
 		}
 	}
 	for i := 1; i <= d.products; i++ {
 		if _, err := tx.ExecContext(ctx, "INSERT INTO f_products VALUES (?, ?)", i, fmt.Sprintf("Product %05d", i)); err != nil {
-			return 0, err
+			return err
 		}
 	}
 	ins, err := tx.PrepareContext(ctx, "INSERT INTO f_sales VALUES (?, ?, ?, ?)")
 	if err != nil {
-		return 0, err
+		return err
 	}
 	err = d.each(func(id int, cents int64, region string, product int) error {
 		_, err := ins.ExecContext(ctx, id, float64(cents)/100, region, product)
 		return err
 	})
 	if err != nil {
-		return 0, err
+		return err
 	}
-	if err := tx.Commit(); err != nil {
-		return 0, err
-	}
-	start := time.Now()
-	rows, err := db.QueryContext(ctx, strings.ReplaceAll(byHand, "CAST(SUM(s.f_amount) AS DOUBLE)", "SUM(s.f_amount)"))
-	if err != nil {
-		return 0, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-	}
-	return time.Since(start), rows.Err()
+	return tx.Commit()
 }
 
 // herald is a Herald in this process with the sales project.
@@ -390,16 +571,23 @@ func (h *herald) post(ctx context.Context, path, file string) error {
 	return nil
 }
 
-// execute runs the report through the API and reads all its rows; run makes the metric's
-// alias, and so the execution, new.
-func (h *herald) execute(ctx context.Context, run int) (time.Duration, int, error) {
+// execution is what an execution through the API gave.
+type execution struct {
+	took time.Duration // from the request to the decoded rows
+	rows result
+	uri  string // the data result's, which names the result the server computed or found
+}
+
+// execute runs the report through the API, with alias as the metric's title, and reads
+// all its rows.
+func (h *herald) execute(ctx context.Context, alias string) (execution, error) {
 	def := map[string]any{"format": "grid", "grid": map[string]any{
 		"rows": []any{
 			map[string]any{"attribute": map[string]any{"uri": h.labels[0], "alias": ""}},
 			map[string]any{"attribute": map[string]any{"uri": h.labels[1], "alias": ""}},
 		},
 		"columns": []any{"metricGroup"},
-		"metrics": []any{map[string]any{"uri": h.metric, "alias": fmt.Sprintf("Revenue %d", run)}},
+		"metrics": []any{map[string]any{"uri": h.metric, "alias": alias}},
 	}}
 	start := time.Now()
 	var res struct {
@@ -408,11 +596,113 @@ func (h *herald) execute(ctx context.Context, run int) (time.Duration, int, erro
 	err := h.c.Do(ctx, "POST", "/svc/xtab2/executor3", map[string]any{"report_req": map[string]any{
 		"definitionContent": map[string]any{"content": def, "projectMetadata": h.md}}}, &res)
 	if err != nil {
-		return 0, 0, err
+		return execution{}, err
 	}
-	x, err := h.c.DataResult(ctx, res.Result.Content.DataResult)
+	e := execution{uri: res.Result.Content.DataResult}
+	x, err := h.dataResult(ctx, e.uri)
 	if err != nil {
-		return 0, 0, err
+		return execution{}, err
 	}
-	return time.Since(start), len(x.Data), nil
+	e.took = time.Since(start)
+	e.rows, err = x.result()
+	return e, err
+}
+
+// dataResult reads a data result, all its rows in one page, once it is computed.
+func (h *herald) dataResult(ctx context.Context, uri string) (*xtab, error) {
+	for {
+		var out page
+		if err := h.c.Do(ctx, "GET", uri, nil, &out); err != nil {
+			return nil, err
+		}
+		switch {
+		case out.XTab != nil:
+			return out.XTab, nil
+		case out.URI == "":
+			return nil, fmt.Errorf("%s: the result is empty", uri)
+		}
+	}
+}
+
+// page is a data result's answer: a page, or, while the result is still computing
+// (202, after the server held the request a moment), its URI.
+type page struct {
+	XTab *xtab  `json:"xtab_data"`
+	URI  string `json:"uri"`
+}
+
+// decodeTime reads a computed data result again and times decoding its answer as
+// dataResult does.
+func (h *herald) decodeTime(ctx context.Context, uri string) (time.Duration, error) {
+	var body raw
+	if err := h.c.Do(ctx, "GET", uri, nil, &body); err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	var out page
+	if err := json.Unmarshal(body, &out); err != nil {
+		return 0, err
+	}
+	took := time.Since(start)
+	if out.XTab == nil {
+		return 0, fmt.Errorf("%s: no page: %.100s", uri, body)
+	}
+	return took, nil
+}
+
+// raw keeps a JSON answer as it came.
+type raw []byte
+
+func (r *raw) UnmarshalJSON(data []byte) error {
+	*r = bytes.Clone(data)
+	return nil
+}
+
+// xtab is a data result as the API answers it: the row headers and the cells.
+type xtab struct {
+	Rows struct {
+		Lookups []map[string]string `json:"lookups"`
+		Tree    node                `json:"tree"`
+	} `json:"rows"`
+	Data        [][]*string `json:"data"`
+	OverallSize struct {
+		Rows int `json:"rows"`
+	} `json:"overall_size"`
+}
+
+// node is a node of a header tree; First and Last are the rows it spans.
+type node struct {
+	ID       *string `json:"id"`
+	First    int     `json:"first"`
+	Last     int     `json:"last"`
+	Children []node  `json:"children"`
+}
+
+// result reads the report's rows out of a data result whose rows are region, then
+// product, and whose one column is the metric.
+func (x *xtab) result() (result, error) {
+	if len(x.Data) != x.OverallSize.Rows || len(x.Rows.Lookups) != 2 {
+		return nil, fmt.Errorf("data result: %d of %d rows, %d row levels", len(x.Data), x.OverallSize.Rows, len(x.Rows.Lookups))
+	}
+	out := make(result, 0, len(x.Data))
+	for _, r := range x.Rows.Tree.Children {
+		for _, p := range r.Children {
+			if r.ID == nil || p.ID == nil || p.First != p.Last || p.First != len(out) || p.First >= len(x.Data) {
+				return nil, fmt.Errorf("data result: unexpected row header %+v under %+v", p, r)
+			}
+			cells := x.Data[p.First]
+			if len(cells) != 1 || cells[0] == nil {
+				return nil, fmt.Errorf("data result: row %d has cells %v", p.First, cells)
+			}
+			v, err := strconv.ParseFloat(*cells[0], 64)
+			if err != nil {
+				return nil, fmt.Errorf("data result: row %d: %w", p.First, err)
+			}
+			out = append(out, row{region: x.Rows.Lookups[0][*r.ID], product: x.Rows.Lookups[1][*p.ID], amount: v})
+		}
+	}
+	if len(out) != len(x.Data) {
+		return nil, fmt.Errorf("data result: the row headers name %d of %d rows", len(out), len(x.Data))
+	}
+	return out, nil
 }
