@@ -17,21 +17,20 @@ const maxQueuedFires = 1 << 20
 // claimer takes in many batches waits here, not in the scheduler's loop,
 // and the triggers of the seconds that follow are handed over on time.
 type fireQueue struct {
-	mu    sync.Mutex
-	fires []Fire // fires[head:] are queued
-	head  int
-	limit int           // fires queued before push waits
-	ready chan struct{} // holds a token while fires is not empty
-	room  chan struct{} // holds a token while fewer than limit are queued
-	done  chan struct{} // closed by stop
-	once  sync.Once
+	mu      sync.Mutex
+	fires   []Fire // fires[head:] are queued
+	head    int
+	waiting int           // pushes waiting for room
+	limit   int           // fires queued before push waits
+	ready   chan struct{} // holds a token when fires may be queued
+	room    chan struct{} // holds a token when there may be room for a waiting push
+	done    chan struct{} // closed by stop
+	once    sync.Once
 }
 
 // newFireQueue returns an empty queue on which push waits once limit fires are queued.
 func newFireQueue(limit int) *fireQueue {
-	q := &fireQueue{limit: limit, ready: make(chan struct{}, 1), room: make(chan struct{}, 1), done: make(chan struct{})}
-	q.room <- struct{}{}
-	return q
+	return &fireQueue{limit: limit, ready: make(chan struct{}, 1), room: make(chan struct{}, 1), done: make(chan struct{})}
 }
 
 // stop makes a push that waits for room, and every later one, return
@@ -42,21 +41,39 @@ func (q *fireQueue) stop() { q.once.Do(func() { close(q.done) }) }
 var errQueueStopped = errors.New("the engine is stopping")
 
 // push queues f; it waits only while the queue is full, until the queue is
-// stopped.
+// stopped. It wakes the taker only when the queue was empty, so that a
+// burst is queued at the cost of a lock per fire.
 func (q *fireQueue) push(f Fire) error {
+	q.mu.Lock()
+	for q.len() >= q.limit {
+		q.waiting++
+		q.mu.Unlock()
+		var stopped bool
+		select {
+		case <-q.room:
+		case <-q.done:
+			stopped = true
+		}
+		q.mu.Lock()
+		q.waiting--
+		if stopped {
+			q.mu.Unlock()
+			return errQueueStopped
+		}
+	}
 	select {
 	case <-q.done:
+		q.mu.Unlock()
 		return errQueueStopped
 	default:
 	}
-	select {
-	case <-q.room:
-	case <-q.done:
-		return errQueueStopped
-	}
-	q.mu.Lock()
 	q.fires = append(q.fires, f)
-	q.signal()
+	if q.len() == 1 {
+		wake(q.ready)
+	}
+	if q.waiting > 0 && q.len() < q.limit {
+		wake(q.room) // pass the room on to the next waiting push
+	}
 	q.mu.Unlock()
 	return nil
 }
@@ -82,7 +99,12 @@ func (q *fireQueue) take(ctx context.Context, into []Fire) ([]Fire, error) {
 				q.fires = nil // a burst's room is given back
 			}
 		}
-		q.signal()
+		if q.len() > 0 {
+			wake(q.ready) // for the next take
+		}
+		if q.waiting > 0 && n > 0 {
+			wake(q.room)
+		}
 		q.mu.Unlock()
 		if n > 0 {
 			return into, nil
@@ -93,17 +115,10 @@ func (q *fireQueue) take(ctx context.Context, into []Fire) ([]Fire, error) {
 // len is how many fires are queued; q.mu is held.
 func (q *fireQueue) len() int { return len(q.fires) - q.head }
 
-// signal sets the tokens to what the queue holds; q.mu is held.
-func (q *fireQueue) signal() {
-	set := func(ch chan struct{}, on bool) {
-		select {
-		case <-ch:
-		default:
-		}
-		if on {
-			ch <- struct{}{}
-		}
+// wake leaves a token in ch, which holds at most one.
+func wake(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
 	}
-	set(q.ready, q.len() > 0)
-	set(q.room, q.len() < q.limit)
 }

@@ -85,3 +85,32 @@ func TestFireQueueWaitsWhenFull(t *testing.T) {
 		}
 	})
 }
+
+// TestFireQueueWakesEveryWaitingPush: two pushes wait on a full queue; one
+// take that makes room for both lets both in.
+func TestFireQueueWakesEveryWaitingPush(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newFireQueue(2)
+		for range 2 {
+			if err := q.push(Fire{SubscriptionID: "s"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		pushed := make(chan error, 2)
+		for range 2 {
+			go func() { pushed <- q.push(Fire{SubscriptionID: "later"}) }()
+		}
+		synctest.Wait()
+		if batch, err := q.take(context.Background(), make([]Fire, 0, 2)); err != nil || len(batch) != 2 {
+			t.Fatalf("take = %v, %v", batch, err)
+		}
+		for range 2 {
+			if err := <-pushed; err != nil {
+				t.Fatal(err)
+			}
+		}
+		if batch, err := q.take(context.Background(), make([]Fire, 0, 4)); err != nil || len(batch) != 2 {
+			t.Fatalf("take after the waiting pushes = %v, %v", batch, err)
+		}
+	})
+}
