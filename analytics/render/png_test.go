@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
@@ -88,6 +89,81 @@ func TestPNG(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestPNGPaletteIsExact(t *testing.T) {
+	img := image.NewRGBA(image.Rect(0, 0, 40, 30))
+	for y := range 30 {
+		for x := range 40 {
+			img.SetRGBA(x, y, color.RGBA{uint8(x * 6), uint8(y), 0x80, 0xff}) // 1,200 colours
+		}
+	}
+	if exactPalette(img) != nil {
+		t.Error("an image of 1,200 colours got a palette")
+	}
+	for y := range 30 {
+		for x := range 40 {
+			img.SetRGBA(x, y, color.RGBA{uint8(x * 6), uint8(y % 6), 0x80, 0xff}) // 240 colours
+		}
+	}
+	var b bytes.Buffer
+	if err := encodePNG(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	got, err := png.Decode(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := got.(*image.Paletted); !ok {
+		t.Fatalf("an image of 240 colours decodes as %T, want *image.Paletted", got)
+	}
+	for y := range 30 {
+		for x := range 40 {
+			if c := color.RGBAModel.Convert(got.At(x, y)); c != img.RGBAAt(x, y) {
+				t.Fatalf("pixel %d,%d = %v, want %v", x, y, c, img.RGBAAt(x, y))
+			}
+		}
+	}
+	img.SetRGBA(3, 4, color.RGBA{0x10, 0x10, 0x10, 0x80})
+	if exactPalette(img) != nil {
+		t.Error("an image with a translucent pixel got a palette")
+	}
+}
+
+// A bar chart has few colours and is written with a palette, in about half
+// the bytes of RGBA; a pie's edges have too many shades for one.
+func TestPNGChartPalette(t *testing.T) {
+	var bar bytes.Buffer
+	if err := PNG(&bar, salesGrid()); err != nil {
+		t.Fatal(err)
+	}
+	size := bar.Len()
+	img, err := png.Decode(&bar)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := img.(*image.Paletted); !ok {
+		t.Fatalf("bar chart decodes as %T, want *image.Paletted", img)
+	}
+	rgba := image.NewRGBA(img.Bounds())
+	for y := range 700 {
+		for x := range 1200 {
+			rgba.Set(x, y, img.At(x, y))
+		}
+	}
+	var full bytes.Buffer
+	if err := png.Encode(&full, rgba); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("bar chart: %d bytes with a palette, %d as RGBA", size, full.Len())
+	if size > full.Len()*6/10 {
+		t.Errorf("bar chart: %d bytes with a palette, %d as RGBA: want at most 60%%", size, full.Len())
+	}
+	pie := salesGrid()
+	pie.Chart = grid.ChartPie
+	if img := renderPNG(t, pie); !slices.Contains([]string{"*image.RGBA", "*image.NRGBA"}, fmt.Sprintf("%T", img)) {
+		t.Errorf("pie decodes as %T, want RGBA", img)
 	}
 }
 
