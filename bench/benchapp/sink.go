@@ -26,6 +26,7 @@ type Sink struct {
 	mu     sync.Mutex
 	ids    map[string]int
 	total  int
+	bytes  int64 // of the messages' bodies after their headers
 	target int
 	done   chan struct{} // closed when total reaches target
 }
@@ -69,6 +70,13 @@ func (s *Sink) Close() {
 	<-s.served
 }
 
+// Bytes is the size of the messages that arrived, without their top-level headers.
+func (s *Sink) Bytes() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.bytes
+}
+
 // Counts returns how many messages arrived and how many distinct Message-IDs.
 func (s *Sink) Counts() (total, distinct int) {
 	s.mu.Lock()
@@ -76,10 +84,11 @@ func (s *Sink) Counts() (total, distinct int) {
 	return s.total, len(s.ids)
 }
 
-func (s *Sink) record(id string) {
+func (s *Sink) record(id string, size int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ids[id]++
+	s.bytes += size
 	s.total++
 	if s.total == s.target {
 		close(s.done)
@@ -99,7 +108,8 @@ func (ss *sinkSession) Data(r io.Reader) error {
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(io.Discard, br); err != nil {
+	size, err := io.Copy(io.Discard, br)
+	if err != nil {
 		return err
 	}
 	id := strings.TrimSpace(h.Get("Message-Id"))
@@ -109,6 +119,6 @@ func (ss *sinkSession) Data(r io.Reader) error {
 	if ss.s.delay > 0 {
 		time.Sleep(ss.s.delay)
 	}
-	ss.s.record(id)
+	ss.s.record(id, size)
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"log"
 	"log/slog"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -35,6 +36,7 @@ func main() {
 	nsubs := flag.Int("subs", 1000, "subscriptions")
 	report := flag.String("report", "report.revenue_by_region", "identifier of the demo report to attach")
 	formats := flag.String("formats", "PDF,XLS", "formats to attach, comma-separated")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the burst, from the instant to the last mail, to this file")
 	flag.Parse()
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "herald-reportmail")
@@ -77,6 +79,16 @@ func main() {
 		log.Fatalf("%d mails before the instant", total)
 	}
 	requests.Reset()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+	}
 	begin := time.Now()
 	clock.Advance(30 * time.Second)
 	var half, last time.Duration
@@ -90,6 +102,7 @@ func main() {
 			if distinct != total {
 				log.Fatalf("%d mails, %d distinct Message-IDs", total, distinct)
 			}
+			pprof.StopCPUProfile()
 			break
 		}
 		if time.Since(begin) > 5*time.Minute {
@@ -100,6 +113,8 @@ func main() {
 		*nsubs, *report, *formats)
 	fmt.Printf("executions served by the API: %d (the report once; metrics the conditions and messages use)\n", requests.Count(executor3))
 	fmt.Printf("exports (renders) served by the API: %d\n", requests.Count(exporter))
+	total, _ := sink.Counts()
+	fmt.Printf("mail bodies accepted: %.1f MB, %.0f KB a mail\n", float64(sink.Bytes())/1e6, float64(sink.Bytes())/float64(total)/1e3)
 	fmt.Printf("half of the %d mails accepted after %s, the last after %s\n", want, half.Round(time.Millisecond),
 		last.Round(time.Millisecond))
 }
