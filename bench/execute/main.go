@@ -44,11 +44,9 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"log"
 	"math"
 	"math/rand/v2"
-	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -522,7 +520,7 @@ func (h *herald) load(ctx context.Context, dir string) error {
 	for _, l := range []struct{ dataset, file string }{
 		{"dataset.regions", "regions.csv"}, {"dataset.products", "products.csv"}, {"dataset.sales", "sales.csv"},
 	} {
-		if err := h.post(ctx, h.md+"/datasets/"+l.dataset+"/data", filepath.Join(dir, l.file)); err != nil {
+		if err := benchapp.PostCSVFile(ctx, h.c, h.url+h.md+"/datasets/"+l.dataset+"/data", filepath.Join(dir, l.file)); err != nil {
 			return err
 		}
 	}
@@ -545,30 +543,6 @@ func (h *herald) load(ctx context.Context, dir string) error {
 		"content": map[string]any{"expression": "SELECT SUM({fact.sales.amount})"}}}, &out)
 	h.metric = out.URI
 	return err
-}
-
-func (h *herald) post(ctx context.Context, path, file string) error {
-	f, err := os.Open(file)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	req, err := http.NewRequestWithContext(ctx, "POST", h.url+path, f)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "text/csv")
-	req.Header.Set("User-Agent", "bench")
-	resp, err := h.c.HTTPClient().Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 {
-		return fmt.Errorf("POST %s: %d %s", path, resp.StatusCode, body)
-	}
-	return nil
 }
 
 // execution is what an execution through the API gave.

@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,7 +84,7 @@ func (h *herald) newProject(ctx context.Context, dir string, customers, perCusto
 		return nil, fmt.Errorf("model: %w", err)
 	}
 	for _, ds := range []string{"regions", "customers", "sales"} {
-		if err := h.load(ctx, p.md+"/datasets/dataset."+ds+"/data", filepath.Join(dir, ds+".csv")); err != nil {
+		if err := benchapp.PostCSVFile(ctx, h.c, h.url+p.md+"/datasets/dataset."+ds+"/data", filepath.Join(dir, ds+".csv")); err != nil {
 			return nil, fmt.Errorf("load %s: %w", ds, err)
 		}
 	}
@@ -115,31 +113,6 @@ func (h *herald) newProject(ctx context.Context, dir string, customers, perCusto
 		p.metrics[i] = out.URI
 	}
 	return p, nil
-}
-
-// load posts a CSV file to a dataset's data.
-func (h *herald) load(ctx context.Context, path, file string) error {
-	f, err := os.Open(file)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	req, err := http.NewRequestWithContext(ctx, "POST", h.url+path, f)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "text/csv")
-	req.Header.Set("User-Agent", "bench")
-	resp, err := h.c.HTTPClient().Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("POST %s: %d %s", path, resp.StatusCode, body)
-	}
-	return nil
 }
 
 // writeData writes regions.csv, customers.csv and sales.csv into dir. Customer

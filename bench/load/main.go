@@ -15,9 +15,7 @@ import (
 	"database/sql"
 	"flag"
 	"fmt"
-	"io"
 	"log"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -164,7 +162,7 @@ func (h *herald) setUp(ctx context.Context, url string) error {
 	for i := range 1000 {
 		fmt.Fprintf(&stores, "s%d,Store %d\n", i, i)
 	}
-	_, err = post(ctx, h.c, h.base+"/datasets/dataset.stores/data", strings.NewReader(stores.String()))
+	_, err = benchapp.PostCSV(ctx, h.c, h.base+"/datasets/dataset.stores/data", strings.NewReader(stores.String()))
 	return err
 }
 
@@ -176,25 +174,6 @@ func (h *herald) load(ctx context.Context, path string) (time.Duration, error) {
 	}
 	defer f.Close()
 	start := time.Now()
-	_, err = post(ctx, h.c, h.base+"/datasets/dataset.sales/data?mode=full", f)
+	_, err = benchapp.PostCSV(ctx, h.c, h.base+"/datasets/dataset.sales/data?mode=full", f)
 	return time.Since(start), err
-}
-
-func post(ctx context.Context, c *client.Client, url string, body io.Reader) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, "POST", url, body)
-	if err != nil {
-		return "", err
-	}
-	req.Header.Set("Content-Type", "text/csv")
-	req.Header.Set("User-Agent", "bench")
-	resp, err := c.HTTPClient().Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 {
-		return "", fmt.Errorf("POST %s: %d %s", url, resp.StatusCode, data)
-	}
-	return string(data), nil
 }

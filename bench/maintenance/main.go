@@ -20,7 +20,6 @@ import (
 	"io"
 	"log"
 	"math/rand/v2"
-	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -135,7 +134,7 @@ func (p *project) fill(ctx context.Context, c *client.Client, base string, rows 
 	for i := range 1000 {
 		fmt.Fprintf(&stores, "s%d,Store %d\n", i, i)
 	}
-	if err := post(ctx, c, base+p.md+"/datasets/dataset.stores/data", strings.NewReader(stores.String())); err != nil {
+	if _, err := benchapp.PostCSV(ctx, c, base+p.md+"/datasets/dataset.stores/data", strings.NewReader(stores.String())); err != nil {
 		return err
 	}
 	pr, pw := io.Pipe()
@@ -149,7 +148,7 @@ func (p *project) fill(ctx context.Context, c *client.Client, base string, rows 
 		}
 		pw.CloseWithError(w.Flush())
 	}()
-	if err := post(ctx, c, base+p.md+"/datasets/dataset.sales/data?mode=full", pr); err != nil {
+	if _, err := benchapp.PostCSV(ctx, c, base+p.md+"/datasets/dataset.sales/data?mode=full", pr); err != nil {
 		return err
 	}
 	return nil
@@ -231,25 +230,6 @@ func wait(ctx context.Context, c *client.Client, uri string) (uint64, error) {
 		case <-t.C:
 		}
 	}
-}
-
-func post(ctx context.Context, c *client.Client, url string, body io.Reader) error {
-	req, err := http.NewRequestWithContext(ctx, "POST", url, body)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "text/csv")
-	req.Header.Set("User-Agent", "bench")
-	resp, err := c.HTTPClient().Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 {
-		return fmt.Errorf("POST %s: %d %s", url, resp.StatusCode, data)
-	}
-	return nil
 }
 
 func archiveSize(dir string) (int64, error) {
