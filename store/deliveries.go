@@ -348,45 +348,28 @@ func (s *Store) MarkSentBatch(ctx context.Context, marks []SentMark, now time.Ti
 	return changed, nil
 }
 
-// markSent marks the pending deliveries among marks sent, with one UPDATE per
-// chunk, and rolls their runs up.
+// markSent marks the pending deliveries among marks sent, one UPDATE each, and
+// rolls their runs up.
 func markSent(ctx context.Context, tx *sql.Tx, marks []SentMark, now time.Time) ([]bool, error) {
-	index := make(map[string]int, len(marks))
-	for i, m := range marks {
-		index[m.ID] = i
-	}
 	changed := make([]bool, len(marks))
-	var runs []string
-	for chunk := range slices.Chunk(marks, maxLedgerParams/2) {
-		args := make([]any, 0, 2+2*len(chunk))
-		args = append(args, now.Unix(), now.Unix())
-		for _, m := range chunk {
-			args = append(args, m.ID, m.ProviderID)
-		}
-		rows, err := tx.QueryContext(ctx, `UPDATE deliveries SET state = 'sent', attempts = attempts + 1,
-			provider_id = v.column2, sent_at = ?, updated = ?
-			FROM (VALUES (?, ?)`+strings.Repeat(", (?, ?)", len(chunk)-1)+`) AS v
-			WHERE deliveries.id = v.column1 AND deliveries.state = 'pending'
-			RETURNING deliveries.id, deliveries.run_id`, args...)
+	ids := make([]string, 0, len(marks))
+	for i, m := range marks {
+		res, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = 'sent', attempts = attempts + 1,
+			provider_id = ?, sent_at = ?, updated = ? WHERE id = ? AND state = 'pending'`,
+			m.ProviderID, now.Unix(), now.Unix(), m.ID)
 		if err != nil {
 			return nil, fmt.Errorf("mark sent: %w", err)
 		}
-		for rows.Next() {
-			var id, runID string
-			if err := rows.Scan(&id, &runID); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("mark sent: %w", err)
-			}
-			changed[index[id]] = true
-			if !slices.Contains(runs, runID) {
-				runs = append(runs, runID)
-			}
-		}
-		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		n, err := res.RowsAffected()
+		if err != nil {
 			return nil, fmt.Errorf("mark sent: %w", err)
 		}
+		if n > 0 {
+			changed[i] = true
+			ids = append(ids, m.ID)
+		}
 	}
-	if err := rollUp(ctx, tx, runs, now); err != nil {
+	if err := rollUpRunsOf(ctx, tx, ids, now); err != nil {
 		return nil, err
 	}
 	return changed, nil
@@ -454,27 +437,59 @@ func deliveryExists(ctx context.Context, tx *sql.Tx, id string) error {
 // queued runs roll up: a failed run that carries a notice to its owner keeps
 // its state whatever becomes of the notice.
 func rollUp(ctx context.Context, tx *sql.Tx, runIDs []string, now time.Time) error {
-	if len(runIDs) == 0 {
-		return nil
+	return rollUpWhere(ctx, tx, `run_id IN (?%s)`, runIDs, now)
+}
+
+// rollUpRunsOf is rollUp of the runs of the given deliveries.
+func rollUpRunsOf(ctx context.Context, tx *sql.Tx, deliveryIDs []string, now time.Time) error {
+	return rollUpWhere(ctx, tx, `run_id IN (SELECT run_id FROM deliveries WHERE id IN (?%s))`, deliveryIDs, now)
+}
+
+// rollUpWhere tallies the deliveries of the runs that where selects, its %s
+// standing for the rest of the list of ids, and finishes the runs with none
+// pending, one UPDATE each.
+func rollUpWhere(ctx context.Context, tx *sql.Tx, where string, ids []string, now time.Time) error {
+	type tally struct {
+		run                    string
+		total, pending, failed int
 	}
-	args := make([]any, 0, len(runIDs)+1)
-	for _, id := range runIDs {
-		args = append(args, id)
+	var done []tally
+	for chunk := range slices.Chunk(ids, maxLedgerParams) {
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			args[i] = id
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT run_id, COUNT(*), SUM(state = 'pending'), SUM(state = 'failed')
+			FROM deliveries WHERE `+fmt.Sprintf(where, strings.Repeat(", ?", len(chunk)-1))+` GROUP BY run_id`, args...)
+		if err != nil {
+			return fmt.Errorf("roll up runs: %w", err)
+		}
+		for rows.Next() {
+			var t tally
+			if err := rows.Scan(&t.run, &t.total, &t.pending, &t.failed); err != nil {
+				rows.Close()
+				return fmt.Errorf("roll up runs: %w", err)
+			}
+			if t.pending == 0 {
+				done = append(done, t)
+			}
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return fmt.Errorf("roll up runs: %w", err)
+		}
 	}
-	args = append(args, now.Unix())
-	_, err := tx.ExecContext(ctx, `WITH tally AS (
-			SELECT run_id, COUNT(*) AS total, SUM(state = 'pending') AS pending, SUM(state = 'failed') AS failed
-			FROM deliveries WHERE run_id IN (?`+strings.Repeat(", ?", len(runIDs)-1)+`) GROUP BY run_id)
-		UPDATE runs SET
-			state = CASE WHEN tally.failed = 0 THEN 'delivered' WHEN tally.failed = tally.total THEN 'failed'
-				ELSE 'partially_failed' END,
-			error = CASE WHEN tally.failed = 0 THEN runs.error
-				WHEN tally.failed = tally.total THEN printf('all %d deliveries failed', tally.total)
-				ELSE printf('%d of %d deliveries failed', tally.failed, tally.total) END,
-			finished = ?
-		FROM tally WHERE runs.id = tally.run_id AND tally.pending = 0 AND runs.state = 'queued'`, args...)
-	if err != nil {
-		return fmt.Errorf("roll up runs: %w", err)
+	for _, t := range done {
+		state, errText := RunDelivered, ""
+		switch {
+		case t.failed == t.total:
+			state, errText = RunFailed, fmt.Sprintf("all %d deliveries failed", t.total)
+		case t.failed > 0:
+			state, errText = RunPartiallyFailed, fmt.Sprintf("%d of %d deliveries failed", t.failed, t.total)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE runs SET state = ?, error = CASE WHEN ? = '' THEN error ELSE ? END,
+			finished = ? WHERE id = ? AND state = 'queued'`, state, errText, errText, now.Unix(), t.run); err != nil {
+			return fmt.Errorf("roll up run %s: %w", t.run, err)
+		}
 	}
 	return nil
 }
