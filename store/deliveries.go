@@ -570,42 +570,44 @@ type Outcome struct {
 func (s *Store) RecordOutcomes(ctx context.Context, outcomes []Outcome) (int, error) {
 	final := 0
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		final = 0
-		var runs []string
+		var finished []string
 		var latest time.Time
 		for _, o := range outcomes {
 			if o.At.After(latest) {
 				latest = o.At
 			}
-			var runID string
+			var res sql.Result
 			var err error
 			switch o.State {
 			case DeliverySent:
-				err = tx.QueryRowContext(ctx, `UPDATE deliveries SET state = 'sent', attempts = max(attempts, ?),
-					provider_id = ?, sent_at = ?, updated = ? WHERE id = ? AND state = 'pending' RETURNING run_id`,
-					o.Attempts, o.ProviderID, o.At.Unix(), o.At.Unix(), o.ID).Scan(&runID)
+				res, err = tx.ExecContext(ctx, `UPDATE deliveries SET state = 'sent', attempts = max(attempts, ?),
+					provider_id = ?, sent_at = ?, updated = ? WHERE id = ? AND state = 'pending'`,
+					o.Attempts, o.ProviderID, o.At.Unix(), o.At.Unix(), o.ID)
 			case DeliveryFailed:
-				err = tx.QueryRowContext(ctx, `UPDATE deliveries SET state = 'failed', attempts = max(attempts, ?),
-					last_error = ?, updated = ? WHERE id = ? AND state = 'pending' RETURNING run_id`,
-					o.Attempts, o.LastError, o.At.Unix(), o.ID).Scan(&runID)
+				res, err = tx.ExecContext(ctx, `UPDATE deliveries SET state = 'failed', attempts = max(attempts, ?),
+					last_error = ?, updated = ? WHERE id = ? AND state = 'pending'`,
+					o.Attempts, o.LastError, o.At.Unix(), o.ID)
 			case DeliveryPending:
 				_, err = tx.ExecContext(ctx, `UPDATE deliveries SET attempts = ?, last_error = ?, updated = ?
 					WHERE id = ? AND state = 'pending' AND attempts < ?`, o.Attempts, o.LastError, o.At.Unix(), o.ID, o.Attempts)
 			default:
 				return fmt.Errorf("outcome of delivery %s: unknown state %q", o.ID, o.State)
 			}
-			switch {
-			case errors.Is(err, sql.ErrNoRows): // final already, or unknown: nothing to change
-			case err != nil:
+			if err != nil {
 				return fmt.Errorf("record outcome: %w", err)
-			case runID != "":
-				final++
-				if !slices.Contains(runs, runID) {
-					runs = append(runs, runID)
-				}
+			}
+			if res == nil {
+				continue
+			}
+			// Nothing changed when the delivery was final already, or is unknown.
+			if n, err := res.RowsAffected(); err != nil {
+				return fmt.Errorf("record outcome: %w", err)
+			} else if n > 0 {
+				finished = append(finished, o.ID)
 			}
 		}
-		return rollUp(ctx, tx, runs, latest)
+		final = len(finished)
+		return rollUpRunsOf(ctx, tx, finished, latest)
 	})
 	return final, err
 }
