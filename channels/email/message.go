@@ -68,10 +68,7 @@ func (c composer) compose(m channels.Message) (*mail.Msg, error) {
 	msg.SetUserAgent(userAgent)
 	var doc string
 	if m.HTML != "" || m.Text != "" {
-		var err error
-		if doc, err = document(m, to.To); err != nil {
-			return nil, channels.Permanent(fmt.Errorf("HTML body: %w", err))
-		}
+		doc = document(m, to.To)
 	}
 	switch {
 	case m.Text == "" && doc != "":
