@@ -78,7 +78,8 @@ type NATSNode struct {
 }
 
 // StartNATSCluster starts n nodes (n >= 1; n == 1 is a plain JetStream server) and
-// returns once every node accepts clients and the JetStream meta group has a leader.
+// returns once every node accepts clients, the JetStream meta group has a leader and
+// the cluster can place a stream with a replica on every node.
 // It skips the test with a message naming the reason when it cannot bind loopback
 // ports. Every node is killed when the test ends, and what the nodes printed is
 // logged if the test failed.
@@ -134,7 +135,38 @@ func StartNATSCluster(t testing.TB, n int) *NATSCluster {
 		node.waitAcceptsClients()
 	}
 	c.WaitJetStream()
+	c.waitPlacement(n)
 	return c
+}
+
+// waitPlacement returns once a stream of n replicas can be created: a meta leader
+// answers requests before it counts its peers as current, and until it does it
+// refuses to place a stream on all of them ("no suitable peers for placement").
+func (c *NATSCluster) waitPlacement(n int) {
+	c.t.Helper()
+	if n < 2 {
+		return
+	}
+	js := c.JetStream()
+	defer js.Conn().Close()
+	cfg := jetstream.StreamConfig{Name: "HERALD_TEST_PLACEMENT", Subjects: []string{"herald.test.placement"},
+		Replicas: n, Storage: jetstream.MemoryStorage}
+	deadline := time.Now().Add(natsReadyWithin)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, err := js.CreateStream(ctx, cfg)
+		if err == nil {
+			err = js.DeleteStream(ctx, cfg.Name)
+		}
+		cancel()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("the cluster could not place a stream on its %d nodes within %v: %v", n, natsReadyWithin, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // natsConfig is the configuration file of one node; routes empty is a
