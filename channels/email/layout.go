@@ -46,7 +46,7 @@ const (
 
 // document renders the HTML document of m for recipient to; a message
 // without HTML shows its text. The page is written piece by piece, which
-// costs a tenth of executing it as an html/template: the subject, the
+// costs a quarter of executing it as an html/template: the subject, the
 // preheader and the footer are escaped as HTML text (escapeHTML), a link is
 // written only when it is an http or https URL, and the body is the run's
 // rendering as it is: its own text escaped, its markup the service's or the
