@@ -10,6 +10,35 @@ import (
 	"time"
 )
 
+// databaseOfVersion creates the database at path as the first version
+// migrations left it, with a domain, a user u1 and a project p1, and returns
+// it open, with a function that runs a statement on it or fails the test.
+func databaseOfVersion(t *testing.T, path string, version int) (*sql.DB, func(q string, args ...any)) {
+	t.Helper()
+	db, err := sql.Open("sqlite3", "file:"+path+"?_foreign_keys=on")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustExec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := db.ExecContext(context.Background(), q, args...); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	names, _ := fs.Glob(migrations, "migrations/*.sql")
+	sort.Strings(names)
+	mustExec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied INTEGER NOT NULL)`)
+	for i, name := range names[:version] {
+		body, _ := migrations.ReadFile(name)
+		mustExec(string(body))
+		mustExec(`INSERT INTO schema_migrations VALUES (?, ?, 0)`, i+1, filepath.Base(name))
+	}
+	mustExec(`INSERT INTO domains VALUES ('default', 0)`)
+	mustExec(`INSERT INTO users(id, domain, login, password_hash, created, updated) VALUES ('u1', 'default', 'u1@x.io', 'x', 0, 0)`)
+	mustExec(`INSERT INTO projects(id, title, state, author, contributor, created, updated) VALUES ('p1', 'P', 'ENABLED', 'u1', 'u1', 0, 0)`)
+	return db, mustExec
+}
+
 // TestMigrationKeepsChannelsInUse builds a database as version 10 left it,
 // with an e-mail channel that a subscription uses and a run, and opens it: the
 // channels table is made again without its list of kinds, and the channel,
@@ -18,27 +47,7 @@ import (
 func TestMigrationKeepsChannelsInUse(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "herald.db")
-	old, err := sql.Open("sqlite3", "file:"+path+"?_foreign_keys=on")
-	if err != nil {
-		t.Fatal(err)
-	}
-	names, _ := fs.Glob(migrations, "migrations/*.sql")
-	sort.Strings(names)
-	mustExec := func(q string, args ...any) {
-		t.Helper()
-		if _, err := old.ExecContext(ctx, q, args...); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	mustExec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied INTEGER NOT NULL)`)
-	for i, name := range names[:10] {
-		body, _ := migrations.ReadFile(name)
-		mustExec(string(body))
-		mustExec(`INSERT INTO schema_migrations VALUES (?, ?, 0)`, i+1, filepath.Base(name))
-	}
-	mustExec(`INSERT INTO domains VALUES ('default', 0)`)
-	mustExec(`INSERT INTO users(id, domain, login, password_hash, created, updated) VALUES ('u1', 'default', 'u1@x.io', 'x', 0, 0)`)
-	mustExec(`INSERT INTO projects(id, title, state, author, contributor, created, updated) VALUES ('p1', 'P', 'ENABLED', 'u1', 'u1', 0, 0)`)
+	old, mustExec := databaseOfVersion(t, path, 10)
 	mustExec(`INSERT INTO channels VALUES ('c1', 'u1', 'email', 'Mail', '{"to":"u1@x.io"}', NULL, 0, 0)`)
 	mustExec(`INSERT INTO subscriptions(id, project_id, owner, title, doc, created, updated) VALUES ('s1', 'p1', 'u1', 'S', '{}', 0, 0)`)
 	mustExec(`INSERT INTO subscription_channels VALUES ('s1', 'c1', 0)`)
@@ -77,27 +86,7 @@ func TestMigrationKeepsChannelsInUse(t *testing.T) {
 func TestMigrationMovesDeliveryPayloads(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "herald.db")
-	old, err := sql.Open("sqlite3", "file:"+path+"?_foreign_keys=on")
-	if err != nil {
-		t.Fatal(err)
-	}
-	names, _ := fs.Glob(migrations, "migrations/*.sql")
-	sort.Strings(names)
-	mustExec := func(q string, args ...any) {
-		t.Helper()
-		if _, err := old.ExecContext(ctx, q, args...); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	mustExec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied INTEGER NOT NULL)`)
-	for i, name := range names[:12] {
-		body, _ := migrations.ReadFile(name)
-		mustExec(string(body))
-		mustExec(`INSERT INTO schema_migrations VALUES (?, ?, 0)`, i+1, filepath.Base(name))
-	}
-	mustExec(`INSERT INTO domains VALUES ('default', 0)`)
-	mustExec(`INSERT INTO users(id, domain, login, password_hash, created, updated) VALUES ('u1', 'default', 'u1@x.io', 'x', 0, 0)`)
-	mustExec(`INSERT INTO projects(id, title, state, author, contributor, created, updated) VALUES ('p1', 'P', 'ENABLED', 'u1', 'u1', 0, 0)`)
+	old, mustExec := databaseOfVersion(t, path, 12)
 	mustExec(`INSERT INTO subscriptions(id, project_id, owner, title, doc, created, updated) VALUES ('s1', 'p1', 'u1', 'S', '{}', 0, 0)`)
 	mustExec(`INSERT INTO runs(id, subscription_id, scheduled_at, state, started) VALUES ('r1', 's1', 60, 'queued', 60)`)
 	mustExec(`INSERT INTO deliveries(id, run_id, subscription_id, scheduled_at, channel_id, kind, payload, created, updated)
