@@ -369,7 +369,7 @@ func markSent(ctx context.Context, tx *sql.Tx, marks []SentMark, now time.Time) 
 			ids = append(ids, m.ID)
 		}
 	}
-	if err := rollUpRunsOf(ctx, tx, ids, now); err != nil {
+	if err := rollUp(ctx, tx, ids, now); err != nil {
 		return nil, err
 	}
 	return changed, nil
@@ -404,17 +404,20 @@ func (s *Store) RecordAttempt(ctx context.Context, id, errText string, now time.
 func (s *Store) MarkFailed(ctx context.Context, id, reason string, now time.Time) (bool, error) {
 	var changed bool
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		var runID string
-		err := tx.QueryRowContext(ctx, `UPDATE deliveries SET state = 'failed', last_error = ?, updated = ?
-			WHERE id = ? AND state = 'pending' RETURNING run_id`, reason, now.Unix(), id).Scan(&runID)
-		if errors.Is(err, sql.ErrNoRows) {
-			return deliveryExists(ctx, tx, id)
-		}
+		res, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = 'failed', last_error = ?, updated = ?
+			WHERE id = ? AND state = 'pending'`, reason, now.Unix(), id)
 		if err != nil {
 			return fmt.Errorf("mark failed: %w", err)
 		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return fmt.Errorf("mark failed: %w", err)
+		}
+		if n == 0 {
+			return deliveryExists(ctx, tx, id)
+		}
 		changed = true
-		return rollUp(ctx, tx, []string{runID}, now)
+		return rollUp(ctx, tx, []string{id}, now)
 	})
 	return changed, err
 }
@@ -431,36 +434,27 @@ func deliveryExists(ctx context.Context, tx *sql.Tx, id string) error {
 	return nil
 }
 
-// rollUp gives each of the runs without a pending delivery its final state:
-// delivered when every delivery was sent, failed when every one failed,
-// partially_failed otherwise, with the count of failures as its error. Only
-// queued runs roll up: a failed run that carries a notice to its owner keeps
-// its state whatever becomes of the notice.
-func rollUp(ctx context.Context, tx *sql.Tx, runIDs []string, now time.Time) error {
-	return rollUpWhere(ctx, tx, `run_id IN (?%s)`, runIDs, now)
-}
-
-// rollUpRunsOf is rollUp of the runs of the given deliveries.
-func rollUpRunsOf(ctx context.Context, tx *sql.Tx, deliveryIDs []string, now time.Time) error {
-	return rollUpWhere(ctx, tx, `run_id IN (SELECT run_id FROM deliveries WHERE id IN (?%s))`, deliveryIDs, now)
-}
-
-// rollUpWhere tallies the deliveries of the runs that where selects, its %s
-// standing for the rest of the list of ids, and finishes the runs with none
-// pending, one UPDATE each.
-func rollUpWhere(ctx context.Context, tx *sql.Tx, where string, ids []string, now time.Time) error {
+// rollUp gives each run of the given deliveries that has no pending
+// delivery left its final state: delivered when every delivery was sent,
+// failed when every one failed, partially_failed otherwise, with the count of
+// failures as its error. Only queued runs roll up: a failed run that carries
+// a notice to its owner keeps its state whatever becomes of the notice. The
+// runs are tallied in one read (per chunk of ids) and each finished one is
+// one UPDATE: a group commit finishes a handful of runs at most.
+func rollUp(ctx context.Context, tx *sql.Tx, deliveryIDs []string, now time.Time) error {
 	type tally struct {
 		run                    string
 		total, pending, failed int
 	}
 	var done []tally
-	for chunk := range slices.Chunk(ids, maxLedgerParams) {
+	for chunk := range slices.Chunk(deliveryIDs, maxLedgerParams) {
 		args := make([]any, len(chunk))
 		for i, id := range chunk {
 			args[i] = id
 		}
 		rows, err := tx.QueryContext(ctx, `SELECT run_id, COUNT(*), SUM(state = 'pending'), SUM(state = 'failed')
-			FROM deliveries WHERE `+fmt.Sprintf(where, strings.Repeat(", ?", len(chunk)-1))+` GROUP BY run_id`, args...)
+			FROM deliveries WHERE run_id IN (SELECT run_id FROM deliveries WHERE id IN (?`+strings.Repeat(", ?", len(chunk)-1)+`))
+			GROUP BY run_id`, args...)
 		if err != nil {
 			return fmt.Errorf("roll up runs: %w", err)
 		}
@@ -579,6 +573,12 @@ func (s *Store) RecordOutcomes(ctx context.Context, outcomes []Outcome) (int, er
 			var res sql.Result
 			var err error
 			switch o.State {
+			case DeliveryPending: // a failed attempt: no delivery becomes final
+				if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET attempts = ?, last_error = ?, updated = ?
+					WHERE id = ? AND state = 'pending' AND attempts < ?`, o.Attempts, o.LastError, o.At.Unix(), o.ID, o.Attempts); err != nil {
+					return fmt.Errorf("record outcome: %w", err)
+				}
+				continue
 			case DeliverySent:
 				res, err = tx.ExecContext(ctx, `UPDATE deliveries SET state = 'sent', attempts = max(attempts, ?),
 					provider_id = ?, sent_at = ?, updated = ? WHERE id = ? AND state = 'pending'`,
@@ -587,17 +587,11 @@ func (s *Store) RecordOutcomes(ctx context.Context, outcomes []Outcome) (int, er
 				res, err = tx.ExecContext(ctx, `UPDATE deliveries SET state = 'failed', attempts = max(attempts, ?),
 					last_error = ?, updated = ? WHERE id = ? AND state = 'pending'`,
 					o.Attempts, o.LastError, o.At.Unix(), o.ID)
-			case DeliveryPending:
-				_, err = tx.ExecContext(ctx, `UPDATE deliveries SET attempts = ?, last_error = ?, updated = ?
-					WHERE id = ? AND state = 'pending' AND attempts < ?`, o.Attempts, o.LastError, o.At.Unix(), o.ID, o.Attempts)
 			default:
 				return fmt.Errorf("outcome of delivery %s: unknown state %q", o.ID, o.State)
 			}
 			if err != nil {
 				return fmt.Errorf("record outcome: %w", err)
-			}
-			if res == nil {
-				continue
 			}
 			// Nothing changed when the delivery was final already, or is unknown.
 			if n, err := res.RowsAffected(); err != nil {
@@ -607,7 +601,7 @@ func (s *Store) RecordOutcomes(ctx context.Context, outcomes []Outcome) (int, er
 			}
 		}
 		final = len(finished)
-		return rollUpRunsOf(ctx, tx, finished, latest)
+		return rollUp(ctx, tx, finished, latest)
 	})
 	return final, err
 }
