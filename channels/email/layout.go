@@ -1,7 +1,6 @@
 package email
 
 import (
-	"cmp"
 	"html/template"
 	"net/url"
 	"strings"
@@ -52,7 +51,10 @@ const (
 // rendering as it is: its own text escaped, its markup the service's or the
 // subscription owner's HTML template.
 func document(m channels.Message, to string) string {
-	body := cmp.Or(m.HTML, channels.TextHTML(m.Text))
+	body := m.HTML
+	if body == "" {
+		body = channels.TextHTML(m.Text)
+	}
 	subject := escapeHTML(m.Subject)
 	sub, unsub := safeLink(m.Links.Subscription), safeLink(m.Links.Unsubscribe)
 	var b strings.Builder
