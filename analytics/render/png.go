@@ -101,20 +101,18 @@ func encodePNG(w io.Writer, img *image.RGBA) error {
 func exactPalette(img *image.RGBA) *image.Paletted {
 	b := img.Bounds()
 	out := image.NewPaletted(b, nil)
-	index := make(map[[3]uint8]uint8, 256)
-	var prev [3]uint8
+	index := make(map[[4]uint8]uint8, 256)
+	var prev [4]uint8 // never an opaque pixel: the first pixel is looked up
 	var prevIndex uint8
-	seen := false
 	for y := b.Min.Y; y < b.Max.Y; y++ {
 		src := img.Pix[img.PixOffset(b.Min.X, y):][:4*b.Dx()]
 		dst := out.Pix[out.PixOffset(b.Min.X, y):][:b.Dx()]
 		for x := range dst {
-			px := src[4*x : 4*x+4 : 4*x+4]
-			if px[3] != 0xff {
+			c := [4]uint8(src[4*x : 4*x+4])
+			if c[3] != 0xff {
 				return nil
 			}
-			c := [3]uint8{px[0], px[1], px[2]}
-			if !seen || c != prev {
+			if c != prev {
 				i, ok := index[c]
 				if !ok {
 					if len(out.Palette) == 256 {
@@ -122,9 +120,9 @@ func exactPalette(img *image.RGBA) *image.Paletted {
 					}
 					i = uint8(len(out.Palette))
 					index[c] = i
-					out.Palette = append(out.Palette, color.RGBA{c[0], c[1], c[2], 0xff})
+					out.Palette = append(out.Palette, color.RGBA{c[0], c[1], c[2], c[3]})
 				}
-				prev, prevIndex, seen = c, i, true
+				prev, prevIndex = c, i
 			}
 			dst[x] = prevIndex
 		}
