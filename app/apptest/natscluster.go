@@ -151,19 +151,28 @@ func (c *NATSCluster) waitPlacement(n int) {
 	defer js.Conn().Close()
 	cfg := jetstream.StreamConfig{Name: "HERALD_TEST_PLACEMENT", Subjects: []string{"herald.test.placement"},
 		Replicas: n, Storage: jetstream.MemoryStorage}
+	err := untilReady(5*time.Second, func(ctx context.Context) error {
+		if _, err := js.CreateStream(ctx, cfg); err != nil {
+			return err
+		}
+		return js.DeleteStream(ctx, cfg.Name)
+	})
+	if err != nil {
+		c.t.Fatalf("the cluster could not place a stream on its %d nodes within %v: %v", n, natsReadyWithin, err)
+	}
+}
+
+// untilReady calls try, each call bounded by perTry, until it succeeds or
+// natsReadyWithin has passed, and then returns its last error. The cluster is
+// real processes on the real clock: it is polled.
+func untilReady(perTry time.Duration, try func(context.Context) error) error {
 	deadline := time.Now().Add(natsReadyWithin)
 	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		_, err := js.CreateStream(ctx, cfg)
-		if err == nil {
-			err = js.DeleteStream(ctx, cfg.Name)
-		}
+		ctx, cancel := context.WithTimeout(context.Background(), perTry)
+		err := try(ctx)
 		cancel()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			c.t.Fatalf("the cluster could not place a stream on its %d nodes within %v: %v", n, natsReadyWithin, err)
+		if err == nil || time.Now().After(deadline) {
+			return err
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -237,18 +246,12 @@ func (c *NATSCluster) WaitJetStream() {
 	c.t.Helper()
 	js := c.JetStream()
 	defer js.Conn().Close()
-	deadline := time.Now().Add(natsReadyWithin)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	err := untilReady(2*time.Second, func(ctx context.Context) error {
 		_, err := js.AccountInfo(ctx)
-		cancel()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			c.t.Fatalf("JetStream did not answer within %v (no meta leader?): %v", natsReadyWithin, err)
-		}
-		time.Sleep(100 * time.Millisecond)
+		return err
+	})
+	if err != nil {
+		c.t.Fatalf("JetStream did not answer within %v (no meta leader?): %v", natsReadyWithin, err)
 	}
 }
 
