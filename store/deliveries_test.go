@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -119,6 +120,29 @@ func TestEnqueueRun(t *testing.T) {
 		}
 		if ids := outboxIDs(t, s); len(ids) != 2 {
 			t.Errorf("outbox = %v, want the first run's two rows", ids)
+		}
+	})
+	t.Run("an HTML payload", func(t *testing.T) {
+		html := strings.Repeat(`<tr><td class="n">R&amp;D</td><td>1,234.56  "q"</td></tr>`+"\n", 100)
+		want := Payload{Subject: "<Revenue> & \"costs\"", Text: "a\tb\\c\u0000", HTML: html}
+		r := Run{ID: "html", SubscriptionID: sub, ScheduledAt: ledgerT0.Add(2 * time.Hour), Started: ledgerT0}
+		if err := s.EnqueueRun(ctx, r, []Delivery{{ID: "html-c1", ChannelID: "c1", Kind: "email", Payload: want}}); err != nil {
+			t.Fatal(err)
+		}
+		d, err := s.Delivery(ctx, "html-c1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(d.Payload, want) {
+			t.Errorf("payload = %+v, want %+v", d.Payload, want)
+		}
+		var stored int
+		if err := s.r.QueryRowContext(ctx, `SELECT length(payload) FROM delivery_payloads WHERE delivery_id = ?`,
+			d.ID).Scan(&stored); err != nil {
+			t.Fatal(err)
+		}
+		if limit := len(html) * 6 / 5; stored > limit {
+			t.Errorf("payload stored in %d characters, want at most %d for %d of HTML", stored, limit, len(html))
 		}
 	})
 	t.Run("a channel twice in one run", func(t *testing.T) {
