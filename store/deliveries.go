@@ -115,38 +115,64 @@ func (s *Store) EnqueueRun(ctx context.Context, run Run, deliveries []Delivery) 
 		if err != nil {
 			return fmt.Errorf("insert run: %w", err)
 		}
-		for _, d := range deliveries {
-			if err := insertDelivery(ctx, tx, run, d); err != nil {
-				return err
-			}
+		hs := make([]handover, len(deliveries))
+		for i, d := range deliveries {
+			hs[i] = handover{run, d}
 		}
-		return nil
+		return insertDeliveries(ctx, tx, hs)
 	})
 }
 
-func insertDelivery(ctx context.Context, tx *sql.Tx, run Run, d Delivery) error {
-	payload, err := encodePayload(d.Payload)
-	if err != nil {
-		return fmt.Errorf("delivery %s payload: %w", d.ID, err)
-	}
-	now := run.Started.Unix()
-	_, err = tx.ExecContext(ctx, `INSERT INTO deliveries(id, run_id, subscription_id, scheduled_at, channel_id, kind,
-		created, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		d.ID, run.ID, run.SubscriptionID, run.ScheduledAt.Unix(), d.ChannelID, d.Kind, now, now)
-	if isUnique(err) {
-		return fmt.Errorf("delivery %s: %w", d.ID, ErrConflict)
-	}
-	if err == nil {
-		_, err = tx.ExecContext(ctx, `INSERT INTO delivery_payloads(delivery_id, payload) VALUES (?, ?)`, d.ID, payload)
-	}
-	if err != nil {
-		return fmt.Errorf("insert delivery: %w", err)
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO outbox(delivery_id, kind, created) VALUES (?, ?, ?)`,
-		d.ID, d.Kind, now); err != nil {
-		return fmt.Errorf("insert outbox: %w", err)
+// handover is a delivery to insert and the run it belongs to.
+type handover struct {
+	run Run
+	d   Delivery
+}
+
+// insertDeliveries writes each delivery (pending), its payload and its outbox
+// row, many rows to a statement: a finisher's batch hands over hundreds at a
+// time. A delivery id already taken gives ErrConflict.
+func insertDeliveries(ctx context.Context, tx *sql.Tx, hs []handover) error {
+	const perStatement = maxLedgerParams / 8
+	for chunk := range slices.Chunk(hs, perStatement) {
+		dargs := make([]any, 0, 8*len(chunk))
+		pargs := make([]any, 0, 2*len(chunk))
+		oargs := make([]any, 0, 3*len(chunk))
+		for _, h := range chunk {
+			payload, err := encodePayload(h.d.Payload)
+			if err != nil {
+				return fmt.Errorf("delivery %s payload: %w", h.d.ID, err)
+			}
+			now := h.run.Started.Unix()
+			dargs = append(dargs, h.d.ID, h.run.ID, h.run.SubscriptionID, h.run.ScheduledAt.Unix(), h.d.ChannelID, h.d.Kind,
+				now, now)
+			pargs = append(pargs, h.d.ID, payload)
+			oargs = append(oargs, h.d.ID, h.d.Kind, now)
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO deliveries(id, run_id, subscription_id, scheduled_at, channel_id, kind,
+			created, updated) VALUES `+rows(len(chunk), 8), dargs...)
+		if isUnique(err) {
+			return fmt.Errorf("insert deliveries: %w", ErrConflict)
+		}
+		if err == nil {
+			_, err = tx.ExecContext(ctx, `INSERT INTO delivery_payloads(delivery_id, payload) VALUES `+rows(len(chunk), 2),
+				pargs...)
+		}
+		if err != nil {
+			return fmt.Errorf("insert deliveries: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO outbox(delivery_id, kind, created) VALUES `+rows(len(chunk), 3),
+			oargs...); err != nil {
+			return fmt.Errorf("insert outbox: %w", err)
+		}
 	}
 	return nil
+}
+
+// rows returns n rows of cols placeholders for a VALUES clause.
+func rows(n, cols int) string {
+	row := "(?" + strings.Repeat(", ?", cols-1) + ")"
+	return row + strings.Repeat(", "+row, n-1)
 }
 
 // encodePayload writes p as JSON without escaping <, > and &: a payload is

@@ -59,14 +59,20 @@ func benchmarkMarkSent(b *testing.B, batch, perRun int) {
 }
 
 // BenchmarkFinishRuns hands runs over the way the engine's finisher does
-// after an alert fan-in: batches of 256 claimed runs, each with one delivery
-// (a rendered mail of about 6 KB) and the condition it saw. It reports the
-// time per run.
+// after a burst: batches of 256 claimed runs, each with one delivery and the
+// condition it saw; the delivery is an alert of one line or a report mail
+// of about 6 KB. It reports the time per run.
 func BenchmarkFinishRuns(b *testing.B) {
+	b.Run("alert", func(b *testing.B) { benchmarkFinishRuns(b, "") })
+	b.Run("report", func(b *testing.B) {
+		benchmarkFinishRuns(b, strings.Repeat("<tr><td>Region</td><td>1,234.56</td></tr>\n", 150))
+	})
+}
+
+func benchmarkFinishRuns(b *testing.B, html string) {
 	const n, batch = 5_120, 256
 	ctx := context.Background()
 	s, sub := openLedgerStore(b)
-	html := strings.Repeat("<tr><td>Region</td><td>1,234.56</td></tr>\n", 150)
 	seen := true
 	for round := 0; b.Loop(); round++ {
 		b.StopTimer()
@@ -80,7 +86,7 @@ func BenchmarkFinishRuns(b *testing.B) {
 			run.State, run.Finished = RunQueued, at
 			fins[i] = Finish{Run: run, State: &SubscriptionState{LastCondition: &seen}, Deliveries: []Delivery{{
 				ID: fmt.Sprintf("d%d-%06d", round, i), ChannelID: "c1", Kind: "email",
-				Payload: Payload{Subject: "Revenue", Text: "Revenue is up 3%", HTML: html}}}}
+				Payload: Payload{Subject: "Revenue", Text: "Revenue 2,294,499.35", HTML: html}}}}
 		}
 		if _, err := s.ClaimRuns(ctx, runs); err != nil {
 			b.Fatal(err)

@@ -111,10 +111,9 @@ func rateRun(ctx context.Context, tx *sql.Tx, r Rating, now time.Time) error {
 		r.Run.SubscriptionID, r.Failures, boolInt(r.Unhealthy), now.Unix()); err != nil {
 		return fmt.Errorf("rate run: %w", err)
 	}
-	for _, d := range r.Notice {
-		if err := insertDelivery(ctx, tx, r.Run, d); err != nil {
-			return err
-		}
+	hs := make([]handover, len(r.Notice))
+	for i, d := range r.Notice {
+		hs[i] = handover{r.Run, d}
 	}
-	return nil
+	return insertDeliveries(ctx, tx, hs)
 }

@@ -79,6 +79,7 @@ type Finish struct {
 // with its outbox row, and the subscription's state.
 func (s *Store) FinishRuns(ctx context.Context, fins []Finish, now time.Time) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
+		var hs []handover
 		for _, f := range fins {
 			run := f.Run
 			res, err := tx.ExecContext(ctx, `UPDATE runs SET state = ?, detail = ?, error = ?, finished = ? WHERE id = ?`,
@@ -90,9 +91,7 @@ func (s *Store) FinishRuns(ctx context.Context, fins []Finish, now time.Time) er
 				continue // the subscription, and with it the run, was deleted meanwhile
 			}
 			for _, d := range f.Deliveries {
-				if err := insertDelivery(ctx, tx, run, d); err != nil {
-					return err
-				}
+				hs = append(hs, handover{run, d})
 			}
 			if f.State != nil {
 				if err := setLastCondition(ctx, tx, run.SubscriptionID, *f.State, now); err != nil {
@@ -100,7 +99,7 @@ func (s *Store) FinishRuns(ctx context.Context, fins []Finish, now time.Time) er
 				}
 			}
 		}
-		return nil
+		return insertDeliveries(ctx, tx, hs)
 	})
 }
 

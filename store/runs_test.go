@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 )
@@ -35,6 +37,59 @@ func TestFinishRunsWritesEveryState(t *testing.T) {
 		got, err := s.State(ctx, sid)
 		if err != nil || got.LastCondition == nil || *got.LastCondition != *want.LastCondition || got.Failures != 0 || got.Unhealthy {
 			t.Errorf("state of %s = %+v (%v), want %+v", sid, got, err, want)
+		}
+	}
+}
+
+// TestFinishRunsHandsOverABurst finishes a batch whose deliveries take more
+// than one statement: every delivery of a run still claimed is written with
+// its payload and outbox row, in the runs' order; a run deleted meanwhile
+// hands over nothing.
+func TestFinishRunsHandsOverABurst(t *testing.T) {
+	s, sub := openLedgerStore(t)
+	ctx := context.Background()
+	const n = 150
+	var fins []Finish
+	var want []string
+	for i := range n {
+		run := Run{ID: fmt.Sprintf("r%03d", i), SubscriptionID: sub, ScheduledAt: ledgerT0.Add(time.Duration(i) * time.Hour),
+			State: RunRunning, Started: ledgerT0}
+		if err := s.ClaimRun(ctx, run); err != nil {
+			t.Fatal(err)
+		}
+		run.State, run.Finished = RunQueued, ledgerT0
+		f := Finish{Run: run}
+		for c := range 2 {
+			d := Delivery{ID: fmt.Sprintf("%s-c%d", run.ID, c), ChannelID: fmt.Sprintf("c%d", c), Kind: "email",
+				Payload: Payload{Subject: "Revenue", Text: run.ID}}
+			f.Deliveries = append(f.Deliveries, d)
+			if i != 70 {
+				want = append(want, d.ID)
+			}
+		}
+		fins = append(fins, f)
+	}
+	if _, err := s.w.ExecContext(ctx, `DELETE FROM runs WHERE id = 'r070'`); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.FinishRuns(ctx, fins, ledgerT0); err != nil {
+		t.Fatal(err)
+	}
+	items, err := s.Outbox(ctx, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, it := range items {
+		got = append(got, it.DeliveryID)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("outbox holds %d deliveries, want %d in the runs' order:\n%v", len(got), len(want), got)
+	}
+	for _, id := range []string{"r000-c0", "r149-c1"} {
+		d, err := s.Delivery(ctx, id)
+		if err != nil || d.State != DeliveryPending || d.Payload.Text != id[:4] || d.RunID != id[:4] {
+			t.Errorf("delivery %s = %+v (%v)", id, d, err)
 		}
 	}
 }
