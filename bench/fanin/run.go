@@ -66,13 +66,14 @@ func run(ctx context.Context, o options) result {
 	stop()
 
 	// Second start, a little before the instant. Requests are logged at
-	// debug, where the counter sees them.
+	// debug, where the counter sees them; warnings and errors are printed.
 	clock.Set(instant.Add(-o.lead))
 	requests := benchapp.NewRequests(executor3)
 	h, stop, err = benchapp.Start(ctx, dir, func(c *app.Config) {
 		configure(c)
 		c.Log.Level, c.Metrics.Listen = "debug", "127.0.0.1:0"
-	}, app.Options{Clock: clock, Logger: slog.New(requests)})
+	}, app.Options{Clock: clock, Logger: slog.New(slog.NewMultiHandler(requests,
+		slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))})
 	if err != nil {
 		log.Fatal(err)
 	}
