@@ -14,6 +14,17 @@ import (
 // ledgerTimeout bounds the ledger reads and writes around one send.
 const ledgerTimeout = 15 * time.Second
 
+// A pull request lives pullExpiry, and JetStream sends a heartbeat on it
+// every pullHeartbeat while it waits. A client that hears nothing for two
+// heartbeats takes its request for lost and pulls anew. Now and then, under
+// a burst, the client counts a request the server does not hold; with the
+// library's defaults (30s and 15s) that stalled a kind for 30s with
+// messages waiting. These bound the stall to 2s.
+const (
+	pullExpiry    = 5 * time.Second
+	pullHeartbeat = time.Second
+)
+
 // outcome is what became of one message a consumer handled.
 type outcome int
 
@@ -56,7 +67,8 @@ type task struct {
 // While a message waits (in the pull buffer, the queue or its batch) and while
 // it is sent, heartbeat tells JetStream it is in progress.
 func (w *Worker) consume(ctx context.Context, k *kind, c jetstream.Consumer) error {
-	it, err := c.Messages(jetstream.PullMaxMessages(k.cfg.Concurrency))
+	it, err := c.Messages(jetstream.PullMaxMessages(k.cfg.Concurrency), jetstream.PullExpiry(pullExpiry),
+		jetstream.PullHeartbeat(pullHeartbeat))
 	if err != nil {
 		return fmt.Errorf("consume %s: %w", k.kind, err)
 	}

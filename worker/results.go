@@ -36,7 +36,7 @@ func (r *Relay) recordResults(ctx context.Context, c jetstream.Consumer) error {
 		case in <- m:
 		case <-ctx.Done(): // not acknowledged: handed out again after the ack wait
 		}
-	}, jetstream.PullMaxMessages(resultsBatch))
+	}, jetstream.PullMaxMessages(resultsBatch), jetstream.PullExpiry(pullExpiry), jetstream.PullHeartbeat(pullHeartbeat))
 	if err != nil {
 		return fmt.Errorf("consume results: %w", err)
 	}

@@ -1,0 +1,93 @@
+package worker
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/channels/channeltest"
+	"github.com/heraldhq/herald/store"
+)
+
+// TestConsumeReplacesALostPull has the server lose the worker's pull request:
+// while the worker may not publish pull requests, the one the server held
+// expires and the one the client sends in its place is refused, so the
+// client counts a request the server does not hold. Once pulls are allowed
+// again, a delivery must go out within a few seconds, not after the
+// library's 30s heartbeat check.
+func TestConsumeReplacesALostPull(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	opts := &server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, JetStream: true, StoreDir: t.TempDir(),
+		NoSigs: true, NoLog: true}
+	setPulls := func(allowed bool) {
+		t.Helper()
+		perms := &server.Permissions{Publish: &server.SubjectPermission{Allow: []string{">"}}}
+		if !allowed {
+			perms.Publish.Deny = []string{"$JS.API.CONSUMER.MSG.NEXT.>"}
+		}
+		next := *opts
+		next.Users = []*server.User{{Username: "herald", Password: "pw", Permissions: perms}}
+		opts = &next
+	}
+	setPulls(true)
+	srv, err := server.NewServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Start()
+	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
+	if !srv.ReadyForConnections(testTimeout) {
+		t.Fatal("nats server not ready")
+	}
+	n, err := Connect(ExternalConfig{URL: "nats://herald:pw@" + srv.Addr().String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(n.Close)
+
+	smtp := channeltest.NewSMTPServer(t)
+	ch := e.channel(smtp.Channel())
+	r := e.start(n, []channels.Sender{emailSender(t, smtp.Host(), smtp.Port())}, testConfig())
+	_, ids := e.enqueue(store.Payload{Subject: "first", Text: "before"}, ch)
+	r.relay.Notify()
+	r.await(t, ids[0], outcomeSent)
+
+	setPulls(false)
+	if err := srv.ReloadOptions(opts); err != nil {
+		t.Fatal(err)
+	}
+	cons, err := n.JetStream().Consumer(ctx, r.w.cfg.Stream, durable("email"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(testTimeout)
+	for {
+		info, err := cons.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.NumWaiting == 0 {
+			break // the server holds no pull request of the worker's
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server still holds %d pull requests after %s", info.NumWaiting, testTimeout)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	setPulls(true)
+	if err := srv.ReloadOptions(opts); err != nil {
+		t.Fatal(err)
+	}
+	begin := time.Now()
+	_, ids = e.enqueue(store.Payload{Subject: "second", Text: "after"}, ch)
+	r.relay.Notify()
+	r.await(t, ids[0], outcomeSent)
+	if took, limit := time.Since(begin), 2*pullHeartbeat+time.Second; took > limit {
+		t.Errorf("sent %s after pulls were allowed again, want within %s", took, limit)
+	}
+}
