@@ -108,24 +108,41 @@ func run(ctx context.Context, o options) result {
 // burst has its delivery row: each run's outcome and its deliveries are
 // written in one transaction, so the last row marks the last run evaluated
 // and handed over.
+//
+// The poll must not load the process it measures: a COUNT over the
+// deliveries every 5 ms took 0.2 to 0.35 s of CPU during the hand-over. It
+// reads the highest rowid instead (rows are only added during the burst,
+// each with the next rowid), one step down an index, and confirms with the
+// full count once that reaches the burst's size.
 func waitHanded(db *sql.DB, o options, begin time.Time, requests benchapp.Requests) time.Duration {
+	var base int
+	if err := db.QueryRow(`SELECT COALESCE(MAX(rowid), 0) FROM deliveries`).Scan(&base); err != nil {
+		log.Fatal(err)
+	}
 	for tick := time.NewTicker(5 * time.Millisecond); ; <-tick.C {
-		var deliveries int
-		if err := db.QueryRow(`SELECT COUNT(*) FROM deliveries WHERE subscription_id LIKE 'bench%'`).Scan(&deliveries); err != nil {
+		var last int
+		if err := db.QueryRow(`SELECT COALESCE(MAX(rowid), 0) FROM deliveries`).Scan(&last); err != nil {
 			log.Fatal(err)
 		}
 		if o.verbose {
-			var claimed, sent int
+			var claimed, deliveries, sent int
 			_ = db.QueryRow(`SELECT COUNT(*) FROM runs WHERE subscription_id LIKE 'bench%'`).Scan(&claimed)
+			_ = db.QueryRow(`SELECT COUNT(*) FROM deliveries WHERE subscription_id LIKE 'bench%'`).Scan(&deliveries)
 			_ = db.QueryRow(`SELECT COUNT(*) FROM deliveries WHERE subscription_id LIKE 'bench%' AND state = 'sent'`).Scan(&sent)
 			fmt.Printf("%6s claimed %5d handed over %5d sent %5d executions %d\n", time.Since(begin).Round(time.Millisecond),
 				claimed, deliveries, sent, requests.Count(executor3))
 		}
-		if deliveries >= o.subs {
-			return time.Since(begin)
+		if last-base >= o.subs {
+			var deliveries int
+			if err := db.QueryRow(`SELECT COUNT(*) FROM deliveries WHERE subscription_id LIKE 'bench%'`).Scan(&deliveries); err != nil {
+				log.Fatal(err)
+			}
+			if deliveries >= o.subs {
+				return time.Since(begin)
+			}
 		}
 		if time.Since(begin) > 5*time.Minute {
-			log.Fatalf("timed out: %d deliveries", deliveries)
+			log.Fatalf("timed out: %d deliveries", last-base)
 		}
 	}
 }
