@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mattn/go-sqlite3"
@@ -32,8 +33,13 @@ var ErrConflict = errors.New("conflict")
 
 // Store is the SQLite database of one Herald data folder.
 type Store struct {
-	w *sql.DB // the single writer connection
-	r *sql.DB // read-only pool
+	w  *sql.DB // the single writer connection
+	r  *sql.DB // read-only pool
+	ck *sql.DB // the checkpointer's connection
+
+	stopCheckpoints chan struct{}
+	checkpointsDone chan struct{}
+	closed          sync.Once
 
 	// Statements of the hottest reads, prepared once.
 	userProjects *sql.Stmt
@@ -61,10 +67,8 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	params.Set("_synchronous", "NORMAL")
 	params.Set("_txlock", "immediate")
 	params.Set("_stmt_cache_size", "64")
-	w, err := sql.Open("sqlite3", "file:"+abs+"?"+params.Encode())
-	if err != nil {
-		return nil, fmt.Errorf("open store: %w", err)
-	}
+	w := sql.OpenDB(newConnector("file:"+abs+"?"+params.Encode(),
+		"PRAGMA wal_autocheckpoint = "+strconv.Itoa(writerCheckpointPages)))
 	w.SetMaxOpenConns(1)
 	w.SetConnMaxIdleTime(0)
 	s := &Store{w: w}
@@ -84,19 +88,28 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	s.r = r
 	if s.userProjects, err = r.PrepareContext(ctx, `SELECT p.`+strings.ReplaceAll(projectColumns, ", ", ", p.")+
 		userProjectsWhere+` ORDER BY p.created, p.rowid LIMIT ? OFFSET ?`); err != nil {
-		s.Close()
+		r.Close()
+		w.Close()
 		return nil, fmt.Errorf("prepare: %w", err)
 	}
+	params.Del("_query_only")
+	s.ck = sql.OpenDB(newConnector("file:" + abs + "?" + params.Encode()))
+	s.ck.SetMaxOpenConns(1)
+	s.stopCheckpoints, s.checkpointsDone = make(chan struct{}), make(chan struct{})
+	go s.checkpoints(s.stopCheckpoints, s.checkpointsDone)
 	return s, nil
 }
 
-// Close closes both pools.
+// Close stops the checkpointer and closes the connections; later calls do
+// nothing.
 func (s *Store) Close() error {
 	var err error
-	if s.userProjects != nil {
-		err = s.userProjects.Close()
-	}
-	return errors.Join(err, s.r.Close(), s.w.Close())
+	s.closed.Do(func() {
+		close(s.stopCheckpoints)
+		<-s.checkpointsDone
+		err = errors.Join(s.userProjects.Close(), s.ck.Close(), s.r.Close(), s.w.Close())
+	})
+	return err
 }
 
 // migrate applies the pending migrations in one transaction, with foreign keys
