@@ -147,7 +147,7 @@ func (a *App) open(ctx context.Context) error {
 	cfg, opt := a.cfg, a.opt
 	a.reg = newRegistry()
 	var err error
-	if a.nats, err = startNATS(cfg); err != nil {
+	if a.nats, err = startNATS(cfg, a.log); err != nil {
 		return err
 	}
 	a.closers = append(a.closers, func() error { a.nats.Close(); return nil })

@@ -35,12 +35,12 @@ type NATSConfig struct {
 }
 
 // startNATS starts the embedded server or connects to the configured cluster.
-func startNATS(cfg Config) (*worker.NATS, error) {
+func startNATS(cfg Config, log *slog.Logger) (*worker.NATS, error) {
 	if cfg.NATS.URL != "" {
 		return worker.Connect(worker.ExternalConfig{URL: cfg.NATS.URL, CredsFile: cfg.NATS.CredsFile,
-			CAFile: cfg.NATS.CAFile, CertFile: cfg.NATS.CertFile, KeyFile: cfg.NATS.KeyFile})
+			CAFile: cfg.NATS.CAFile, CertFile: cfg.NATS.CertFile, KeyFile: cfg.NATS.KeyFile, Logger: log})
 	}
-	return worker.StartEmbedded(filepath.Join(cfg.Data, "nats"), worker.EmbeddedConfig{Listen: cfg.NATS.Listen})
+	return worker.StartEmbedded(filepath.Join(cfg.Data, "nats"), worker.EmbeddedConfig{Listen: cfg.NATS.Listen, Logger: log})
 }
 
 // senders builds one sender per channel kind from its section, and returns

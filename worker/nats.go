@@ -3,6 +3,7 @@ package worker
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"strconv"
 	"time"
@@ -28,6 +29,9 @@ type EmbeddedConfig struct {
 	Listen string
 	// ReadyTimeout bounds how long start-up may take. Default 10s.
 	ReadyTimeout time.Duration
+	// Logger receives the connection's events (see connOptions). Default:
+	// discarded.
+	Logger *slog.Logger
 }
 
 // StartEmbedded starts a NATS server with JetStream in this process, keeping
@@ -68,7 +72,7 @@ func StartEmbedded(dir string, cfg EmbeddedConfig) (*NATS, error) {
 		srv.WaitForShutdown()
 		return nil, errors.New("nats server: not ready in time")
 	}
-	nc, err := nats.Connect("", nats.Name("herald"), nats.InProcessServer(srv))
+	nc, err := nats.Connect("", append(connOptions(cfg.Logger), nats.InProcessServer(srv))...)
 	if err != nil {
 		srv.Shutdown()
 		srv.WaitForShutdown()
@@ -90,6 +94,9 @@ type ExternalConfig struct {
 	// servers that verify clients. Default none.
 	CertFile string
 	KeyFile  string
+	// Logger receives the connection's events (see connOptions). Default:
+	// discarded.
+	Logger *slog.Logger
 }
 
 // Connect connects to an external NATS server. The connection reconnects
@@ -98,7 +105,7 @@ func Connect(cfg ExternalConfig) (*NATS, error) {
 	if cfg.URL == "" {
 		return nil, errors.New("nats: no URL")
 	}
-	opts := []nats.Option{nats.Name("herald"), nats.MaxReconnects(-1)}
+	opts := append(connOptions(cfg.Logger), nats.MaxReconnects(-1))
 	if cfg.CredsFile != "" {
 		opts = append(opts, nats.UserCredentials(cfg.CredsFile))
 	}
@@ -113,6 +120,33 @@ func Connect(cfg ExternalConfig) (*NATS, error) {
 		return nil, fmt.Errorf("nats connect: %w", err)
 	}
 	return newNATS(nil, nc)
+}
+
+// connOptions names the connection and sends its asynchronous errors (a
+// publish or subscription the server refused, a slow consumer) to log as
+// warnings, and its losses and recoveries of the server as well, rather
+// than the library's default of printing errors to stderr.
+func connOptions(log *slog.Logger) []nats.Option {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	log = log.With("component", "nats")
+	return []nats.Option{
+		nats.Name("herald"),
+		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
+			if sub != nil {
+				log.Warn("nats error", "subject", sub.Subject, "err", err)
+				return
+			}
+			log.Warn("nats error", "err", err)
+		}),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				log.Warn("nats disconnected", "err", err)
+			}
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) { log.Info("nats reconnected", "server", nc.ConnectedUrlRedacted()) }),
+	}
 }
 
 func newNATS(srv *server.Server, nc *nats.Conn) (*NATS, error) {

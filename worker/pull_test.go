@@ -1,7 +1,11 @@
 package worker
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,7 +21,7 @@ import (
 // expires and the one the client sends in its place is refused, so the
 // client counts a request the server does not hold. Once pulls are allowed
 // again, a delivery must go out within a few seconds, not after the
-// library's 30s heartbeat check.
+// library's 30s heartbeat check. The refusal must reach the log.
 func TestConsumeReplacesALostPull(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
@@ -43,7 +47,9 @@ func TestConsumeReplacesALostPull(t *testing.T) {
 	if !srv.ReadyForConnections(testTimeout) {
 		t.Fatal("nats server not ready")
 	}
-	n, err := Connect(ExternalConfig{URL: "nats://herald:pw@" + srv.Addr().String()})
+	var logged lockedBuffer
+	n, err := Connect(ExternalConfig{URL: "nats://herald:pw@" + srv.Addr().String(),
+		Logger: slog.New(slog.NewTextHandler(&logged, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,4 +96,26 @@ func TestConsumeReplacesALostPull(t *testing.T) {
 	if took, limit := time.Since(begin), 2*pullHeartbeat+time.Second; took > limit {
 		t.Errorf("sent %s after pulls were allowed again, want within %s", took, limit)
 	}
+	if log := logged.String(); !strings.Contains(log, `level=WARN msg="nats error"`) ||
+		!strings.Contains(log, "Permissions Violation for Publish to") {
+		t.Errorf("log = %q, want a warning of the refused pull", log)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer that many goroutines may write.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
