@@ -1,11 +1,9 @@
 package worker
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -47,7 +45,7 @@ func TestConsumeReplacesALostPull(t *testing.T) {
 	if !srv.ReadyForConnections(testTimeout) {
 		t.Fatal("nats server not ready")
 	}
-	var logged lockedBuffer
+	var logged syncBuffer
 	n, err := Connect(ExternalConfig{URL: "nats://herald:pw@" + srv.Addr().String(),
 		Logger: slog.New(slog.NewTextHandler(&logged, nil))})
 	if err != nil {
@@ -100,22 +98,4 @@ func TestConsumeReplacesALostPull(t *testing.T) {
 		!strings.Contains(log, "Permissions Violation for Publish to") {
 		t.Errorf("log = %q, want a warning of the refused pull", log)
 	}
-}
-
-// lockedBuffer is a bytes.Buffer that many goroutines may write.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
