@@ -12,7 +12,8 @@ import (
 // TestCheckpointsOffTheWriter writes about 4 MB, well under the log the
 // writer checkpoints itself, and wants the database file to take in those
 // pages all the same, from the checkpointer, within a few of its intervals.
-// It also wants the writer's own checkpoints held back to their threshold.
+// It also wants the writer's own checkpoints held back to their threshold,
+// and the writer's page cache at its size.
 func TestCheckpointsOffTheWriter(t *testing.T) {
 	s, sub := openLedgerStore(t)
 	ctx := context.Background()
@@ -22,6 +23,13 @@ func TestCheckpointsOffTheWriter(t *testing.T) {
 	}
 	if pages != writerCheckpointPages {
 		t.Errorf("the writer checkpoints after %d pages, want %d", pages, writerCheckpointPages)
+	}
+	var cache int
+	if err := s.w.QueryRowContext(ctx, `PRAGMA cache_size`).Scan(&cache); err != nil {
+		t.Fatal(err)
+	}
+	if cache != -writerCacheKiB {
+		t.Errorf("the writer's page cache is %d, want %d (KiB)", cache, -writerCacheKiB)
 	}
 	var seq int
 	var name, path string

@@ -68,7 +68,8 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	params.Set("_txlock", "immediate")
 	params.Set("_stmt_cache_size", "64")
 	w := sql.OpenDB(newConnector("file:"+abs+"?"+params.Encode(),
-		"PRAGMA wal_autocheckpoint = "+strconv.Itoa(writerCheckpointPages)))
+		"PRAGMA wal_autocheckpoint = "+strconv.Itoa(writerCheckpointPages),
+		"PRAGMA cache_size = "+strconv.Itoa(-writerCacheKiB)))
 	w.SetMaxOpenConns(1)
 	w.SetConnMaxIdleTime(0)
 	s := &Store{w: w}
