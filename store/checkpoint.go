@@ -48,14 +48,13 @@ func (c connector) Connect(context.Context) (driver.Conn, error) { return c.drv.
 func (c connector) Driver() driver.Driver                        { return c.drv }
 
 // checkpoints runs a passive checkpoint (one that waits for no reader or
-// writer) every checkpointInterval until stop is closed, then closes done.
-func (s *Store) checkpoints(stop <-chan struct{}, done chan<- struct{}) {
-	defer close(done)
+// writer) every checkpointInterval until Close.
+func (s *Store) checkpoints() {
 	t := time.NewTicker(checkpointInterval)
 	defer t.Stop()
 	for {
 		select {
-		case <-stop:
+		case <-s.stopCheckpoints:
 			return
 		case <-t.C:
 			// A failed checkpoint leaves the log to the next one, or to the writer's.

@@ -115,11 +115,7 @@ func (s *Store) EnqueueRun(ctx context.Context, run Run, deliveries []Delivery) 
 		if err != nil {
 			return fmt.Errorf("insert run: %w", err)
 		}
-		hs := make([]handover, len(deliveries))
-		for i, d := range deliveries {
-			hs[i] = handover{run, d}
-		}
-		return insertDeliveries(ctx, tx, hs)
+		return insertDeliveries(ctx, tx, handovers(run, deliveries))
 	})
 }
 
@@ -127,6 +123,15 @@ func (s *Store) EnqueueRun(ctx context.Context, run Run, deliveries []Delivery) 
 type handover struct {
 	run Run
 	d   Delivery
+}
+
+// handovers pairs each of run's deliveries with run.
+func handovers(run Run, ds []Delivery) []handover {
+	hs := make([]handover, len(ds))
+	for i, d := range ds {
+		hs[i] = handover{run, d}
+	}
+	return hs
 }
 
 // insertDeliveries writes each delivery (pending), its payload and its outbox
@@ -150,18 +155,18 @@ func insertDeliveries(ctx context.Context, tx *sql.Tx, hs []handover) error {
 			oargs = append(oargs, h.d.ID, h.d.Kind, now)
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO deliveries(id, run_id, subscription_id, scheduled_at, channel_id, kind,
-			created, updated) VALUES `+rows(len(chunk), 8), dargs...)
+			created, updated) VALUES `+valueRows(len(chunk), 8), dargs...)
 		if isUnique(err) {
 			return fmt.Errorf("insert deliveries: %w", ErrConflict)
 		}
 		if err == nil {
-			_, err = tx.ExecContext(ctx, `INSERT INTO delivery_payloads(delivery_id, payload) VALUES `+rows(len(chunk), 2),
+			_, err = tx.ExecContext(ctx, `INSERT INTO delivery_payloads(delivery_id, payload) VALUES `+valueRows(len(chunk), 2),
 				pargs...)
 		}
 		if err != nil {
 			return fmt.Errorf("insert deliveries: %w", err)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO outbox(delivery_id, kind, created) VALUES `+rows(len(chunk), 3),
+		if _, err := tx.ExecContext(ctx, `INSERT INTO outbox(delivery_id, kind, created) VALUES `+valueRows(len(chunk), 3),
 			oargs...); err != nil {
 			return fmt.Errorf("insert outbox: %w", err)
 		}
@@ -169,9 +174,9 @@ func insertDeliveries(ctx context.Context, tx *sql.Tx, hs []handover) error {
 	return nil
 }
 
-// rows returns n rows of cols placeholders for a VALUES clause.
-func rows(n, cols int) string {
-	row := "(?" + strings.Repeat(", ?", cols-1) + ")"
+// valueRows returns n rows of cols placeholders for a VALUES clause.
+func valueRows(n, cols int) string {
+	row := "(" + placeholders(cols) + ")"
 	return row + strings.Repeat(", "+row, n-1)
 }
 
@@ -217,12 +222,8 @@ func (s *Store) DeleteOutbox(ctx context.Context, ids ...string) error {
 	}
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		for chunk := range slices.Chunk(ids, maxLedgerParams) {
-			args := make([]any, len(chunk))
-			for i, id := range chunk {
-				args[i] = id
-			}
-			q := `DELETE FROM outbox WHERE delivery_id IN (?` + strings.Repeat(", ?", len(chunk)-1) + `)`
-			if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			in, args := inList(chunk)
+			if _, err := tx.ExecContext(ctx, `DELETE FROM outbox WHERE delivery_id IN `+in, args...); err != nil {
 				return fmt.Errorf("delete outbox: %w", err)
 			}
 		}
@@ -289,13 +290,10 @@ type Outgoing struct {
 func (s *Store) OutgoingDeliveries(ctx context.Context, ids ...string) (map[string]Outgoing, error) {
 	out := make(map[string]Outgoing, len(ids))
 	for chunk := range slices.Chunk(ids, maxLedgerParams) {
-		args := make([]any, len(chunk))
-		for i, id := range chunk {
-			args[i] = id
-		}
+		in, args := inList(chunk)
 		rows, err := s.r.QueryContext(ctx, `SELECT d.id, d.channel_id, d.kind, d.state, d.attempts, d.last_error,
 			p.payload, c.kind, c.config, c.secret FROM `+deliveryTables+` LEFT JOIN channels c ON c.id = d.channel_id
-			WHERE d.id IN (?`+strings.Repeat(", ?", len(chunk)-1)+`)`, args...)
+			WHERE d.id IN `+in, args...)
 		if err != nil {
 			return nil, fmt.Errorf("read deliveries: %w", err)
 		}
@@ -487,12 +485,9 @@ func rollUp(ctx context.Context, tx *sql.Tx, deliveryIDs []string, now time.Time
 	}
 	var done []tally
 	for chunk := range slices.Chunk(deliveryIDs, maxLedgerParams) {
-		args := make([]any, len(chunk))
-		for i, id := range chunk {
-			args[i] = id
-		}
+		in, args := inList(chunk)
 		rows, err := tx.QueryContext(ctx, `SELECT run_id, COUNT(*), SUM(state = 'pending'), SUM(state = 'failed')
-			FROM deliveries WHERE run_id IN (SELECT run_id FROM deliveries WHERE id IN (?`+strings.Repeat(", ?", len(chunk)-1)+`))
+			FROM deliveries WHERE run_id IN (SELECT run_id FROM deliveries WHERE id IN `+in+`)
 			GROUP BY run_id`, args...)
 		if err != nil {
 			return fmt.Errorf("roll up runs: %w", err)
@@ -559,12 +554,8 @@ type LedgerEntry struct {
 func (s *Store) LedgerEntries(ctx context.Context, ids ...string) (map[string]LedgerEntry, error) {
 	out := make(map[string]LedgerEntry, len(ids))
 	for chunk := range slices.Chunk(ids, maxLedgerParams) {
-		args := make([]any, len(chunk))
-		for i, id := range chunk {
-			args[i] = id
-		}
-		rows, err := s.r.QueryContext(ctx, `SELECT id, state, attempts, last_error FROM deliveries
-			WHERE id IN (?`+strings.Repeat(", ?", len(chunk)-1)+`)`, args...)
+		in, args := inList(chunk)
+		rows, err := s.r.QueryContext(ctx, `SELECT id, state, attempts, last_error FROM deliveries WHERE id IN `+in, args...)
 		if err != nil {
 			return nil, fmt.Errorf("read ledger: %w", err)
 		}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 )
 
@@ -31,12 +30,9 @@ func (s *Store) UnratedRuns(ctx context.Context, limit int) ([]Run, error) {
 func (s *Store) States(ctx context.Context, ids []string) (map[string]SubscriptionState, error) {
 	out := make(map[string]SubscriptionState, len(ids))
 	for chunk := range slices.Chunk(ids, maxLedgerParams) {
-		args := make([]any, len(chunk))
-		for i, id := range chunk {
-			args[i] = id
-		}
+		in, args := inList(chunk)
 		rows, err := s.r.QueryContext(ctx, `SELECT subscription_id, last_condition, failures, unhealthy FROM subscription_state
-			WHERE subscription_id IN (?`+strings.Repeat(", ?", len(chunk)-1)+`)`, args...)
+			WHERE subscription_id IN `+in, args...)
 		if err != nil {
 			return nil, fmt.Errorf("subscription states: %w", err)
 		}
@@ -88,7 +84,7 @@ func (s *Store) RateRuns(ctx context.Context, ratings []Rating, now time.Time) e
 			}
 		}
 		for chunk := range slices.Chunk(plain, maxLedgerParams) {
-			if _, err := tx.ExecContext(ctx, `UPDATE runs SET rated = 1 WHERE id IN (?`+strings.Repeat(", ?", len(chunk)-1)+`)`,
+			if _, err := tx.ExecContext(ctx, `UPDATE runs SET rated = 1 WHERE id IN (`+placeholders(len(chunk))+`)`,
 				chunk...); err != nil {
 				return fmt.Errorf("rate runs: %w", err)
 			}
@@ -111,9 +107,5 @@ func rateRun(ctx context.Context, tx *sql.Tx, r Rating, now time.Time) error {
 		r.Run.SubscriptionID, r.Failures, boolInt(r.Unhealthy), now.Unix()); err != nil {
 		return fmt.Errorf("rate run: %w", err)
 	}
-	hs := make([]handover, len(r.Notice))
-	for i, d := range r.Notice {
-		hs[i] = handover{r.Run, d}
-	}
-	return insertDeliveries(ctx, tx, hs)
+	return insertDeliveries(ctx, tx, handovers(r.Run, r.Notice))
 }

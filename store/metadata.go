@@ -282,10 +282,6 @@ func (s *Store) ModelUses(ctx context.Context, projectID string) ([]ModelUse, er
 	return out, rows.Err()
 }
 
-func placeholders(n int) string {
-	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
-}
-
 func prefixed(alias, columns string) string {
 	return alias + "." + strings.ReplaceAll(columns, ", ", ", "+alias+".")
 }

@@ -90,9 +90,7 @@ func (s *Store) FinishRuns(ctx context.Context, fins []Finish, now time.Time) er
 			if n, err := res.RowsAffected(); err != nil || n == 0 {
 				continue // the subscription, and with it the run, was deleted meanwhile
 			}
-			for _, d := range f.Deliveries {
-				hs = append(hs, handover{run, d})
-			}
+			hs = append(hs, handovers(run, f.Deliveries)...)
 			if f.State != nil {
 				if err := setLastCondition(ctx, tx, run.SubscriptionID, *f.State, now); err != nil {
 					return err

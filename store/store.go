@@ -38,7 +38,7 @@ type Store struct {
 	ck *sql.DB // the checkpointer's connection
 
 	stopCheckpoints chan struct{}
-	checkpointsDone chan struct{}
+	checkpointer    sync.WaitGroup
 	closed          sync.Once
 
 	// Statements of the hottest reads, prepared once.
@@ -94,10 +94,15 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("prepare: %w", err)
 	}
 	params.Del("_query_only")
-	s.ck = sql.OpenDB(newConnector("file:" + abs + "?" + params.Encode()))
+	if s.ck, err = sql.Open("sqlite3", "file:"+abs+"?"+params.Encode()); err != nil {
+		s.userProjects.Close()
+		r.Close()
+		w.Close()
+		return nil, fmt.Errorf("open store checkpointer: %w", err)
+	}
 	s.ck.SetMaxOpenConns(1)
-	s.stopCheckpoints, s.checkpointsDone = make(chan struct{}), make(chan struct{})
-	go s.checkpoints(s.stopCheckpoints, s.checkpointsDone)
+	s.stopCheckpoints = make(chan struct{})
+	s.checkpointer.Go(s.checkpoints)
 	return s, nil
 }
 
@@ -107,7 +112,7 @@ func (s *Store) Close() error {
 	var err error
 	s.closed.Do(func() {
 		close(s.stopCheckpoints)
-		<-s.checkpointsDone
+		s.checkpointer.Wait()
 		err = errors.Join(s.userProjects.Close(), s.ck.Close(), s.r.Close(), s.w.Close())
 	})
 	return err
@@ -206,6 +211,21 @@ func isUnique(err error) bool {
 	var se sqlite3.Error
 	return errors.As(err, &se) && se.Code == sqlite3.ErrConstraint &&
 		(se.ExtendedCode == sqlite3.ErrConstraintUnique || se.ExtendedCode == sqlite3.ErrConstraintPrimaryKey)
+}
+
+// placeholders returns n comma-separated placeholders: "?, ?, ?".
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
+
+// inList returns an IN list of placeholders for ids, "(?, ?, ?)", and the ids
+// as the statement's arguments.
+func inList(ids []string) (string, []any) {
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	return "(" + placeholders(len(ids)) + ")", args
 }
 
 // scanner is a row that can be scanned: *sql.Row or *sql.Rows.

@@ -224,11 +224,8 @@ func (s *Store) SubscriptionByID(ctx context.Context, id string) (Subscription, 
 func (s *Store) SubscriptionsByID(ctx context.Context, ids []string) (map[string]Subscription, error) {
 	out := make(map[string]Subscription, len(ids))
 	for chunk := range slices.Chunk(ids, maxLedgerParams) {
-		args := make([]any, len(chunk))
-		for i, id := range chunk {
-			args[i] = id
-		}
-		subs, err := s.querySubscriptions(ctx, `s.id IN (?`+strings.Repeat(", ?", len(chunk)-1)+`)`, args...)
+		in, args := inList(chunk)
+		subs, err := s.querySubscriptions(ctx, `s.id IN `+in, args...)
 		if err != nil {
 			return nil, err
 		}

@@ -104,6 +104,13 @@ func run(ctx context.Context, o options) result {
 	return r
 }
 
+// The hand-over's polls: the highest delivery rowid, and the burst's
+// deliveries counted.
+const (
+	lastDelivery = `SELECT COALESCE(MAX(rowid), 0) FROM deliveries`
+	countHanded  = `SELECT COUNT(*) FROM deliveries WHERE subscription_id LIKE 'bench%'`
+)
+
 // waitHanded returns, counted from begin, when every subscription of the
 // burst has its delivery row: each run's outcome and its deliveries are
 // written in one transaction, so the last row marks the last run evaluated
@@ -116,25 +123,25 @@ func run(ctx context.Context, o options) result {
 // full count once that reaches the burst's size.
 func waitHanded(db *sql.DB, o options, begin time.Time, requests benchapp.Requests) time.Duration {
 	var base int
-	if err := db.QueryRow(`SELECT COALESCE(MAX(rowid), 0) FROM deliveries`).Scan(&base); err != nil {
+	if err := db.QueryRow(lastDelivery).Scan(&base); err != nil {
 		log.Fatal(err)
 	}
 	for tick := time.NewTicker(5 * time.Millisecond); ; <-tick.C {
 		var last int
-		if err := db.QueryRow(`SELECT COALESCE(MAX(rowid), 0) FROM deliveries`).Scan(&last); err != nil {
+		if err := db.QueryRow(lastDelivery).Scan(&last); err != nil {
 			log.Fatal(err)
 		}
 		if o.verbose {
 			var claimed, deliveries, sent int
 			_ = db.QueryRow(`SELECT COUNT(*) FROM runs WHERE subscription_id LIKE 'bench%'`).Scan(&claimed)
-			_ = db.QueryRow(`SELECT COUNT(*) FROM deliveries WHERE subscription_id LIKE 'bench%'`).Scan(&deliveries)
+			_ = db.QueryRow(countHanded).Scan(&deliveries)
 			_ = db.QueryRow(`SELECT COUNT(*) FROM deliveries WHERE subscription_id LIKE 'bench%' AND state = 'sent'`).Scan(&sent)
 			fmt.Printf("%6s claimed %5d handed over %5d sent %5d executions %d\n", time.Since(begin).Round(time.Millisecond),
 				claimed, deliveries, sent, requests.Count(executor3))
 		}
 		if last-base >= o.subs {
 			var deliveries int
-			if err := db.QueryRow(`SELECT COUNT(*) FROM deliveries WHERE subscription_id LIKE 'bench%'`).Scan(&deliveries); err != nil {
+			if err := db.QueryRow(countHanded).Scan(&deliveries); err != nil {
 				log.Fatal(err)
 			}
 			if deliveries >= o.subs {
