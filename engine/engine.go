@@ -400,7 +400,7 @@ func (e *Engine) catchUp(ctx context.Context, sub store.Subscription, lastRun ti
 			reason += fmt.Sprintf("; so were the later instants until %s, recorded in this run only", now.UTC().Format(time.RFC3339))
 		}
 		detail, _ := json.Marshal(map[string]string{"reason": reason})
-		skipped = append(skipped, store.Run{ID: store.NewID(24), SubscriptionID: sub.ID, ScheduledAt: at, State: store.RunSkipped,
+		skipped = append(skipped, store.Run{ID: store.NewSortableID(), SubscriptionID: sub.ID, ScheduledAt: at, State: store.RunSkipped,
 			Detail: detail, Started: now, Finished: now})
 	}
 	if len(skipped) > 0 {

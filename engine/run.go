@@ -41,7 +41,7 @@ func (e *Engine) claim(ctx context.Context, fires []Fire) []store.Run {
 	runs := make([]store.Run, len(fires))
 	now := e.now()
 	for i, f := range fires {
-		runs[i] = store.Run{ID: store.NewID(24), SubscriptionID: f.SubscriptionID, ScheduledAt: f.At,
+		runs[i] = store.Run{ID: store.NewSortableID(), SubscriptionID: f.SubscriptionID, ScheduledAt: f.At,
 			State: store.RunRunning, Started: now, Incarnation: e.incarnation}
 	}
 	claimed, err := e.st.ClaimRuns(ctx, runs)
@@ -94,7 +94,7 @@ func (e *Engine) process(ctx context.Context, run store.Run) store.Finish {
 	return fin
 }
 
-// deliveryIDs lists the ids of ds; each begins with its run's id.
+// deliveryIDs lists the ids of ds.
 func deliveryIDs(ds []store.Delivery) []string {
 	ids := make([]string, len(ds))
 	for i, d := range ds {
@@ -350,7 +350,7 @@ func (e *Engine) deliveries(ctx context.Context, sub store.Subscription, runID s
 		}
 		p := p
 		p.Links = e.domain.Links(sub, runID, ch.ID, p.Attachments)
-		out = append(out, store.Delivery{ID: store.NewID(24), ChannelID: ch.ID, Kind: ch.Kind, Payload: p})
+		out = append(out, store.Delivery{ID: store.NewSortableID(), ChannelID: ch.ID, Kind: ch.Kind, Payload: p})
 	}
 	return out, nil
 }
@@ -366,7 +366,7 @@ func (e *Engine) SendNow(ctx context.Context, sub store.Subscription, by string)
 	}
 	now := e.now()
 	detail, _ := json.Marshal(RunDetail{Trigger: notify.TriggerManual, By: by})
-	run := store.Run{ID: store.NewID(24), SubscriptionID: sub.ID, ScheduledAt: now.Truncate(time.Second),
+	run := store.Run{ID: store.NewSortableID(), SubscriptionID: sub.ID, ScheduledAt: now.Truncate(time.Second),
 		State: store.RunRunning, Started: now, Incarnation: e.incarnation, Detail: detail}
 	if err := e.st.ClaimRun(ctx, run); err != nil {
 		return store.Run{}, err

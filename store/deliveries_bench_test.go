@@ -13,32 +13,42 @@ import (
 // 20,000 pending deliveries, each with a rendered mail of about 6 KB, in
 // batches of 4 with one delivery per run (an alert fan-in) and in batches of
 // 2 with 10 per run (a subscription of many channels; the delivery benchmark's
-// group commits average 1.5 sends). It reports the time per delivery.
+// group commits average 1.5 sends). It reports the time per delivery, with
+// the ids runs and deliveries have (sortable) and with random ones.
 func BenchmarkMarkSentBatch(b *testing.B) {
-	b.Run("fanin", func(b *testing.B) { benchmarkMarkSent(b, 4, 1) })
-	b.Run("channels", func(b *testing.B) { benchmarkMarkSent(b, 2, 10) })
+	for _, ids := range idForms {
+		b.Run("fanin/"+ids.name, func(b *testing.B) { benchmarkMarkSent(b, ids.new, 4, 1) })
+		b.Run("channels/"+ids.name, func(b *testing.B) { benchmarkMarkSent(b, ids.new, 2, 10) })
+	}
 }
 
-func benchmarkMarkSent(b *testing.B, batch, perRun int) {
+// idForms are the forms of run and delivery ids the benchmarks compare.
+var idForms = []struct {
+	name string
+	new  func() string
+}{
+	{"sortable", NewSortableID},
+	{"random", func() string { return NewID(24) }},
+}
+
+func benchmarkMarkSent(b *testing.B, newID func() string, batch, perRun int) {
 	const n = 20_000
 	ctx := context.Background()
 	s, sub := openLedgerStore(b)
 	html := strings.Repeat("<tr><td>Region</td><td>1,234.56</td></tr>\n", 150)
+	marks := make([]SentMark, n)
 	for i := 0; i < n; i += perRun {
 		at := ledgerT0.Add(time.Duration(i) * time.Second)
-		run := Run{ID: fmt.Sprintf("r%06d", i), SubscriptionID: sub, ScheduledAt: at, Started: at}
+		run := Run{ID: newID(), SubscriptionID: sub, ScheduledAt: at, Started: at}
 		var ds []Delivery
 		for j := i; j < i+perRun; j++ {
-			ds = append(ds, Delivery{ID: fmt.Sprintf("d%06d", j), ChannelID: fmt.Sprintf("c%d", j-i), Kind: "email",
+			marks[j] = SentMark{ID: newID(), ProviderID: fmt.Sprintf("<d%06d@example.com>", j)}
+			ds = append(ds, Delivery{ID: marks[j].ID, ChannelID: fmt.Sprintf("c%d", j-i), Kind: "email",
 				Payload: Payload{Subject: "Revenue", Text: "Revenue is up 3%", HTML: html}})
 		}
 		if err := s.EnqueueRun(ctx, run, ds); err != nil {
 			b.Fatal(err)
 		}
-	}
-	marks := make([]SentMark, n)
-	for i := range marks {
-		marks[i] = SentMark{ID: fmt.Sprintf("d%06d", i), ProviderID: fmt.Sprintf("<d%06d@example.com>", i)}
 	}
 	for b.Loop() {
 		b.StopTimer()
@@ -61,15 +71,18 @@ func benchmarkMarkSent(b *testing.B, batch, perRun int) {
 // BenchmarkFinishRuns hands runs over the way the engine's finisher does
 // after a burst: batches of 256 claimed runs, each with one delivery and the
 // condition it saw; the delivery is an alert of one line or a report mail
-// of about 6 KB. It reports the time per run.
+// of about 6 KB. It reports the time per run, with the ids runs and
+// deliveries have (sortable) and with random ones.
 func BenchmarkFinishRuns(b *testing.B) {
-	b.Run("alert", func(b *testing.B) { benchmarkFinishRuns(b, "") })
-	b.Run("report", func(b *testing.B) {
-		benchmarkFinishRuns(b, strings.Repeat("<tr><td>Region</td><td>1,234.56</td></tr>\n", 150))
-	})
+	for _, ids := range idForms {
+		b.Run("alert/"+ids.name, func(b *testing.B) { benchmarkFinishRuns(b, ids.new, "") })
+		b.Run("report/"+ids.name, func(b *testing.B) {
+			benchmarkFinishRuns(b, ids.new, strings.Repeat("<tr><td>Region</td><td>1,234.56</td></tr>\n", 150))
+		})
+	}
 }
 
-func benchmarkFinishRuns(b *testing.B, html string) {
+func benchmarkFinishRuns(b *testing.B, newID func() string, html string) {
 	const n, batch = 5_120, 256
 	ctx := context.Background()
 	s, sub := openLedgerStore(b)
@@ -80,12 +93,12 @@ func benchmarkFinishRuns(b *testing.B, html string) {
 		runs := make([]Run, n)
 		for i := range fins {
 			at := ledgerT0.Add(time.Duration(round*n+i) * time.Second)
-			runs[i] = Run{ID: fmt.Sprintf("r%d-%06d", round, i), SubscriptionID: sub, ScheduledAt: at, State: RunRunning,
+			runs[i] = Run{ID: newID(), SubscriptionID: sub, ScheduledAt: at, State: RunRunning,
 				Started: at}
 			run := runs[i]
 			run.State, run.Finished = RunQueued, at
 			fins[i] = Finish{Run: run, State: &SubscriptionState{LastCondition: &seen}, Deliveries: []Delivery{{
-				ID: fmt.Sprintf("d%d-%06d", round, i), ChannelID: "c1", Kind: "email",
+				ID: newID(), ChannelID: "c1", Kind: "email",
 				Payload: Payload{Subject: "Revenue", Text: "Revenue 2,294,499.35", HTML: html}}}}
 		}
 		if _, err := s.ClaimRuns(ctx, runs); err != nil {

@@ -2,10 +2,8 @@ package store
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
 	"embed"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -260,28 +258,4 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
-}
-
-// NewHexID returns 24 random hex characters, the form of channel and
-// subscription ids.
-func NewHexID() string {
-	b := make([]byte, 12)
-	_, _ = rand.Read(b) // never fails (crypto/rand)
-	return hex.EncodeToString(b)
-}
-
-// NewID returns a random identifier of n characters from [a-z0-9].
-func NewID(n int) string {
-	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
-	out := make([]byte, 0, n)
-	buf := make([]byte, n)
-	for len(out) < n {
-		_, _ = rand.Read(buf) // never fails (crypto/rand)
-		for _, c := range buf {
-			if c < 252 && len(out) < n { // 252 = 7*36: no modulo bias
-				out = append(out, alphabet[int(c)%len(alphabet)])
-			}
-		}
-	}
-	return string(out)
 }
