@@ -8,6 +8,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/emersion/go-sasl"
@@ -30,6 +31,7 @@ type SMTPServer struct {
 	msgs     inbox[Email]
 	failN    int
 	failCode int
+	dropN    int
 	sessions int
 }
 
@@ -100,6 +102,26 @@ func (s *SMTPServer) FailNext(n, code int) {
 	s.failN, s.failCode = n, code
 }
 
+// DropAfterNext makes the server accept the next n messages and then close
+// each one's connection instead of reading the client's next command, as a
+// relay does that takes one message per session, or that restarts.
+func (s *SMTPServer) DropAfterNext(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.dropN = n
+}
+
+// takeDrop reports whether the message just accepted ends its session.
+func (s *SMTPServer) takeDrop() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.dropN == 0 {
+		return false
+	}
+	s.dropN--
+	return true
+}
+
 // Sessions is how many SMTP sessions (connections that said EHLO) the server
 // has seen.
 func (s *SMTPServer) Sessions() int {
@@ -150,11 +172,12 @@ func (s *SMTPServer) Fail(n int, f Failure) {
 	s.FailNext(n, code)
 }
 
-func (s *SMTPServer) newSession(*smtp.Conn) (smtp.Session, error) {
+func (s *SMTPServer) newSession(c *smtp.Conn) (smtp.Session, error) {
 	s.mu.Lock()
 	s.sessions++
 	s.mu.Unlock()
-	return &smtpSession{srv: s, authed: s.user == ""}, nil
+	tc, _ := c.Conn().(*trackedConn)
+	return &smtpSession{srv: s, conn: tc, authed: s.user == ""}, nil
 }
 
 // scripted returns the reply the script calls for now, if any.
@@ -179,6 +202,7 @@ func (s *SMTPServer) record(m Email) {
 
 type smtpSession struct {
 	srv    *SMTPServer
+	conn   *trackedConn
 	authed bool
 	from   string
 	to     []string
@@ -228,6 +252,9 @@ func (ss *smtpSession) Data(r io.Reader) error {
 	}
 	m.MailFrom, m.RcptTo = ss.from, append([]string(nil), ss.to...)
 	ss.srv.record(m)
+	if ss.srv.takeDrop() && ss.conn != nil {
+		ss.conn.dropOnRead.Store(true) // after the reply: the client reads it, then finds the session gone
+	}
 	return nil
 }
 
@@ -269,7 +296,16 @@ func (l *trackingListener) closeConns() {
 
 type trackedConn struct {
 	net.Conn
-	l *trackingListener
+	l          *trackingListener
+	dropOnRead atomic.Bool // close instead of reading the next command
+}
+
+func (c *trackedConn) Read(p []byte) (int, error) {
+	if c.dropOnRead.Load() {
+		_ = c.Close()
+		return 0, io.EOF
+	}
+	return c.Conn.Read(p)
 }
 
 func (c *trackedConn) Close() error {

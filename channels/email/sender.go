@@ -97,6 +97,14 @@ func New(cfg Config, logger *slog.Logger) (*Sender, error) {
 	opts := []mail.Option{
 		mail.WithPort(port),
 		mail.WithTLSPolicy(policy),
+		// A mail is MAIL, RCPT, DATA and its content, nothing more. go-mail
+		// would add a NOOP before it and a NOOP and RSET after it: three more
+		// round trips, and a failure of those after the relay accepted the
+		// mail would be reported as a failed send and the mail sent again.
+		// A reused connection the relay closed fails at MAIL instead, before
+		// anything was sent (see deliver).
+		mail.WithoutNoop(),
+		mail.WithoutRset(),
 		mail.WithDialContextFunc(func(ctx context.Context, network, addr string) (net.Conn, error) {
 			c, err := dialer.DialContext(ctx, network, addr)
 			if slot, ok := ctx.Value(dialSlotKey{}).(*dialSlot); ok && err == nil {
@@ -169,11 +177,11 @@ func (s *Sender) Send(ctx context.Context, m channels.Message) (string, error) {
 	return id, nil
 }
 
-// deliver sends msg over an idle connection or a new one. A send that fails
-// the connection check on a reused connection (the relay closed it while it
-// was idle) has transferred nothing: the connection is dropped and the send
-// tried again, on the next idle one or a new one, without counting as an
-// attempt. The pool is finite, so the retries are too.
+// deliver sends msg over an idle connection or a new one. A send on a reused
+// connection that the relay closed meanwhile fails at its first command,
+// before anything was sent: the connection is dropped and the send tried
+// again, on the next idle one or a new one, without counting as an attempt.
+// The pool is finite, so the retries are too.
 func (s *Sender) deliver(ctx context.Context, msg *mail.Msg) error {
 	for {
 		c, reused, err := s.get(ctx)
@@ -195,7 +203,7 @@ func (s *Sender) deliver(ctx context.Context, msg *mail.Msg) error {
 		if interrupted {
 			return ctx.Err()
 		}
-		if reused && isConnCheck(err) {
+		if reused && closedBeforeSend(err) {
 			continue
 		}
 		return err
@@ -299,9 +307,22 @@ func (s *Sender) Close() error {
 	return nil
 }
 
-func isConnCheck(err error) bool {
+// closedBeforeSend reports whether err says the connection was gone before
+// the mail's first command got an answer: the connection check failed, or
+// MAIL FROM failed without a reply (the connection was closed or reset) or
+// with 421, the relay closing the session.
+func closedBeforeSend(err error) bool {
 	var se *mail.SendError
-	return errors.As(err, &se) && se.Reason == mail.ErrConnCheck
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Reason {
+	case mail.ErrConnCheck:
+		return true
+	case mail.ErrSMTPMailFrom:
+		return se.ErrorCode() == 0 || se.ErrorCode() == 421
+	}
+	return false
 }
 
 // classify marks the errors that no retry can cure as permanent: SMTP 5xx

@@ -293,6 +293,28 @@ func TestSendRedialsDroppedIdleConnection(t *testing.T) {
 	}
 }
 
+// TestSendTakesAnAcceptedMailAsSent has the relay close the session right
+// after it accepted a mail. The mail is sent: reporting an error would have it
+// sent again. The next send finds the session gone before it sent anything,
+// and goes over a new one.
+func TestSendTakesAnAcceptedMailAsSent(t *testing.T) {
+	srv := channeltest.NewSMTPServer(t)
+	s := newSender(t, srv, nil)
+	srv.DropAfterNext(1)
+	if _, err := s.Send(t.Context(), message("a")); err != nil {
+		t.Fatalf("Send of a mail the relay accepted: %v", err)
+	}
+	if _, err := s.Send(t.Context(), message("b")); err != nil {
+		t.Fatalf("Send after the relay closed the session: %v", err)
+	}
+	if got := len(srv.Messages()); got != 2 {
+		t.Fatalf("server has %d messages, want 2", got)
+	}
+	if got := srv.Sessions(); got != 2 {
+		t.Fatalf("server saw %d sessions, want 2", got)
+	}
+}
+
 func TestSendRefusesBadInput(t *testing.T) {
 	srv := channeltest.NewSMTPServer(t)
 	s := newSender(t, srv, nil)
