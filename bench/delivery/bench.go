@@ -69,8 +69,10 @@ func mailHTML(ctx context.Context) (string, error) {
 
 // bare sends n messages straight from go-mail over conc connections, each
 // goroutine composing its messages (the text and the HTML part the pipeline
-// sends) and sending them on its own connection.
-func bare(ctx context.Context, n, conc int) (result, error) {
+// sends) and sending them on its own connection. The bare loop uses go-mail's
+// defaults, a NOOP before each mail and a NOOP and RSET after it; the lean
+// one leaves those out, as the e-mail kind does.
+func bare(ctx context.Context, n, conc int, lean bool) (result, error) {
 	html, err := mailHTML(ctx)
 	if err != nil {
 		return result{}, err
@@ -80,7 +82,11 @@ func bare(ctx context.Context, n, conc int) (result, error) {
 		return result{}, err
 	}
 	defer s.Close()
-	client, err := mail.NewClient("127.0.0.1", mail.WithPort(s.Port()), mail.WithTLSPolicy(mail.NoTLS), mail.WithTimeout(30*time.Second))
+	opts := []mail.Option{mail.WithPort(s.Port()), mail.WithTLSPolicy(mail.NoTLS), mail.WithTimeout(30 * time.Second)}
+	if lean {
+		opts = append(opts, mail.WithoutNoop(), mail.WithoutRset())
+	}
+	client, err := mail.NewClient("127.0.0.1", opts...)
 	if err != nil {
 		return result{}, err
 	}
@@ -252,10 +258,10 @@ func handOver(ctx context.Context, path string, n int) (*store.Store, []string, 
 	var runs []string
 	for r := range (n + perRun - 1) / perRun {
 		at := t0.Add(time.Duration(r) * time.Minute)
-		run := store.Run{ID: fmt.Sprintf("run%05d", r), SubscriptionID: "s1", ScheduledAt: at, Started: at}
+		run := store.Run{ID: store.NewSortableID(), SubscriptionID: "s1", ScheduledAt: at, Started: at}
 		var ds []store.Delivery
 		for _, ch := range chs[:min(perRun, n-r*perRun)] {
-			ds = append(ds, store.Delivery{ID: run.ID + "-" + ch, ChannelID: ch, Kind: string(email.Kind),
+			ds = append(ds, store.Delivery{ID: store.NewSortableID(), ChannelID: ch, Kind: string(email.Kind),
 				Payload: store.Payload{Subject: subject, Text: text}})
 		}
 		if err := st.EnqueueRun(ctx, run, ds); err != nil {
