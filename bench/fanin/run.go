@@ -96,7 +96,7 @@ func run(ctx context.Context, o options) result {
 		defer startBlockProfile(o.blockProfile)()
 	}
 	begin := clock.Real(instant)
-	r := result{handed: waitHanded(db, o, begin, requests)}
+	r := result{handed: waitHanded(db, o, begin, requests, sink)}
 	r.lastMail = waitMails(sink, o.subs, begin)
 	r.peakRSS = peakRSS()
 	r.executions = int(requests.Count(executor3))
@@ -121,7 +121,7 @@ const (
 // reads the highest rowid instead (rows are only added during the burst,
 // each with the next rowid), one step down an index, and confirms with the
 // full count once that reaches the burst's size.
-func waitHanded(db *sql.DB, o options, begin time.Time, requests benchapp.Requests) time.Duration {
+func waitHanded(db *sql.DB, o options, begin time.Time, requests benchapp.Requests, sink *benchapp.Sink) time.Duration {
 	var base int
 	if err := db.QueryRow(lastDelivery).Scan(&base); err != nil {
 		log.Fatal(err)
@@ -132,12 +132,14 @@ func waitHanded(db *sql.DB, o options, begin time.Time, requests benchapp.Reques
 			log.Fatal(err)
 		}
 		if o.verbose {
-			var claimed, deliveries, sent int
+			var claimed, deliveries, outbox, sent int
 			_ = db.QueryRow(`SELECT COUNT(*) FROM runs WHERE subscription_id LIKE 'bench%'`).Scan(&claimed)
 			_ = db.QueryRow(countHanded).Scan(&deliveries)
+			_ = db.QueryRow(`SELECT COUNT(*) FROM outbox`).Scan(&outbox)
 			_ = db.QueryRow(`SELECT COUNT(*) FROM deliveries WHERE subscription_id LIKE 'bench%' AND state = 'sent'`).Scan(&sent)
-			fmt.Printf("%6s claimed %5d handed over %5d sent %5d executions %d\n", time.Since(begin).Round(time.Millisecond),
-				claimed, deliveries, sent, requests.Count(executor3))
+			accepted, _ := sink.Counts()
+			fmt.Printf("%6s claimed %5d handed over %5d in the outbox %5d accepted %5d recorded sent %5d executions %d\n",
+				time.Since(begin).Round(time.Millisecond), claimed, deliveries, outbox, accepted, sent, requests.Count(executor3))
 		}
 		if last-base >= o.subs {
 			var deliveries int
