@@ -41,13 +41,17 @@ func main() {
 	verbose := flag.Bool("v", false, "print progress while the burst runs")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the last run's burst to this file")
 	blockprofile := flag.String("blockprofile", "", "write a profile of where goroutines waited during the last run's burst to this file")
+	flag.BoolVar(&o.profileHandover, "profile-handover", false, "end the profiles when the burst is handed over, not at the last mail")
 	flag.Parse()
 	o.verbose = *verbose
 	ctx := context.Background()
 
 	fmt.Printf("%d subscriptions on %d metrics firing at one instant, %d more every second, %d engine workers\n",
 		o.subs, o.metrics, o.unrelated, o.workers)
-	fmt.Printf("%-4s %12s %10s %12s %10s %11s %12s\n", "run", "executions", "handed", "last mail", "peak RSS", "fires", "lateness p99")
+	fmt.Println("lateness: the scheduler's, of the burst's second (the burst and the unrelated triggers due with it), then of")
+	fmt.Println("every later fire until the last mail (the unrelated triggers only)")
+	fmt.Printf("%-4s %10s %8s %10s %9s | %7s %8s | %6s %8s %8s\n", "run", "executions", "handed", "last mail", "peak RSS",
+		"fires", "max", "later", "p99", "max")
 	var handed, mailed []time.Duration
 	for i := range *runs {
 		if i == *runs-1 {
@@ -55,8 +59,8 @@ func main() {
 		}
 		r := run(ctx, o)
 		handed, mailed = append(handed, r.handed), append(mailed, r.lastMail)
-		fmt.Printf("%-4d %12d %10s %12s %7.0f MiB %11d %12s\n", i+1, r.executions, r.handed.Round(time.Millisecond),
-			r.lastMail.Round(time.Millisecond), r.peakRSS, r.lateness.count, r.lateness.p99())
+		fmt.Printf("%-4d %10d %8s %10s %5.0f MiB | %7d %8s | %6d %8s %8s\n", i+1, r.executions, r.handed.Round(time.Millisecond),
+			r.lastMail.Round(time.Millisecond), r.peakRSS, r.burst.count, r.burst.max(), r.later.count, r.later.p99(), r.later.max())
 	}
 	if *runs > 1 {
 		fmt.Printf("median: handed over %s, last mail %s\n", median(handed).Round(time.Millisecond), median(mailed).Round(time.Millisecond))
@@ -70,6 +74,7 @@ type options struct {
 	verbose                           bool
 	profile                           string // CPU profile of the burst, or ""
 	blockProfile                      string // blocking profile of the burst, or ""
+	profileHandover                   bool   // the profiles end at the hand-over
 }
 
 // startProfile starts a CPU profile into path and returns its stop.

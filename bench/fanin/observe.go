@@ -71,12 +71,17 @@ func (h histogram) minus(earlier histogram) histogram {
 
 // p99 is the upper bound of the bucket the 99th percentile falls in, as
 // "≤ 5ms".
-func (h histogram) p99() string {
+func (h histogram) p99() string { return h.quantile(0.99) }
+
+// max is the upper bound of the highest bucket holding a fire.
+func (h histogram) max() string { return h.quantile(1) }
+
+func (h histogram) quantile(q float64) string {
 	if h.count == 0 {
 		return "-"
 	}
 	for i, c := range h.counts {
-		if c >= 0.99*float64(h.count) {
+		if c >= q*float64(h.count) {
 			if math.IsInf(h.bounds[i], 1) {
 				return fmt.Sprintf("> %s", time.Duration(h.bounds[i-1]*float64(time.Second)))
 			}

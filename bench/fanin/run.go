@@ -31,7 +31,8 @@ type result struct {
 	executions       int
 	handed, lastMail time.Duration // from the instant
 	peakRSS          float64       // MiB, during the burst
-	lateness         histogram     // of the fires from a second before the instant on
+	burst            histogram     // the scheduler's lateness over the fires of the instant's second
+	later            histogram     // and over the fires after it, until the last mail
 }
 
 // run sets up a fresh Herald, fires the burst and measures it.
@@ -88,19 +89,31 @@ func run(ctx context.Context, o options) result {
 	}
 	time.Sleep(time.Until(clock.Real(instant.Add(-time.Second))))
 	before := scrapeLateness(h.App.OpsURL())
+	// Half a second after the instant, its fires are handed over and the next
+	// second's are not due yet.
+	atBurst := make(chan histogram, 1)
+	time.AfterFunc(time.Until(clock.Real(instant.Add(time.Second/2))), func() { atBurst <- scrapeLateness(h.App.OpsURL()) })
 	resetPeakRSS()
+	stopProfiles := func() {}
 	if o.profile != "" {
-		defer startProfile(o.profile)()
+		stopProfiles = startProfile(o.profile)
 	}
 	if o.blockProfile != "" {
-		defer startBlockProfile(o.blockProfile)()
+		stop, cpu := startBlockProfile(o.blockProfile), stopProfiles
+		stopProfiles = func() { cpu(); stop() }
 	}
 	begin := clock.Real(instant)
 	r := result{handed: waitHanded(db, o, begin, requests, sink)}
+	if o.profileHandover {
+		stopProfiles()
+		stopProfiles = func() {}
+	}
+	defer func() { stopProfiles() }()
 	r.lastMail = waitMails(sink, o.subs, begin)
 	r.peakRSS = peakRSS()
 	r.executions = int(requests.Count(executor3))
-	r.lateness = scrapeLateness(h.App.OpsURL()).minus(before)
+	burst := <-atBurst
+	r.burst, r.later = burst.minus(before), scrapeLateness(h.App.OpsURL()).minus(burst)
 	return r
 }
 
