@@ -165,9 +165,12 @@ func New(st *store.Store, exec Executor, cfg Config, log *slog.Logger, handedOve
 	e.memo = newMemo[string, Value](time.Hour, cfg.MetricTimeout, e.metrics.cacheHits.Inc)
 	e.reports = newMemo[string, ReportResult](time.Hour, cfg.RunTimeout, e.metrics.reportHits.Inc)
 	e.files = newMemo[fileKey, store.Attachment](time.Hour, cfg.RunTimeout, e.metrics.reportHits.Inc)
-	e.sched = NewScheduler(func(f Fire) {
-		e.metrics.fired(f.At, e.now())
-		_ = e.fires.push(f) // waits only while maxQueuedFires are queued, until the engine stops
+	e.sched = NewScheduler(func(fs []Fire) {
+		_ = e.fires.push(fs...) // waits only while maxQueuedFires are queued, until the engine stops
+		now := e.now()
+		for _, f := range fs {
+			e.metrics.fired(f.At, now)
+		}
 	}, cfg.Clock)
 	return e
 }
@@ -210,13 +213,7 @@ func (e *Engine) Run(ctx context.Context) error {
 
 	var wg sync.WaitGroup
 	wg.Go(func() { e.pruneLoop(ctx) })
-	wg.Go(func() {
-		for _, f := range missed {
-			if e.fires.push(f) != nil {
-				return
-			}
-		}
-	})
+	wg.Go(func() { _ = e.fires.push(missed...) })
 	pipeline := e.runPipeline(ctx)
 	stopQueue := context.AfterFunc(ctx, e.fires.stop)
 	defer stopQueue()

@@ -15,7 +15,8 @@ const maxQueuedFires = 1 << 20
 // fireQueue hands fires from the scheduler to the claimer. Its push does
 // not wait while fewer than maxQueuedFires are queued, so a burst that the
 // claimer takes in many batches waits here, not in the scheduler's loop,
-// and the triggers of the seconds that follow are handed over on time.
+// and the triggers of the seconds that follow are handed over on time. The
+// scheduler pushes every fire due at an instant at once.
 type fireQueue struct {
 	mu      sync.Mutex
 	fires   []Fire // fires[head:] are queued
@@ -40,39 +41,44 @@ func (q *fireQueue) stop() { q.once.Do(func() { close(q.done) }) }
 // errQueueStopped is push's answer once the queue is stopped.
 var errQueueStopped = errors.New("the engine is stopping")
 
-// push queues f; it waits only while the queue is full, until the queue is
-// stopped. It wakes the taker only when the queue was empty, so that a
-// burst is queued at the cost of a lock per fire.
-func (q *fireQueue) push(f Fire) error {
+// push queues fs, in order; it waits only while the queue is full, until
+// the queue is stopped (then fires of fs may be left out). A burst of fires
+// is queued at the cost of one lock, and the taker is woken only when the
+// queue was empty.
+func (q *fireQueue) push(fs ...Fire) error {
 	q.mu.Lock()
-	for q.len() >= q.limit {
-		q.waiting++
-		q.mu.Unlock()
-		var stopped bool
-		select {
-		case <-q.room:
-		case <-q.done:
-			stopped = true
+	for len(fs) > 0 {
+		for q.len() >= q.limit {
+			q.waiting++
+			q.mu.Unlock()
+			var stopped bool
+			select {
+			case <-q.room:
+			case <-q.done:
+				stopped = true
+			}
+			q.mu.Lock()
+			q.waiting--
+			if stopped {
+				q.mu.Unlock()
+				return errQueueStopped
+			}
 		}
-		q.mu.Lock()
-		q.waiting--
-		if stopped {
+		select {
+		case <-q.done:
 			q.mu.Unlock()
 			return errQueueStopped
+		default:
 		}
-	}
-	select {
-	case <-q.done:
-		q.mu.Unlock()
-		return errQueueStopped
-	default:
-	}
-	q.fires = append(q.fires, f)
-	if q.len() == 1 {
-		wake(q.ready)
-	}
-	if q.waiting > 0 && q.len() < q.limit {
-		wake(q.room) // pass the room on to the next waiting push
+		n := min(len(fs), q.limit-q.len())
+		if q.len() == 0 {
+			wake(q.ready)
+		}
+		q.fires = append(q.fires, fs[:n]...)
+		fs = fs[n:]
+		if q.waiting > 0 && q.len() < q.limit {
+			wake(q.room) // pass the room on to the next waiting push
+		}
 	}
 	q.mu.Unlock()
 	return nil

@@ -114,3 +114,49 @@ func TestFireQueueWakesEveryWaitingPush(t *testing.T) {
 		}
 	})
 }
+
+// TestFireQueueTakesABatchLargerThanItsRoom: a push of more fires than there
+// is room for queues what fits and waits for takes to queue the rest, in
+// order; stopped meanwhile, it returns.
+func TestFireQueueTakesABatchLargerThanItsRoom(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newFireQueue(4)
+		t0 := time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC)
+		fires := make([]Fire, 10)
+		for i := range fires {
+			fires[i] = Fire{SubscriptionID: "s", At: t0.Add(time.Duration(i))}
+		}
+		pushed := make(chan error, 1)
+		go func() { pushed <- q.push(fires...) }()
+		var got []Fire
+		batch := make([]Fire, 0, 3)
+		for len(got) < len(fires) {
+			var err error
+			if batch, err = q.take(context.Background(), batch); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, batch...)
+		}
+		if err := <-pushed; err != nil {
+			t.Fatal(err)
+		}
+		for i, f := range got {
+			if !f.At.Equal(fires[i].At) {
+				t.Fatalf("fire %d at %v, want %v", i, f.At, fires[i].At)
+			}
+		}
+
+		go func() { pushed <- q.push(fires...) }()
+		synctest.Wait()
+		q.mu.Lock()
+		n := q.len()
+		q.mu.Unlock()
+		if n != 4 {
+			t.Fatalf("%d fires queued of a push of 10 into a room of 4", n)
+		}
+		q.stop()
+		if err := <-pushed; !errors.Is(err, errQueueStopped) {
+			t.Fatalf("push after stop = %v", err)
+		}
+	})
+}

@@ -73,11 +73,14 @@ func (realClock) Now() time.Time                         { return time.Now() }
 func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
 
 // Scheduler keeps the next fire time of every trigger, grouped by instant in
-// a min-heap of buckets, and calls dispatch for each due fire. dispatch must return quickly: computing the
+// a min-heap of buckets, and calls dispatch once with all the fires due when
+// it wakes: a burst of 100,000 triggers at one instant is handed over in one
+// step, so the other triggers of that instant are not late behind it.
+// dispatch must return quickly and not keep the slice: computing the
 // following fire times happens after a due batch was dispatched, so it never
 // adds to the lateness of a fire.
 type Scheduler struct {
-	dispatch func(Fire)
+	dispatch func([]Fire)
 	clock    Clock
 
 	mu      sync.Mutex
@@ -91,7 +94,7 @@ type Scheduler struct {
 
 // NewScheduler returns an empty scheduler that hands due fires to dispatch.
 // A nil clock is the real one.
-func NewScheduler(dispatch func(Fire), clock Clock) *Scheduler {
+func NewScheduler(dispatch func([]Fire), clock Clock) *Scheduler {
 	if clock == nil {
 		clock = realClock{}
 	}
@@ -209,6 +212,7 @@ func (s *Scheduler) poke() {
 // Run dispatches due fires until ctx ends.
 func (s *Scheduler) Run(ctx context.Context) error {
 	var due []*entry
+	var fires []Fire
 	for {
 		now := s.clock.Now().UnixNano()
 		due = due[:0]
@@ -223,8 +227,12 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			due = append(due, b.entries...)
 		}
 		s.mu.Unlock()
+		fires = fires[:0]
 		for _, e := range due {
-			s.dispatch(Fire{SubscriptionID: e.sub, At: time.Unix(0, e.next).UTC()})
+			fires = append(fires, Fire{SubscriptionID: e.sub, At: time.Unix(0, e.next).UTC()})
+		}
+		if len(fires) > 0 {
+			s.dispatch(fires)
 		}
 		wait := time.Hour
 		s.mu.Lock()

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -11,18 +13,24 @@ import (
 	"github.com/heraldhq/herald/store"
 )
 
-// recorder collects dispatched fires with the (fake) time they were dispatched at.
+// recorder collects dispatched fires with the (fake) time they were
+// dispatched at, and how many fires each dispatch handed over.
 type recorder struct {
-	mu    sync.Mutex
-	fires []Fire
-	at    []time.Time
+	mu      sync.Mutex
+	fires   []Fire
+	at      []time.Time
+	batches []int
 }
 
-func (r *recorder) dispatch(f Fire) {
+func (r *recorder) dispatch(fs []Fire) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.fires = append(r.fires, f)
-	r.at = append(r.at, time.Now())
+	now := time.Now()
+	for _, f := range fs {
+		r.fires = append(r.fires, f)
+		r.at = append(r.at, now)
+	}
+	r.batches = append(r.batches, len(fs))
 }
 
 func (r *recorder) snapshot() ([]Fire, []time.Time) {
@@ -189,7 +197,7 @@ func TestSchedulerManyAtOneInstant(t *testing.T) {
 // TestSchedulerReportsTriggersItCannotUse: a trigger that does not parse is
 // left out with an error naming it, and the subscription's other triggers stay.
 func TestSchedulerReportsTriggersItCannotUse(t *testing.T) {
-	s := NewScheduler(func(Fire) {}, nil)
+	s := NewScheduler(func([]Fire) {}, nil)
 	sub := store.Subscription{ID: "s1", Enabled: true, Def: store.SubscriptionDef{Triggers: []store.Trigger{
 		{Cron: "0 0 8 * * *", Timezone: "UTC"}, {Cron: "every morning", Timezone: "UTC"}}}}
 	err := s.Set(sub, time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
@@ -199,4 +207,36 @@ func TestSchedulerReportsTriggersItCannotUse(t *testing.T) {
 	if s.Len() != 1 {
 		t.Fatalf("%d triggers scheduled, want the one that parses", s.Len())
 	}
+}
+
+// TestSchedulerHandsOverAnInstantInOneStep: the 10,000 triggers of a burst
+// and an every-second trigger due at the same instant are handed over in one
+// dispatch, so the every-second one does not wait behind the burst; the
+// seconds after hand over the every-second trigger alone.
+func TestSchedulerHandsOverAnInstantInOneStep(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var rec recorder
+		s := NewScheduler(rec.dispatch, nil)
+		start := time.Now() // midnight: the next hour is an hour away
+		for i := range 10_000 {
+			s.Set(sub(fmt.Sprintf("burst%05d", i), "0 0 * * * *", "UTC"), start)
+		}
+		s.Set(sub("tick", "* * * * * *", "UTC"), start.Add(time.Hour-3*time.Second))
+		stop := runScheduler(s)
+		time.Sleep(time.Hour + 2*time.Second)
+		synctest.Wait()
+		stop()
+		fires, at := rec.snapshot()
+		rec.mu.Lock()
+		batches := rec.batches
+		rec.mu.Unlock()
+		if want := []int{1, 1, 10_001, 1, 1}; !slices.Equal(batches, want) {
+			t.Fatalf("dispatched batches of %v fires, want %v", batches, want)
+		}
+		for i, f := range fires {
+			if !at[i].Equal(f.At) {
+				t.Fatalf("fire %s of %s handed over at %s", f.SubscriptionID, f.At, at[i])
+			}
+		}
+	})
 }

@@ -128,7 +128,11 @@ func (c *collector) add(scheduled time.Time) {
 }
 
 func loadHerald(specs []string, c *collector) func(stop <-chan struct{}) {
-	s := engine.NewScheduler(func(f engine.Fire) { c.add(f.At) }, nil)
+	s := engine.NewScheduler(func(fs []engine.Fire) {
+		for _, f := range fs {
+			c.add(f.At)
+		}
+	}, nil)
 	now := time.Now()
 	for i, spec := range specs {
 		s.Set(store.Subscription{ID: fmt.Sprint(i), Enabled: true,
