@@ -223,6 +223,14 @@ func (e *Engine) Run(ctx context.Context) error {
 	return err
 }
 
+// maxFinishBatch bounds the outcomes the finisher records in one transaction.
+// The finisher shares the single writer with the claims, the ledger and the
+// executions' results, and in a large burst it is what the workers wait for:
+// each transaction first waits its turn at the writer, so larger batches wait
+// fewer times. A batch of 1,024 alerts holds the writer for tens of
+// milliseconds.
+const maxFinishBatch = 1024
+
 // runPipeline starts the stages a fire goes through and returns a function
 // that waits for them to stop once ctx ends. A claimer claims the due
 // instants in batches, the workers process claimed runs, and a finisher
@@ -263,7 +271,7 @@ func (e *Engine) runPipeline(ctx context.Context) (wait func()) {
 		})
 	}
 	finisher.Go(func() {
-		batch := make([]store.Finish, 0, 256)
+		batch := make([]store.Finish, 0, maxFinishBatch)
 		for f := range finished {
 			batch = append(batch[:0], f)
 		more:
