@@ -115,10 +115,16 @@ func (s *SMTPServer) DropAfterNext(n int) {
 func (s *SMTPServer) takeDrop() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.dropN == 0 {
+	return spend(&s.dropN)
+}
+
+// spend takes one from *n, what the script still calls for, and reports
+// whether there was one; s.mu is held.
+func spend(n *int) bool {
+	if *n == 0 {
 		return false
 	}
-	s.dropN--
+	*n--
 	return true
 }
 
@@ -184,10 +190,9 @@ func (s *SMTPServer) newSession(c *smtp.Conn) (smtp.Session, error) {
 func (s *SMTPServer) scripted() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.failN == 0 {
+	if !spend(&s.failN) {
 		return nil
 	}
-	s.failN--
 	class := s.failCode / 100
 	msg := "Requested action not taken: try again later"
 	if class == 5 {

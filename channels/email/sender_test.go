@@ -275,43 +275,38 @@ func TestSendConcurrently(t *testing.T) {
 	}
 }
 
-func TestSendRedialsDroppedIdleConnection(t *testing.T) {
-	srv := channeltest.NewSMTPServer(t)
-	s := newSender(t, srv, nil)
-	if _, err := s.Send(t.Context(), message("a")); err != nil {
-		t.Fatalf("first Send: %v", err)
+// TestSendGoesOverANewSessionWhenTheRelayEndedOne: the relay drops the
+// pooled connection while it is idle, or closes the session right after
+// accepting a mail. The mail it accepted is sent (reporting an error would
+// have it sent again), and the next send finds the session gone before it
+// sent anything and goes over a new one.
+func TestSendGoesOverANewSessionWhenTheRelayEndedOne(t *testing.T) {
+	cases := []struct {
+		name          string
+		before, after func(*channeltest.SMTPServer) // around the first send
+	}{
+		{"dropped while idle", func(*channeltest.SMTPServer) {}, (*channeltest.SMTPServer).DropConnections},
+		{"closed after accepting", func(srv *channeltest.SMTPServer) { srv.DropAfterNext(1) }, func(*channeltest.SMTPServer) {}},
 	}
-	srv.DropConnections()
-	if _, err := s.Send(t.Context(), message("b")); err != nil {
-		t.Fatalf("Send after the relay dropped the idle connection: %v", err)
-	}
-	if got := len(srv.Messages()); got != 2 {
-		t.Fatalf("server has %d messages, want 2", got)
-	}
-	if got := srv.Sessions(); got != 2 {
-		t.Fatalf("server saw %d sessions, want 2", got)
-	}
-}
-
-// TestSendTakesAnAcceptedMailAsSent has the relay close the session right
-// after it accepted a mail. The mail is sent: reporting an error would have it
-// sent again. The next send finds the session gone before it sent anything,
-// and goes over a new one.
-func TestSendTakesAnAcceptedMailAsSent(t *testing.T) {
-	srv := channeltest.NewSMTPServer(t)
-	s := newSender(t, srv, nil)
-	srv.DropAfterNext(1)
-	if _, err := s.Send(t.Context(), message("a")); err != nil {
-		t.Fatalf("Send of a mail the relay accepted: %v", err)
-	}
-	if _, err := s.Send(t.Context(), message("b")); err != nil {
-		t.Fatalf("Send after the relay closed the session: %v", err)
-	}
-	if got := len(srv.Messages()); got != 2 {
-		t.Fatalf("server has %d messages, want 2", got)
-	}
-	if got := srv.Sessions(); got != 2 {
-		t.Fatalf("server saw %d sessions, want 2", got)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			srv := channeltest.NewSMTPServer(t)
+			s := newSender(t, srv, nil)
+			c.before(srv)
+			if _, err := s.Send(t.Context(), message("a")); err != nil {
+				t.Fatalf("first Send, which the relay accepted: %v", err)
+			}
+			c.after(srv)
+			if _, err := s.Send(t.Context(), message("b")); err != nil {
+				t.Fatalf("Send after the relay ended the session: %v", err)
+			}
+			if got := len(srv.Messages()); got != 2 {
+				t.Fatalf("server has %d messages, want 2", got)
+			}
+			if got := srv.Sessions(); got != 2 {
+				t.Fatalf("server saw %d sessions, want 2", got)
+			}
+		})
 	}
 }
 
