@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -83,9 +85,12 @@ type Executor struct {
 	stop context.CancelFunc
 	wg   sync.WaitGroup
 
-	// find serializes looking for a result and creating it, so that equal executions
-	// share one computation.
-	find sync.Mutex
+	// finds serialize looking for a result and creating it, so that equal
+	// executions share one computation; by the result's key (findLock), so
+	// that different ones, such as a burst's metrics, do not wait for each
+	// other's writes.
+	finds    [64]sync.Mutex
+	findSeed maphash.Seed
 
 	mu     sync.Mutex
 	closed bool
@@ -104,7 +109,7 @@ func New(st *store.Store, md *analytics.Service, cfg Config, log *slog.Logger) *
 		cfg.Now = time.Now
 	}
 	base, stop := context.WithCancel(context.Background())
-	return &Executor{st: st, md: md, cfg: cfg, log: log, base: base, stop: stop,
+	return &Executor{st: st, md: md, cfg: cfg, log: log, base: base, stop: stop, findSeed: maphash.MakeSeed(),
 		jobs: map[string]chan struct{}{}, sems: map[string]chan struct{}{}}
 }
 
@@ -147,26 +152,11 @@ func (e *Executor) Execute(ctx context.Context, pid, author string, src Source) 
 	if err != nil {
 		return Result{}, err
 	}
-	e.find.Lock()
-	defer e.find.Unlock()
 	now := e.cfg.Now()
-	r, err := e.st.CachedResult(ctx, pid, digest, version, now)
-	switch {
-	case err == nil:
-		if err := e.st.ExtendResult(ctx, r.ID, now.Add(e.cfg.Retention)); err != nil {
-			return Result{}, err
-		}
-		if r.State == store.ResultRunning {
-			e.start(r, p)
-		}
-	case errors.Is(err, store.ErrNotFound):
-		r = store.Result{ID: store.NewID(24), ProjectID: pid, Digest: digest, DataVersion: version, State: store.ResultRunning,
-			Title: p.View.ReportName, Author: author, Plan: data, Created: now, Expires: now.Add(e.cfg.Retention)}
-		if err := e.st.CreateResult(ctx, r); err != nil {
-			return Result{}, err
-		}
-		e.start(r, p)
-	default:
+	r, err := e.findOrCreate(ctx, p, store.Result{ID: store.NewID(24), ProjectID: pid, Digest: digest, DataVersion: version,
+		State: store.ResultRunning, Title: p.View.ReportName, Author: author, Plan: data, Created: now,
+		Expires: now.Add(e.cfg.Retention)})
+	if err != nil {
 		return Result{}, err
 	}
 	obj := store.ResultObject{ID: store.NewID(24), ProjectID: pid, ResultID: r.ID, Author: author, Created: now}
@@ -174,6 +164,43 @@ func (e *Executor) Execute(ctx context.Context, pid, author string, src Source) 
 		return Result{}, err
 	}
 	return Result{ID: obj.ID, DataID: r.ID, ProjectID: pid, Author: author, Created: now, Definition: p.Definition, View: p.View}, nil
+}
+
+// findOrCreate returns the result of the project's data version with fresh's
+// digest, extended, or creates fresh; either way, one still running is being
+// computed.
+func (e *Executor) findOrCreate(ctx context.Context, p *plan, fresh store.Result) (store.Result, error) {
+	mu := e.findLock(fresh.ProjectID, fresh.Digest, fresh.DataVersion)
+	mu.Lock()
+	defer mu.Unlock()
+	r, err := e.st.CachedResult(ctx, fresh.ProjectID, fresh.Digest, fresh.DataVersion, fresh.Created)
+	switch {
+	case err == nil:
+		if err := e.st.ExtendResult(ctx, r.ID, fresh.Expires); err != nil {
+			return store.Result{}, err
+		}
+		if r.State == store.ResultRunning {
+			e.start(r, p)
+		}
+		return r, nil
+	case errors.Is(err, store.ErrNotFound):
+		if err := e.st.CreateResult(ctx, fresh); err != nil {
+			return store.Result{}, err
+		}
+		e.start(fresh, p)
+		return fresh, nil
+	}
+	return store.Result{}, err
+}
+
+// findLock is the lock of the results with the key (project, digest, data version).
+func (e *Executor) findLock(pid, digest string, version int64) *sync.Mutex {
+	var h maphash.Hash
+	h.SetSeed(e.findSeed)
+	h.WriteString(pid)
+	h.WriteString(digest)
+	_ = binary.Write(&h, binary.LittleEndian, version)
+	return &e.finds[h.Sum64()%uint64(len(e.finds))]
 }
 
 // Object returns the answer of an earlier execution by its id, as Execute returned it;

@@ -198,6 +198,48 @@ func TestExecuteSharesOneResult(t *testing.T) {
 	}
 }
 
+// TestFindOrCreateMakesOneResult releases 32 executions of one plan at once
+// into the search for its result: one creates it and the others find it.
+func TestFindOrCreateMakesOneResult(t *testing.T) {
+	e := newEnv(t, Config{})
+	ctx := context.Background()
+	d, err := e.ex.resolve(ctx, e.pid, Source{Report: e.demo.Reports["report.regions_and_products"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := e.ex.plan(ctx, e.pid, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, digest, err := p.encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	version, err := e.md.DataVersion(ctx, e.pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	ids := make([]string, 32)
+	var wg sync.WaitGroup
+	for i := range ids {
+		wg.Go(func() {
+			<-release
+			r, err := e.ex.findOrCreate(ctx, p, store.Result{ID: "r" + strconv.Itoa(i), ProjectID: e.pid, Digest: digest,
+				DataVersion: version, State: store.ResultRunning, Plan: data, Created: e.now, Expires: e.now.Add(time.Hour)})
+			if err != nil {
+				t.Error(err)
+			}
+			ids[i] = r.ID
+		})
+	}
+	close(release)
+	wg.Wait()
+	if distinct := slices.Compact(slices.Sorted(slices.Values(ids))); len(distinct) != 1 {
+		t.Fatalf("32 equal executions made results %v", distinct)
+	}
+}
+
 func TestExecuteTimeout(t *testing.T) {
 	e := newEnv(t, Config{Timeout: time.Nanosecond})
 	ctx := context.Background()
