@@ -33,6 +33,24 @@ type env struct {
 	now time.Time
 }
 
+// plan compiles the demo's report with the given identifier, and encodes the
+// plan as a result keeps it.
+func (e *env) plan(t *testing.T, report string) (p *plan, data []byte, digest string) {
+	t.Helper()
+	ctx := context.Background()
+	d, err := e.ex.resolve(ctx, e.pid, Source{Report: e.demo.Reports[report]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err = e.ex.plan(ctx, e.pid, d); err != nil {
+		t.Fatal(err)
+	}
+	if data, digest, err = p.encode(); err != nil {
+		t.Fatal(err)
+	}
+	return p, data, digest
+}
+
 func (e *env) clock() time.Time {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -203,18 +221,7 @@ func TestExecuteSharesOneResult(t *testing.T) {
 func TestFindOrCreateMakesOneResult(t *testing.T) {
 	e := newEnv(t, Config{})
 	ctx := context.Background()
-	d, err := e.ex.resolve(ctx, e.pid, Source{Report: e.demo.Reports["report.regions_and_products"]})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := e.ex.plan(ctx, e.pid, d)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, digest, err := p.encode()
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, data, digest := e.plan(t, "report.regions_and_products")
 	version, err := e.md.DataVersion(ctx, e.pid)
 	if err != nil {
 		t.Fatal(err)
@@ -260,18 +267,7 @@ func TestExecuteTimeout(t *testing.T) {
 func TestResultRunningAtRestartIsComputed(t *testing.T) {
 	e := newEnv(t, Config{})
 	ctx := context.Background()
-	d, err := e.ex.resolve(ctx, e.pid, Source{Report: e.demo.Reports["report.revenue_by_region"]})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := e.ex.plan(ctx, e.pid, d)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, digest, err := p.encode()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, data, digest := e.plan(t, "report.revenue_by_region")
 	// A result a stopped process left running.
 	r := store.Result{ID: "left", ProjectID: e.pid, Digest: digest, State: store.ResultRunning, Author: "u", Plan: data,
 		Created: e.now, Expires: e.now.Add(time.Hour)}
