@@ -47,28 +47,10 @@ var errQueueStopped = errors.New("the engine is stopping")
 // queue was empty.
 func (q *fireQueue) push(fs ...Fire) error {
 	q.mu.Lock()
+	defer q.mu.Unlock()
 	for len(fs) > 0 {
-		for q.len() >= q.limit {
-			q.waiting++
-			q.mu.Unlock()
-			var stopped bool
-			select {
-			case <-q.room:
-			case <-q.done:
-				stopped = true
-			}
-			q.mu.Lock()
-			q.waiting--
-			if stopped {
-				q.mu.Unlock()
-				return errQueueStopped
-			}
-		}
-		select {
-		case <-q.done:
-			q.mu.Unlock()
+		if !q.awaitRoom() {
 			return errQueueStopped
-		default:
 		}
 		n := min(len(fs), q.limit-q.len())
 		if q.len() == 0 {
@@ -80,8 +62,33 @@ func (q *fireQueue) push(fs ...Fire) error {
 			wake(q.room) // pass the room on to the next waiting push
 		}
 	}
-	q.mu.Unlock()
 	return nil
+}
+
+// awaitRoom waits until the queue has room for a fire, and reports false
+// once the queue is stopped. q.mu is held, and let go while it waits.
+func (q *fireQueue) awaitRoom() bool {
+	for q.len() >= q.limit {
+		q.waiting++
+		q.mu.Unlock()
+		var stopped bool
+		select {
+		case <-q.room:
+		case <-q.done:
+			stopped = true
+		}
+		q.mu.Lock()
+		q.waiting--
+		if stopped {
+			return false
+		}
+	}
+	select {
+	case <-q.done:
+		return false
+	default:
+		return true
+	}
 }
 
 // take waits for a fire, until ctx ends, and moves up to cap(into) of the

@@ -20,10 +20,11 @@ const (
 )
 
 // writerCacheKiB bounds the writer's page cache (SQLite's default is 2 MiB).
-// Deliveries are keyed by random ids, so a burst's inserts land on pages
-// all over their indexes; with 100,000 deliveries those no longer fit in
-// 2 MiB, and the writer read them back from the file over and over. The
-// cache grows only as far as the database does.
+// A burst of 100,000 deliveries touches pages all over the indexes that are
+// not in time order (the deliveries' by subscription, the subscriptions'
+// states), and all over every index while run and delivery ids were random:
+// more than 2 MiB hold, so the writer read them back from the file over and
+// over. The cache grows only as far as the database does.
 const writerCacheKiB = 64 << 10
 
 // connector opens SQLite connections to dsn and runs the pragmas on each:

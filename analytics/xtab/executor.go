@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -193,14 +192,17 @@ func (e *Executor) findOrCreate(ctx context.Context, p *plan, fresh store.Result
 	return store.Result{}, err
 }
 
+// resultKey is what equal executions share: the project, the plan's digest
+// and the data version.
+type resultKey struct {
+	pid, digest string
+	version     int64
+}
+
 // findLock is the lock of the results with the key (project, digest, data version).
 func (e *Executor) findLock(pid, digest string, version int64) *sync.Mutex {
-	var h maphash.Hash
-	h.SetSeed(e.findSeed)
-	h.WriteString(pid)
-	h.WriteString(digest)
-	_ = binary.Write(&h, binary.LittleEndian, version)
-	return &e.finds[h.Sum64()%uint64(len(e.finds))]
+	h := maphash.Comparable(e.findSeed, resultKey{pid, digest, version})
+	return &e.finds[h%uint64(len(e.finds))]
 }
 
 // Object returns the answer of an earlier execution by its id, as Execute returned it;

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -94,21 +95,24 @@ func run(ctx context.Context, o options) result {
 	atBurst := make(chan histogram, 1)
 	time.AfterFunc(time.Until(clock.Real(instant.Add(time.Second/2))), func() { atBurst <- scrapeLateness(h.App.OpsURL()) })
 	resetPeakRSS()
-	stopProfiles := func() {}
+	var stops []func()
 	if o.profile != "" {
-		stopProfiles = startProfile(o.profile)
+		stops = append(stops, startProfile(o.profile))
 	}
 	if o.blockProfile != "" {
-		stop, cpu := startBlockProfile(o.blockProfile), stopProfiles
-		stopProfiles = func() { cpu(); stop() }
+		stops = append(stops, startBlockProfile(o.blockProfile))
 	}
+	stopProfiles := sync.OnceFunc(func() {
+		for _, stop := range stops {
+			stop()
+		}
+	})
+	defer stopProfiles()
 	begin := clock.Real(instant)
 	r := result{handed: waitHanded(db, o, begin, requests, sink)}
 	if o.profileHandover {
 		stopProfiles()
-		stopProfiles = func() {}
 	}
-	defer func() { stopProfiles() }()
 	r.lastMail = waitMails(sink, o.subs, begin)
 	r.peakRSS = peakRSS()
 	r.executions = int(requests.Count(executor3))
