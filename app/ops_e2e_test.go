@@ -264,3 +264,36 @@ func TestAccessLogLevelAndSample(t *testing.T) {
 		t.Errorf("%d successful and %d failed requests logged, want 0 and 1:\n%s", ok, failed, b.Log.String())
 	}
 }
+
+// TestEngineLogsInBeforeTheFirstFire: the engine's service account logs in
+// when the service starts, so the first fire's executions neither wait for a
+// password check nor get turned away first.
+func TestEngineLogsInBeforeTheFirstFire(t *testing.T) {
+	w := newSubWorld(t)
+	const logins = `herald_http_requests_total{method="POST",route="POST /svc/account/login",status="200"}`
+	before := scrape(t, w.b.App.OpsURL())[logins]
+	body := w.body(t, func(s map[string]any) {
+		s["triggers"] = []any{map[string]any{"timerEvent": map[string]any{"cronExpression": "0 */5 * * * *"}}}
+	})
+	r := w.jane.do("POST", w.subsBase, body)
+	wantStatus(t, r, 201)
+	uri := r.json(t)["subscription"].(map[string]any)["meta"].(map[string]any)["uri"].(string)
+
+	w.b.Clock.Advance(5 * time.Minute)
+	waitFor(t, func() bool {
+		items := w.jane.do("GET", uri+"/runs", "").json(t)["runs"].(map[string]any)["items"].([]any)
+		return len(items) == 1 && items[0].(map[string]any)["run"].(map[string]any)["state"] != "running"
+	})
+	m := scrape(t, w.b.App.OpsURL())
+	if m[`herald_engine_metric_executions_total`] < 1 {
+		t.Fatal("the fire executed no metric")
+	}
+	if m[logins] != before {
+		t.Errorf("%v logins during the fire, want none: the engine was not logged in", m[logins]-before)
+	}
+	for series, n := range m {
+		if strings.HasPrefix(series, "herald_http_requests_total{") && strings.Contains(series, `status="401"`) && n > 0 {
+			t.Errorf("%s = %v: a request was turned away", series, n)
+		}
+	}
+}
