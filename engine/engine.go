@@ -231,6 +231,10 @@ func (e *Engine) Run(ctx context.Context) error {
 // milliseconds.
 const maxFinishBatch = 1024
 
+// maxWorkerBatch bounds the runs a worker takes at once from those waiting,
+// reading their subscriptions' states in one query.
+const maxWorkerBatch = 32
+
 // runPipeline starts the stages a fire goes through and returns a function
 // that waits for them to stop once ctx ends. A claimer claims the due
 // instants in batches, the workers process claimed runs, and a finisher
@@ -259,16 +263,7 @@ func (e *Engine) runPipeline(ctx context.Context) (wait func()) {
 		}
 	})
 	for range e.cfg.Workers {
-		workers.Go(func() {
-			for run := range claimed {
-				if ctx.Err() != nil {
-					continue // stopping: left claimed for the next start
-				}
-				e.metrics.behind.Set(max(e.now().Sub(run.ScheduledAt), 0).Seconds())
-				// A run under way finishes even when the service stops.
-				finished <- e.process(context.WithoutCancel(ctx), run)
-			}
-		})
+		workers.Go(func() { e.work(ctx, claimed, finished) })
 	}
 	finisher.Go(func() {
 		batch := make([]store.Finish, 0, maxFinishBatch)
@@ -302,6 +297,30 @@ func (e *Engine) runPipeline(ctx context.Context) (wait func()) {
 		workers.Wait()
 		close(finished)
 		finisher.Wait()
+	}
+}
+
+// work processes claimed runs until claimed closes and sends their outcomes
+// to finished. It takes a run and its share of the others waiting, so that
+// the other workers have theirs, and processes them as a batch.
+func (e *Engine) work(ctx context.Context, claimed <-chan store.Run, finished chan<- store.Finish) {
+	batch := make([]store.Run, 0, maxWorkerBatch)
+	for run := range claimed {
+		batch = append(batch[:0], run)
+		n := min(maxWorkerBatch, 1+len(claimed)/e.cfg.Workers)
+	more:
+		for len(batch) < n {
+			select {
+			case run, ok := <-claimed:
+				if !ok {
+					break more
+				}
+				batch = append(batch, run)
+			default:
+				break more
+			}
+		}
+		e.processAll(ctx, batch, func(f store.Finish) { finished <- f })
 	}
 }
 

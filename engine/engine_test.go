@@ -189,9 +189,7 @@ func detailOf(t *testing.T, r store.Run) RunDetail {
 // process, finish. A claim that exists already means another engine has the
 // instant, and nothing happens.
 func (e *Engine) fire(ctx context.Context, f Fire) {
-	for _, run := range e.claim(ctx, []Fire{f}) {
-		e.finish(ctx, []store.Finish{e.process(ctx, run)})
-	}
+	e.processAll(ctx, e.claim(ctx, []Fire{f}), func(f store.Finish) { e.finish(ctx, []store.Finish{f}) })
 }
 
 const m1 = "/svc/md/p1/obj/1"
@@ -250,6 +248,36 @@ func TestRunNotTriggeredAndOnChange(t *testing.T) {
 		for i := range 5 {
 			e.fire(context.Background(), Fire{SubscriptionID: "s1", At: start.Add(time.Duration(i+1) * time.Hour)})
 		}
+		var states []string
+		for _, r := range b.runs(t, "s1") {
+			states = append(states, r.State)
+		}
+		want := "not_triggered queued not_triggered not_triggered queued"
+		if got := strings.Join(states, " "); got != want {
+			t.Fatalf("states = %s, want %s", got, want)
+		}
+	})
+}
+
+// TestBatchSeesItsOwnConditions: a worker processes the runs of a batch
+// before any is recorded, and a run still sees the condition an earlier run
+// of its subscription in the batch saw.
+func TestBatchSeesItsOwnConditions(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := newBundle(t)
+		b.exec.set(m1, 1, 20, 30, 5, 40)
+		b.subscribe(t, "s1", "0 0 * * * *", "f:executeMetric('"+m1+"') gt 10", "now ${f:executeMetric('"+m1+"')}",
+			func(s *store.Subscription) { s.Def.FireMode = store.FireOnChange })
+		e := b.engine(t)
+		ctx := context.Background()
+		start := time.Now()
+		var fires []Fire
+		for i := range 5 {
+			fires = append(fires, Fire{SubscriptionID: "s1", At: start.Add(time.Duration(i+1) * time.Hour)})
+		}
+		var fins []store.Finish
+		e.processAll(ctx, e.claim(ctx, fires), func(f store.Finish) { fins = append(fins, f) })
+		e.finish(ctx, fins)
 		var states []string
 		for _, r := range b.runs(t, "s1") {
 			states = append(states, r.State)

@@ -58,17 +58,41 @@ func (e *Engine) claim(ctx context.Context, fires []Fire) []store.Run {
 	return got
 }
 
-// process does the work of a claimed run and returns its outcome to record.
-func (e *Engine) process(ctx context.Context, run store.Run) store.Finish {
+// processAll processes claimed runs in order and hands each outcome to done.
+// It reads the states of their subscriptions in one query, and a run sees the
+// condition an earlier run of the batch left in its subscription's state.
+// Once ctx ends, the runs not yet started are left claimed for the next
+// start; a run under way finishes.
+func (e *Engine) processAll(ctx context.Context, runs []store.Run, done func(store.Finish)) {
+	ids := make([]string, len(runs))
+	for i, run := range runs {
+		ids[i] = run.SubscriptionID
+	}
+	states, err := e.st.States(ctx, ids)
+	if err != nil && ctx.Err() == nil {
+		e.log.Error("subscription states", "runs", len(runs), "err", err)
+	}
+	for _, run := range runs {
+		if ctx.Err() != nil {
+			return
+		}
+		e.metrics.behind.Set(max(e.now().Sub(run.ScheduledAt), 0).Seconds())
+		f := e.process(context.WithoutCancel(ctx), run, states[run.SubscriptionID])
+		if f.State != nil && states != nil {
+			states[run.SubscriptionID] = *f.State
+		}
+		done(f)
+	}
+}
+
+// process does the work of a claimed run, its subscription in state, and
+// returns its outcome to record.
+func (e *Engine) process(ctx context.Context, run store.Run, state store.SubscriptionState) store.Finish {
 	runCtx, cancel := context.WithTimeout(ctx, e.cfg.RunTimeout)
 	defer cancel()
 	detail := notify.Detail(run)
 	detail.TimingsMS = map[string]int64{}
 	log := e.log.With("subscription", run.SubscriptionID, "run", run.ID)
-	state, err := e.st.State(ctx, run.SubscriptionID)
-	if err != nil {
-		log.Error("subscription state", "err", err)
-	}
 	deliveries, outcome, err := e.execute(runCtx, run, &detail, &state)
 	run.State, run.Finished = outcome, e.now()
 	if err != nil {
