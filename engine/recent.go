@@ -10,10 +10,14 @@ import (
 // a subscription, a project or a channel reads each once rather than once per
 // run. What it serves is at most ttl old.
 type recent[K comparable, V any] struct {
-	ttl time.Duration
-	mu  sync.Mutex
-	m   map[K]recentEntry[V]
+	ttl   time.Duration
+	mu    sync.Mutex
+	m     map[K]recentEntry[V]
+	swept time.Time // when put last dropped the expired entries
 }
+
+// maxRecent bounds the entries of a recent: past it, put forgets them all.
+const maxRecent = 1 << 18
 
 type recentEntry[V any] struct {
 	v   V
@@ -43,13 +47,24 @@ func (r *recent[K, V]) get(ctx context.Context, key K, load func(context.Context
 	return v, err
 }
 
-// put remembers v (or err) for key as loaded now.
+// put remembers v (or err) for key as loaded now. Once a ttl it drops the
+// entries that expired, so it holds what the last two ttls loaded: a burst
+// larger than maxRecent is the only reason to forget everything.
 func (r *recent[K, V]) put(key K, v V, err error) {
+	now := time.Now()
 	r.mu.Lock()
-	if len(r.m) > 100_000 {
+	if now.Sub(r.swept) >= r.ttl {
+		for k, e := range r.m {
+			if now.Sub(e.at) >= r.ttl {
+				delete(r.m, k)
+			}
+		}
+		r.swept = now
+	}
+	if len(r.m) >= maxRecent {
 		clear(r.m)
 	}
-	r.m[key] = recentEntry[V]{v: v, err: err, at: time.Now()}
+	r.m[key] = recentEntry[V]{v: v, err: err, at: now}
 	r.mu.Unlock()
 }
 
