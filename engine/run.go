@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"math"
 	"time"
@@ -92,7 +93,6 @@ func (e *Engine) process(ctx context.Context, run store.Run, state store.Subscri
 	defer cancel()
 	detail := notify.Detail(run)
 	detail.TimingsMS = map[string]int64{}
-	log := e.log.With("subscription", run.SubscriptionID, "run", run.ID)
 	deliveries, outcome, err := e.execute(runCtx, run, &detail, &state)
 	run.State, run.Finished = outcome, e.now()
 	if err != nil {
@@ -106,10 +106,14 @@ func (e *Engine) process(ctx context.Context, run store.Run, state store.Subscri
 		run.Error = err.Error()
 	}
 	run.Detail, _ = json.Marshal(detail)
+	// The attributes are given at each call, not bound to a logger for the run:
+	// binding formats them at once, and a burst's runs are mostly not logged.
 	if run.State == store.RunFailed {
-		log.Warn("run failed", "instant", run.ScheduledAt, "stage", detail.Stage, "err", run.Error)
-	} else {
-		log.Debug("run done", "instant", run.ScheduledAt, "state", run.State, "deliveries", deliveryIDs(deliveries))
+		e.log.Warn("run failed", "subscription", run.SubscriptionID, "run", run.ID, "instant", run.ScheduledAt,
+			"stage", detail.Stage, "err", run.Error)
+	} else if e.log.Enabled(ctx, slog.LevelDebug) {
+		e.log.Debug("run done", "subscription", run.SubscriptionID, "run", run.ID, "instant", run.ScheduledAt,
+			"state", run.State, "deliveries", deliveryIDs(deliveries))
 	}
 	fin := store.Finish{Run: run, Deliveries: deliveries}
 	if detail.Trigger != notify.TriggerManual {
