@@ -35,15 +35,18 @@ type Result struct {
 	Expires     time.Time
 }
 
-// CreateResult stores a new result.
-func (s *Store) CreateResult(ctx context.Context, r Result) error {
-	_, err := s.w.ExecContext(ctx, `INSERT INTO report_results(id, project_id, digest, data_version, state, title, author, plan,
-		created, expires) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, r.ID, r.ProjectID, r.Digest, r.DataVersion, r.State, r.Title,
-		r.Author, string(r.Plan), r.Created.Unix(), r.Expires.Unix())
-	if err != nil {
-		return fmt.Errorf("create result: %w", err)
-	}
-	return nil
+// CreateResult stores a new result and the object of the execution that
+// asked for it (o.ResultID is r's), in one transaction.
+func (s *Store) CreateResult(ctx context.Context, r Result, o ResultObject) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO report_results(id, project_id, digest, data_version, state, title, author,
+			plan, created, expires) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, r.ID, r.ProjectID, r.Digest, r.DataVersion, r.State,
+			r.Title, r.Author, string(r.Plan), r.Created.Unix(), r.Expires.Unix())
+		if err != nil {
+			return fmt.Errorf("create result: %w", err)
+		}
+		return insertResultObject(ctx, tx, o)
+	})
 }
 
 // FinishResult records how a result's computation ended.
@@ -56,14 +59,18 @@ func (s *Store) FinishResult(ctx context.Context, r Result) error {
 	return affected(res)
 }
 
-// ExtendResult moves a result's expiry to expires when that is later.
-func (s *Store) ExtendResult(ctx context.Context, id string, expires time.Time) error {
-	_, err := s.w.ExecContext(ctx, `UPDATE report_results SET expires = ? WHERE id = ? AND expires < ?`,
-		expires.Unix(), id, expires.Unix())
-	if err != nil {
-		return fmt.Errorf("extend result: %w", err)
-	}
-	return nil
+// ShareResult stores the object of another execution of result o.ResultID
+// and moves the result's expiry to expires when that is later, in one
+// transaction.
+func (s *Store) ShareResult(ctx context.Context, o ResultObject, expires time.Time) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE report_results SET expires = ? WHERE id = ? AND expires < ?`,
+			expires.Unix(), o.ResultID, expires.Unix())
+		if err != nil {
+			return fmt.Errorf("extend result: %w", err)
+		}
+		return insertResultObject(ctx, tx, o)
+	})
 }
 
 const resultColumns = `id, project_id, digest, data_version, state, title, author, plan, rows, columns, path, error,
@@ -130,9 +137,8 @@ type ResultObject struct {
 	Created   time.Time
 }
 
-// CreateResultObject stores o.
-func (s *Store) CreateResultObject(ctx context.Context, o ResultObject) error {
-	_, err := s.w.ExecContext(ctx, `INSERT INTO result_objects(id, project_id, result_id, author, created) VALUES (?, ?, ?, ?, ?)`,
+func insertResultObject(ctx context.Context, tx *sql.Tx, o ResultObject) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO result_objects(id, project_id, result_id, author, created) VALUES (?, ?, ?, ?, ?)`,
 		o.ID, o.ProjectID, o.ResultID, o.Author, o.Created.Unix())
 	if err != nil {
 		return fmt.Errorf("create result object: %w", err)

@@ -152,14 +152,11 @@ func (e *Executor) Execute(ctx context.Context, pid, author string, src Source) 
 		return Result{}, err
 	}
 	now := e.cfg.Now()
+	obj := store.ResultObject{ID: store.NewID(24), ProjectID: pid, Author: author, Created: now}
 	r, err := e.findOrCreate(ctx, p, store.Result{ID: store.NewID(24), ProjectID: pid, Digest: digest, DataVersion: version,
 		State: store.ResultRunning, Title: p.View.ReportName, Author: author, Plan: data, Created: now,
-		Expires: now.Add(e.cfg.Retention)})
+		Expires: now.Add(e.cfg.Retention)}, obj)
 	if err != nil {
-		return Result{}, err
-	}
-	obj := store.ResultObject{ID: store.NewID(24), ProjectID: pid, ResultID: r.ID, Author: author, Created: now}
-	if err := e.st.CreateResultObject(ctx, obj); err != nil {
 		return Result{}, err
 	}
 	return Result{ID: obj.ID, DataID: r.ID, ProjectID: pid, Author: author, Created: now, Definition: p.Definition, View: p.View}, nil
@@ -167,15 +164,16 @@ func (e *Executor) Execute(ctx context.Context, pid, author string, src Source) 
 
 // findOrCreate returns the result of the project's data version with fresh's
 // digest, extended, or creates fresh; either way, one still running is being
-// computed.
-func (e *Executor) findOrCreate(ctx context.Context, p *plan, fresh store.Result) (store.Result, error) {
+// computed. The caller's object is stored with the result in the same write.
+func (e *Executor) findOrCreate(ctx context.Context, p *plan, fresh store.Result, obj store.ResultObject) (store.Result, error) {
 	mu := e.findLock(fresh.ProjectID, fresh.Digest, fresh.DataVersion)
 	mu.Lock()
 	defer mu.Unlock()
 	r, err := e.st.CachedResult(ctx, fresh.ProjectID, fresh.Digest, fresh.DataVersion, fresh.Created)
 	switch {
 	case err == nil:
-		if err := e.st.ExtendResult(ctx, r.ID, fresh.Expires); err != nil {
+		obj.ResultID = r.ID
+		if err := e.st.ShareResult(ctx, obj, fresh.Expires); err != nil {
 			return store.Result{}, err
 		}
 		if r.State == store.ResultRunning {
@@ -183,7 +181,8 @@ func (e *Executor) findOrCreate(ctx context.Context, p *plan, fresh store.Result
 		}
 		return r, nil
 	case errors.Is(err, store.ErrNotFound):
-		if err := e.st.CreateResult(ctx, fresh); err != nil {
+		obj.ResultID = fresh.ID
+		if err := e.st.CreateResult(ctx, fresh, obj); err != nil {
 			return store.Result{}, err
 		}
 		e.start(fresh, p)

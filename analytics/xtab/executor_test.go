@@ -233,7 +233,8 @@ func TestFindOrCreateMakesOneResult(t *testing.T) {
 		wg.Go(func() {
 			<-release
 			r, err := e.ex.findOrCreate(ctx, p, store.Result{ID: "r" + strconv.Itoa(i), ProjectID: e.pid, Digest: digest,
-				DataVersion: version, State: store.ResultRunning, Plan: data, Created: e.now, Expires: e.now.Add(time.Hour)})
+				DataVersion: version, State: store.ResultRunning, Plan: data, Created: e.now, Expires: e.now.Add(time.Hour)},
+				store.ResultObject{ID: "o" + strconv.Itoa(i), ProjectID: e.pid, Author: "u", Created: e.now})
 			if err != nil {
 				t.Error(err)
 			}
@@ -244,6 +245,11 @@ func TestFindOrCreateMakesOneResult(t *testing.T) {
 	wg.Wait()
 	if distinct := slices.Compact(slices.Sorted(slices.Values(ids))); len(distinct) != 1 {
 		t.Fatalf("32 equal executions made results %v", distinct)
+	}
+	for i := range ids {
+		if o, err := e.st.ResultObjectByID(ctx, "o"+strconv.Itoa(i)); err != nil || o.ResultID != ids[0] {
+			t.Errorf("execution %d's object: %+v, %v; want one of result %s", i, o, err, ids[0])
+		}
 	}
 }
 
@@ -271,7 +277,7 @@ func TestResultRunningAtRestartIsComputed(t *testing.T) {
 	// A result a stopped process left running.
 	r := store.Result{ID: "left", ProjectID: e.pid, Digest: digest, State: store.ResultRunning, Author: "u", Plan: data,
 		Created: e.now, Expires: e.now.Add(time.Hour)}
-	if err := e.st.CreateResult(ctx, r); err != nil {
+	if err := e.st.CreateResult(ctx, r, store.ResultObject{ID: "o", ProjectID: e.pid, ResultID: r.ID, Author: "u", Created: e.now}); err != nil {
 		t.Fatal(err)
 	}
 	g, err := e.ex.ResultGrid(ctx, e.pid, "left")
