@@ -268,19 +268,7 @@ func (e *Engine) runPipeline(ctx context.Context) (wait func()) {
 	finisher.Go(func() {
 		batch := make([]store.Finish, 0, maxFinishBatch)
 		for f := range finished {
-			batch = append(batch[:0], f)
-		more:
-			for len(batch) < cap(batch) {
-				select {
-				case f, ok := <-finished:
-					if !ok {
-						break more
-					}
-					batch = append(batch, f)
-				default:
-					break more
-				}
-			}
+			batch = takeWaiting(finished, append(batch[:0], f), maxFinishBatch)
 			e.finish(ctx, batch)
 		}
 	})
@@ -306,22 +294,27 @@ func (e *Engine) runPipeline(ctx context.Context) (wait func()) {
 func (e *Engine) work(ctx context.Context, claimed <-chan store.Run, finished chan<- store.Finish) {
 	batch := make([]store.Run, 0, maxWorkerBatch)
 	for run := range claimed {
-		batch = append(batch[:0], run)
 		n := min(maxWorkerBatch, 1+len(claimed)/e.cfg.Workers)
-	more:
-		for len(batch) < n {
-			select {
-			case run, ok := <-claimed:
-				if !ok {
-					break more
-				}
-				batch = append(batch, run)
-			default:
-				break more
-			}
-		}
+		batch = takeWaiting(claimed, append(batch[:0], run), n)
 		e.processAll(ctx, batch, func(f store.Finish) { finished <- f })
 	}
+}
+
+// takeWaiting appends to batch what ch holds, without waiting, until batch
+// has n items or ch is empty or closed.
+func takeWaiting[T any](ch <-chan T, batch []T, n int) []T {
+	for len(batch) < n {
+		select {
+		case v, ok := <-ch:
+			if !ok {
+				return batch
+			}
+			batch = append(batch, v)
+		default:
+			return batch
+		}
+	}
+	return batch
 }
 
 func (e *Engine) now() time.Time { return e.cfg.Clock.Now() }

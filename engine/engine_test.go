@@ -237,56 +237,45 @@ func TestRunRendersAndHandsOver(t *testing.T) {
 	})
 }
 
+// TestRunNotTriggeredAndOnChange fires an onChange subscription at five
+// instants, one at a time and as one worker's batch, whose runs are all
+// processed before any is recorded: either way a run sees the condition the
+// run before it saw.
 func TestRunNotTriggeredAndOnChange(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		b := newBundle(t)
-		b.exec.set(m1, 1, 20, 30, 5, 40)
-		b.subscribe(t, "s1", "0 0 * * * *", "f:executeMetric('"+m1+"') gt 10", "now ${f:executeMetric('"+m1+"')}",
-			func(s *store.Subscription) { s.Def.FireMode = store.FireOnChange })
-		e := b.engine(t)
-		start := time.Now()
-		for i := range 5 {
-			e.fire(context.Background(), Fire{SubscriptionID: "s1", At: start.Add(time.Duration(i+1) * time.Hour)})
-		}
-		var states []string
-		for _, r := range b.runs(t, "s1") {
-			states = append(states, r.State)
-		}
-		want := "not_triggered queued not_triggered not_triggered queued"
-		if got := strings.Join(states, " "); got != want {
-			t.Fatalf("states = %s, want %s", got, want)
-		}
-	})
-}
-
-// TestBatchSeesItsOwnConditions: a worker processes the runs of a batch
-// before any is recorded, and a run still sees the condition an earlier run
-// of its subscription in the batch saw.
-func TestBatchSeesItsOwnConditions(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		b := newBundle(t)
-		b.exec.set(m1, 1, 20, 30, 5, 40)
-		b.subscribe(t, "s1", "0 0 * * * *", "f:executeMetric('"+m1+"') gt 10", "now ${f:executeMetric('"+m1+"')}",
-			func(s *store.Subscription) { s.Def.FireMode = store.FireOnChange })
-		e := b.engine(t)
-		ctx := context.Background()
-		start := time.Now()
-		var fires []Fire
-		for i := range 5 {
-			fires = append(fires, Fire{SubscriptionID: "s1", At: start.Add(time.Duration(i+1) * time.Hour)})
-		}
-		var fins []store.Finish
-		e.processAll(ctx, e.claim(ctx, fires), func(f store.Finish) { fins = append(fins, f) })
-		e.finish(ctx, fins)
-		var states []string
-		for _, r := range b.runs(t, "s1") {
-			states = append(states, r.State)
-		}
-		want := "not_triggered queued not_triggered not_triggered queued"
-		if got := strings.Join(states, " "); got != want {
-			t.Fatalf("states = %s, want %s", got, want)
-		}
-	})
+	for _, batch := range []bool{false, true} {
+		t.Run(fmt.Sprintf("batch=%v", batch), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				b := newBundle(t)
+				b.exec.set(m1, 1, 20, 30, 5, 40)
+				b.subscribe(t, "s1", "0 0 * * * *", "f:executeMetric('"+m1+"') gt 10", "now ${f:executeMetric('"+m1+"')}",
+					func(s *store.Subscription) { s.Def.FireMode = store.FireOnChange })
+				e := b.engine(t)
+				ctx := context.Background()
+				start := time.Now()
+				var fires []Fire
+				for i := range 5 {
+					fires = append(fires, Fire{SubscriptionID: "s1", At: start.Add(time.Duration(i+1) * time.Hour)})
+				}
+				if batch {
+					var fins []store.Finish
+					e.processAll(ctx, e.claim(ctx, fires), func(f store.Finish) { fins = append(fins, f) })
+					e.finish(ctx, fins)
+				} else {
+					for _, f := range fires {
+						e.fire(ctx, f)
+					}
+				}
+				var states []string
+				for _, r := range b.runs(t, "s1") {
+					states = append(states, r.State)
+				}
+				want := "not_triggered queued not_triggered not_triggered queued"
+				if got := strings.Join(states, " "); got != want {
+					t.Fatalf("states = %s, want %s", got, want)
+				}
+			})
+		})
+	}
 }
 
 func TestClaimIsUniqueAcrossEngines(t *testing.T) {

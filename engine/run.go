@@ -86,8 +86,8 @@ func (e *Engine) processAll(ctx context.Context, runs []store.Run, done func(sto
 	}
 }
 
-// process does the work of a claimed run, its subscription in state, and
-// returns its outcome to record.
+// process does the work of a claimed run, its subscription being in state,
+// and returns its outcome to record.
 func (e *Engine) process(ctx context.Context, run store.Run, state store.SubscriptionState) store.Finish {
 	runCtx, cancel := context.WithTimeout(ctx, e.cfg.RunTimeout)
 	defer cancel()
