@@ -73,8 +73,10 @@ func (b *tab) shoot(name string) {
 		w, h int64
 	}{{"desktop", 1280, 800}, {"phone", 390, 844}} {
 		b.do("resize", chromedp.EmulateViewport(size.w, size.h))
-		if wide := js[bool](b, `document.documentElement.scrollWidth > window.innerWidth`); wide {
-			b.t.Errorf("%s at %s scrolls sideways", name, size.name)
+		// The page takes the emulated size at its next layout: measure once it has.
+		waitFor(b.t, func() bool { return js[bool](b, fmt.Sprintf(`window.innerWidth === %d`, size.w)) })
+		if wide := js[string](b, wideElements); wide != "" {
+			b.t.Errorf("%s at %s scrolls sideways: %s", name, size.name, wide)
 		}
 		ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
 		shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
@@ -88,6 +90,13 @@ func (b *tab) shoot(name string) {
 	}
 	b.do("resize", chromedp.EmulateViewport(1280, 800))
 }
+
+// wideElements names, when the page is wider than the window, the first
+// elements that reach past the window's right edge; "" when it is not.
+const wideElements = `document.documentElement.scrollWidth <= window.innerWidth ? "" :
+	[...document.querySelectorAll("body *")].filter(e => e.getBoundingClientRect().right > window.innerWidth + 1)
+		.slice(0, 5).map(e => e.tagName.toLowerCase() + (e.className ? "." + e.className : "") + " " +
+			JSON.stringify((e.textContent || "").trim().slice(0, 60))).join("; ") || "the page"`
 
 func (b *tab) text(sel string) string {
 	b.t.Helper()
