@@ -70,8 +70,11 @@ func (e *Engine) processAll(ctx context.Context, runs []store.Run, done func(sto
 		ids[i] = run.SubscriptionID
 	}
 	states, err := e.st.States(ctx, ids)
-	if err != nil && ctx.Err() == nil {
-		e.log.Error("subscription states", "runs", len(runs), "err", err)
+	if err != nil {
+		if ctx.Err() == nil {
+			e.log.Error("subscription states", "runs", len(runs), "err", err)
+		}
+		states = map[string]store.SubscriptionState{} // the runs go on from the zero state, as a first run does
 	}
 	for _, run := range runs {
 		if ctx.Err() != nil {
@@ -79,7 +82,7 @@ func (e *Engine) processAll(ctx context.Context, runs []store.Run, done func(sto
 		}
 		e.metrics.behind.Set(max(e.now().Sub(run.ScheduledAt), 0).Seconds())
 		f := e.process(context.WithoutCancel(ctx), run, states[run.SubscriptionID])
-		if f.State != nil && states != nil {
+		if f.State != nil {
 			states[run.SubscriptionID] = *f.State
 		}
 		done(f)
