@@ -113,7 +113,7 @@ func run(ctx context.Context, o options) result {
 	if o.profileHandover {
 		stopProfiles()
 	}
-	r.lastMail = waitMails(sink, o.subs, begin)
+	r.lastMail = waitMails(db, o, sink, begin)
 	r.peakRSS = peakRSS()
 	r.executions = int(requests.Count(executor3))
 	burst := <-atBurst
@@ -173,14 +173,33 @@ func waitHanded(db *sql.DB, o options, begin time.Time, requests benchapp.Reques
 	}
 }
 
-// waitMails returns, counted from begin, when the sink has accepted want
-// mails, and fails on a Message-ID that arrived twice.
-func waitMails(sink *benchapp.Sink, want int, begin time.Time) time.Duration {
-	select {
-	case <-sink.Done():
-	case <-time.After(5 * time.Minute):
-		total, _ := sink.Counts()
-		log.Fatalf("timed out: %d of %d mails", total, want)
+// waitMails returns, counted from begin, when the sink has accepted every
+// mail of the burst, and fails on a Message-ID that arrived twice. With -v it
+// goes on printing progress, every 50 ms, until then.
+func waitMails(db *sql.DB, o options, sink *benchapp.Sink, begin time.Time) time.Duration {
+	var tick <-chan time.Time
+	if o.verbose {
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		tick = t.C
+	}
+	timeout := time.After(5 * time.Minute)
+wait:
+	for {
+		select {
+		case <-sink.Done():
+			break wait
+		case <-tick:
+			var outbox, sent int
+			_ = db.QueryRow(`SELECT COUNT(*) FROM outbox`).Scan(&outbox)
+			_ = db.QueryRow(`SELECT COUNT(*) FROM deliveries WHERE subscription_id LIKE 'bench%' AND state = 'sent'`).Scan(&sent)
+			accepted, _ := sink.Counts()
+			fmt.Printf("%6s in the outbox %5d accepted %5d recorded sent %5d\n",
+				time.Since(begin).Round(time.Millisecond), outbox, accepted, sent)
+		case <-timeout:
+			total, _ := sink.Counts()
+			log.Fatalf("timed out: %d of %d mails", total, o.subs)
+		}
 	}
 	last := time.Since(begin)
 	if total, distinct := sink.Counts(); total != distinct {
