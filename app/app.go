@@ -113,6 +113,7 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 		a.log = newLogger(cfg.Log, opt.Stderr)
 	}
 	privateFiles()
+	cfg.Runtime.Apply(opt.Getenv)
 	if err := os.MkdirAll(cfg.Data, 0o700); err != nil {
 		return nil, fmt.Errorf("create data folder: %w", err)
 	}

@@ -58,6 +58,7 @@ type Config struct {
 	Maint      MaintenanceConfig `yaml:"maintenance"`
 	Metrics    MetricsConfig     `yaml:"metrics"`
 	Warehouse  WarehouseConfig   `yaml:"warehouse"`
+	Runtime    RuntimeConfig     `yaml:"runtime"`
 	// Channels are the sections of the channel kinds, by their keys (smtp, sms,
 	// feedChat, ...): each kind documents its own keys and defaults.
 	Channels map[string]channels.Settings `yaml:"-"`
@@ -178,6 +179,7 @@ func DefaultConfig() Config {
 		NATS:      NATSConfig{Replicas: 1},
 		Metrics:   MetricsConfig{Listen: "127.0.0.1:9180"},
 		Warehouse: WarehouseConfig{MemoryLimit: "1GiB"},
+		Runtime:   DefaultRuntimeConfig(),
 		Channels:  sections(),
 	}
 }
@@ -480,6 +482,7 @@ func (c *Config) Validate() error {
 	if c.Warehouse.Threads < 0 {
 		bad("warehouse.threads", "must not be negative, got %d", c.Warehouse.Threads)
 	}
+	errs = append(errs, within("runtime", c.Runtime.Validate()))
 	if c.HTTP.MaxBodyBytes < 1024 {
 		bad("http.maxBodyBytes", "must be at least 1024, got %d", c.HTTP.MaxBodyBytes)
 	}

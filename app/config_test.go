@@ -68,6 +68,7 @@ func TestValidateNamesTheKey(t *testing.T) {
 		{"kind concurrency", func(c *Config) { smtpOf(c).Concurrency = 0 }, "smtp.concurrency"},
 		{"backoff", func(c *Config) { c.Delivery.BackoffCap = time.Millisecond }, "delivery.backoffCap"},
 		{"engine workers", func(c *Config) { c.Engine.Workers = 0 }, "engine.workers"},
+		{"gc percent", func(c *Config) { c.Runtime.GCPercent = 0 }, "runtime.gcPercent"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"syscall"
 	"time"
+
+	"github.com/heraldhq/herald/app"
 )
 
 // cpuProfile, when set, is where the pipeline side's CPU profile goes.
@@ -22,6 +24,8 @@ func main() {
 	rounds := flag.Int("rounds", 5, "rounds of both sides, alternating which goes first")
 	flag.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the pipeline side to this file")
 	flag.Parse()
+	// Both sides run under the garbage collector's target Herald sets for itself.
+	app.DefaultRuntimeConfig().Apply(os.Getenv)
 	if err := run(context.Background(), os.Stdout, *n, *conc, *rounds); err != nil {
 		fmt.Fprintln(os.Stderr, "delivery bench:", err)
 		os.Exit(1)
