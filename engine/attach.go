@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/heraldhq/herald/analytics/render"
@@ -30,50 +31,67 @@ type attached struct {
 // attach exports report a for a run at instant at. Every run of that instant
 // that attaches the report shares one execution, one file per format and one
 // body fragment (the memos), and the files are written once, into a folder
-// of the report and instant, which the runs reference.
+// of the report and instant, which the runs reference. The files are asked
+// for at once, so that the run waits for the slowest render, not for their
+// sum.
 func (e *Engine) attach(ctx context.Context, a store.ReportAttachment, at time.Time) (attached, error) {
-	var out attached
 	res, err := e.reports.do(ctx, a.Report, at, func(ctx context.Context) (ReportResult, error) {
 		e.metrics.reportExecutions.Inc()
 		return e.executor().ExecuteReport(ctx, a.Report)
 	})
 	if err != nil {
-		return out, err
+		return attached{}, err
+	}
+	formats := make([]string, 0, len(a.Formats)+2)
+	for _, f := range a.Formats {
+		if f = strings.ToUpper(f); f == "XLSX" {
+			f = render.FormatXLS
+		}
+		formats = append(formats, f)
+	}
+	formats = append(formats, render.FormatHTML)
+	if res.Chart {
+		formats = append(formats, render.FormatPNG)
 	}
 	dir := filepath.Join(e.cfg.FilesDir, sharedFolder(a.Report, at))
-	file := func(format string) (store.Attachment, error) {
-		format = strings.ToUpper(format)
-		if format == "XLSX" {
-			format = render.FormatXLS
-		}
-		return e.files.do(ctx, fileKey{a.Report, format}, at, func(ctx context.Context) (store.Attachment, error) {
-			e.metrics.reportFiles.WithLabelValues(format).Inc()
-			return e.executor().Export(ctx, res, format, dir)
+	files := make([]store.Attachment, len(formats))
+	errs := make([]error, len(formats))
+	var wg sync.WaitGroup
+	for i, format := range formats {
+		wg.Go(func() {
+			files[i], errs[i] = e.files.do(ctx, fileKey{a.Report, format}, at, func(ctx context.Context) (store.Attachment, error) {
+				e.metrics.reportFiles.WithLabelValues(format).Inc()
+				return e.executor().Export(ctx, res, format, dir)
+			})
 		})
 	}
-	for _, format := range a.Formats {
-		f, err := file(format)
-		if err != nil {
-			return out, fmt.Errorf("as %s: %w", format, err)
+	wg.Wait()
+	n := len(a.Formats)
+	for i := range n {
+		if errs[i] != nil {
+			return attached{}, fmt.Errorf("as %s: %w", formats[i], errs[i])
 		}
-		if f.Path == "" {
-			return out, nil // a report without data has nothing to attach or show
+		if files[i].Path == "" {
+			return attached{}, nil // a report without data has nothing to attach or show
 		}
-		out.files = append(out.files, f)
 	}
-	html, err := file(render.FormatHTML)
-	if err != nil || html.Path == "" {
-		return out, err
+	out := attached{files: files[:n]}
+	if errs[n] != nil {
+		return out, fmt.Errorf("as HTML: %w", errs[n])
 	}
-	fragment, err := os.ReadFile(html.Path)
+	if files[n].Path == "" {
+		return out, nil
+	}
+	fragment, err := os.ReadFile(files[n].Path)
 	if err != nil {
 		return out, fmt.Errorf("as HTML: %w", err)
 	}
 	out.inline = inlineReport{html: string(fragment), title: res.Title}
 	if res.Chart {
-		if out.inline.chart, err = file(render.FormatPNG); err != nil {
-			return out, fmt.Errorf("as PNG: %w", err)
+		if errs[n+1] != nil {
+			return out, fmt.Errorf("as PNG: %w", errs[n+1])
 		}
+		out.inline.chart = files[n+1]
 	}
 	return out, nil
 }

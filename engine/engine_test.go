@@ -28,6 +28,7 @@ type testExec struct {
 	calls       map[string]int
 	reportCalls map[string]int // executions by report
 	exportCalls map[string]int // files by "result format"
+	exportTime  time.Duration  // how long each export takes
 	fail        error
 }
 
@@ -66,7 +67,9 @@ func (x *testExec) ExecuteReport(_ context.Context, uri string) (ReportResult, e
 func (x *testExec) Export(_ context.Context, res ReportResult, format, dir string) (store.Attachment, error) {
 	x.mu.Lock()
 	x.exportCalls[res.URI+" "+format]++
+	took := x.exportTime
 	x.mu.Unlock()
+	time.Sleep(took)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return store.Attachment{}, err
 	}
@@ -421,6 +424,28 @@ func TestAttachmentsAreCoalesced(t *testing.T) {
 		}
 		if len(paths) != 3 { // PDF, XLS and the inline chart
 			t.Errorf("runs attach %d distinct files, want 3: %v", len(paths), paths)
+		}
+	})
+}
+
+// TestAttachmentRendersRunAtOnce: the files a run attaches (each format, and
+// the mail's HTML and chart) are rendered at once, so the run waits for the
+// slowest render, not for their sum.
+func TestAttachmentRendersRunAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := newBundle(t)
+		b.exec.exportTime = time.Second
+		b.subscribe(t, "s1", "0 0 * * * *", "true", "daily", func(s *store.Subscription) {
+			s.Def.Attachments = []store.ReportAttachment{{Report: "/svc/md/p1/obj/9", Formats: []string{"PDF", "XLS"}}}
+		})
+		start := time.Now()
+		b.engine(t).fire(context.Background(), Fire{SubscriptionID: "s1", At: start})
+		if took := time.Since(start); took != time.Second {
+			t.Errorf("the run took %s for four renders of 1s each, want 1s", took)
+		}
+		runs := b.runs(t, "s1")
+		if len(runs) != 1 || runs[0].State != store.RunQueued || len(detailOf(t, runs[0]).Files) != 3 {
+			t.Fatalf("runs = %+v", runs)
 		}
 	})
 }
