@@ -30,19 +30,11 @@ func (c RuntimeConfig) Validate() error {
 	return nil
 }
 
-// gcPercent returns the garbage collector's target the process should run
-// with, and false when GOGC (read with getenv) already set one.
-func (c RuntimeConfig) gcPercent(getenv func(string) string) (int, bool) {
-	if getenv("GOGC") != "" {
-		return 0, false
-	}
-	return c.GCPercent, true
-}
-
-// Apply sets the garbage collector's target for the whole process. New
-// calls it; a program that runs Herald's parts without New can too.
+// Apply sets the garbage collector's target for the whole process, unless
+// GOGC (read with getenv) already set one. New calls it; a program that runs
+// Herald's parts without New can too.
 func (c RuntimeConfig) Apply(getenv func(string) string) {
-	if p, ok := c.gcPercent(getenv); ok {
-		debug.SetGCPercent(p)
+	if getenv("GOGC") == "" {
+		debug.SetGCPercent(c.GCPercent)
 	}
 }
