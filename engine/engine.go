@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/heraldhq/herald/engine/cron"
+	"github.com/heraldhq/herald/internal/gather"
 	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/store"
 )
@@ -268,7 +269,7 @@ func (e *Engine) runPipeline(ctx context.Context) (wait func()) {
 	finisher.Go(func() {
 		batch := make([]store.Finish, 0, maxFinishBatch)
 		for f := range finished {
-			batch = takeWaiting(finished, append(batch[:0], f), maxFinishBatch)
+			batch = gather.Ready(finished, append(batch[:0], f), maxFinishBatch)
 			e.finish(ctx, batch)
 		}
 	})
@@ -295,26 +296,9 @@ func (e *Engine) work(ctx context.Context, claimed <-chan store.Run, finished ch
 	batch := make([]store.Run, 0, maxWorkerBatch)
 	for run := range claimed {
 		n := min(maxWorkerBatch, 1+len(claimed)/e.cfg.Workers)
-		batch = takeWaiting(claimed, append(batch[:0], run), n)
+		batch = gather.Ready(claimed, append(batch[:0], run), n)
 		e.processAll(ctx, batch, func(f store.Finish) { finished <- f })
 	}
-}
-
-// takeWaiting appends to batch what ch holds, without waiting, until batch
-// has n items or ch is empty or closed.
-func takeWaiting[T any](ch <-chan T, batch []T, n int) []T {
-	for len(batch) < n {
-		select {
-		case v, ok := <-ch:
-			if !ok {
-				return batch
-			}
-			batch = append(batch, v)
-		default:
-			return batch
-		}
-	}
-	return batch
 }
 
 func (e *Engine) now() time.Time { return e.cfg.Clock.Now() }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/heraldhq/herald/internal/gather"
 )
 
 // ledgerTimeout bounds the ledger reads and writes around one send.
@@ -169,19 +171,7 @@ func (w *Worker) dispatch(ctx context.Context, k *kind, queue <-chan *task) {
 	defer wg.Wait()
 	batch := make([]*task, 0, k.cfg.Concurrency)
 	for first := range queue {
-		batch = append(batch[:0], first)
-	gather:
-		for len(batch) < cap(batch) {
-			select {
-			case t, ok := <-queue:
-				if !ok {
-					break gather
-				}
-				batch = append(batch, t)
-			default:
-				break gather
-			}
-		}
+		batch = gather.Ready(queue, append(batch[:0], first), cap(batch))
 		err := w.readLedger(ctx, batch)
 		for i, t := range batch {
 			if err == nil {

@@ -149,14 +149,11 @@ func waitHanded(db *sql.DB, o options, begin time.Time, requests benchapp.Reques
 			log.Fatal(err)
 		}
 		if o.verbose {
-			var claimed, deliveries, outbox, sent int
+			var claimed, deliveries int
 			_ = db.QueryRow(`SELECT COUNT(*) FROM runs WHERE subscription_id LIKE 'bench%'`).Scan(&claimed)
 			_ = db.QueryRow(countHanded).Scan(&deliveries)
-			_ = db.QueryRow(`SELECT COUNT(*) FROM outbox`).Scan(&outbox)
-			_ = db.QueryRow(`SELECT COUNT(*) FROM deliveries WHERE subscription_id LIKE 'bench%' AND state = 'sent'`).Scan(&sent)
-			accepted, _ := sink.Counts()
-			fmt.Printf("%6s claimed %5d handed over %5d in the outbox %5d accepted %5d recorded sent %5d executions %d\n",
-				time.Since(begin).Round(time.Millisecond), claimed, deliveries, outbox, accepted, sent, requests.Count(executor3))
+			fmt.Printf("%6s claimed %5d handed over %5d %s executions %d\n", time.Since(begin).Round(time.Millisecond),
+				claimed, deliveries, mailProgress(db, sink), requests.Count(executor3))
 		}
 		if last-base >= o.subs {
 			var deliveries int
@@ -171,6 +168,16 @@ func waitHanded(db *sql.DB, o options, begin time.Time, requests benchapp.Reques
 			log.Fatalf("timed out: %d deliveries", last-base)
 		}
 	}
+}
+
+// mailProgress says how far the burst's mails are: waiting in the outbox,
+// accepted by the server, recorded sent.
+func mailProgress(db *sql.DB, sink *benchapp.Sink) string {
+	var outbox, sent int
+	_ = db.QueryRow(`SELECT COUNT(*) FROM outbox`).Scan(&outbox)
+	_ = db.QueryRow(`SELECT COUNT(*) FROM deliveries WHERE subscription_id LIKE 'bench%' AND state = 'sent'`).Scan(&sent)
+	accepted, _ := sink.Counts()
+	return fmt.Sprintf("in the outbox %5d accepted %5d recorded sent %5d", outbox, accepted, sent)
 }
 
 // waitMails returns, counted from begin, when the sink has accepted every
@@ -190,12 +197,7 @@ wait:
 		case <-sink.Done():
 			break wait
 		case <-tick:
-			var outbox, sent int
-			_ = db.QueryRow(`SELECT COUNT(*) FROM outbox`).Scan(&outbox)
-			_ = db.QueryRow(`SELECT COUNT(*) FROM deliveries WHERE subscription_id LIKE 'bench%' AND state = 'sent'`).Scan(&sent)
-			accepted, _ := sink.Counts()
-			fmt.Printf("%6s in the outbox %5d accepted %5d recorded sent %5d\n",
-				time.Since(begin).Round(time.Millisecond), outbox, accepted, sent)
+			fmt.Printf("%6s %s\n", time.Since(begin).Round(time.Millisecond), mailProgress(db, sink))
 		case <-timeout:
 			total, _ := sink.Counts()
 			log.Fatalf("timed out: %d of %d mails", total, o.subs)
