@@ -241,9 +241,18 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, cfg Config) (jets
 }
 
 // applyStream creates the stream want describes, or updates it when it
-// differs from want.
+// differs from want. Parts that start together and find no stream each
+// create it: JetStream answers a creation equal to the stream it holds with
+// that stream, where an update would race their consumers.
 func applyStream(ctx context.Context, js jetstream.JetStream, want jetstream.StreamConfig) (jetstream.Stream, error) {
-	if s, err := js.Stream(ctx, want.Name); err == nil {
+	s, err := js.Stream(ctx, want.Name)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		s, err = js.CreateStream(ctx, want)
+		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			s, err = js.Stream(ctx, want.Name) // created since with another configuration
+		}
+	}
+	if err == nil {
 		if got := s.CachedInfo().Config; got.Description == want.Description && slices.Equal(got.Subjects, want.Subjects) &&
 			got.Retention == want.Retention && got.Storage == want.Storage && got.Replicas == want.Replicas &&
 			got.MaxAge == want.MaxAge && got.Duplicates == want.Duplicates {
