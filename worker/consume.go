@@ -22,9 +22,20 @@ const ledgerTimeout = 15 * time.Second
 // a burst, the client counts a request the server does not hold; with the
 // library's defaults (30s and 15s) that stalled a kind for 30s with
 // messages waiting. These bound the stall to 2s.
+//
+// The commonest such stall is the library's own: the iterator decides to
+// pull only when Next starts or a message arrives, and it skips the pull
+// while it is still sending the previous one. When the messages of that
+// previous pull are taken before its sender marks it sent (a goroutine
+// descheduled for a moment on a busy machine), the iterator's count falls to
+// nothing with no pull made and none to come, and Next waits out the
+// heartbeat check. So after each message the puller waits only
+// pullRecheck before it calls Next again, which pulls then; the heartbeat
+// check still runs on the wait after that.
 const (
 	pullExpiry    = 5 * time.Second
 	pullHeartbeat = time.Second
+	pullRecheck   = 50 * time.Millisecond
 )
 
 // outcome is what became of one message a consumer handled.
@@ -112,8 +123,11 @@ func (w *Worker) heartbeat(k *kind, stop <-chan struct{}) {
 // iterator closes.
 func (w *Worker) pull(ctx context.Context, k *kind, it jetstream.MessagesContext, queue chan<- *task) error {
 	defer close(queue)
+	wait := func(ctx context.Context) (jetstream.Msg, error) { return it.Next(jetstream.NextContext(ctx)) }
+	recheck := false // the last wait returned a message
 	for {
-		msg, err := it.Next(jetstream.NextContext(ctx))
+		msg, err := next(ctx, wait, recheck)
+		recheck = err == nil
 		switch {
 		case err == nil:
 		case ctx.Err() != nil:
@@ -145,6 +159,21 @@ func (w *Worker) pull(ctx context.Context, k *kind, it jetstream.MessagesContext
 			return nil
 		}
 	}
+}
+
+// next returns the next message wait gives (the iterator's Next until its
+// context ends). After a message (recheck), it first waits pullRecheck, then
+// waits again without that bound (see pullRecheck).
+func next(ctx context.Context, wait func(context.Context) (jetstream.Msg, error), recheck bool) (jetstream.Msg, error) {
+	if recheck {
+		short, cancel := context.WithTimeout(ctx, pullRecheck)
+		msg, err := wait(short)
+		cancel()
+		if err == nil || ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
+			return msg, err
+		}
+	}
+	return wait(ctx)
 }
 
 // handBack stops pulling and gives the messages already pulled but not

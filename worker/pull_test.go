@@ -5,9 +5,11 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/channels/channeltest"
@@ -98,4 +100,34 @@ func TestConsumeReplacesALostPull(t *testing.T) {
 		!strings.Contains(log, "Permissions Violation for Publish to") {
 		t.Errorf("log = %q, want a warning of the refused pull", log)
 	}
+}
+
+// TestPullAsksAgainAfterAMessage has the iterator's count of requested
+// messages fall to nothing with no pull made, as the library leaves it when
+// the messages of its last pull are taken before it marks that pull sent: its
+// Next then hears nothing until the heartbeat check gives up. After a message,
+// the puller must ask again within pullRecheck, when the iterator pulls.
+func TestPullAsksAgainAfterAMessage(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		calls := 0
+		wait := func(ctx context.Context) (jetstream.Msg, error) {
+			calls++
+			if calls > 1 {
+				return nil, nil // this call pulls, and the message is there
+			}
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(2 * pullHeartbeat):
+				return nil, jetstream.ErrNoHeartbeat
+			}
+		}
+		begin := time.Now()
+		if _, err := next(t.Context(), wait, true); err != nil {
+			t.Fatalf("next: %v, want the message", err)
+		}
+		if took := time.Since(begin); took > pullRecheck {
+			t.Errorf("the message came %s after the last one, want within %s", took, pullRecheck)
+		}
+	})
 }
