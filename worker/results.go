@@ -3,11 +3,14 @@ package worker
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/heraldhq/herald/internal/gather"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -30,35 +33,50 @@ func ensureResults(ctx context.Context, js jetstream.JetStream, cfg Config) (jet
 // while one batch is written go together in the next transaction. Recording
 // is idempotent, so an outcome delivered twice does no harm.
 func (r *Relay) recordResults(ctx context.Context, c jetstream.Consumer) error {
-	in := make(chan jetstream.Msg, resultsBatch)
-	cc, err := c.Consume(func(m jetstream.Msg) {
-		select {
-		case in <- m:
-		case <-ctx.Done(): // not acknowledged: handed out again after the ack wait
-		}
-	}, jetstream.PullMaxMessages(resultsBatch), jetstream.PullExpiry(pullExpiry), jetstream.PullHeartbeat(pullHeartbeat))
+	it, err := c.Messages(jetstream.PullMaxMessages(resultsBatch), jetstream.PullExpiry(pullExpiry),
+		jetstream.PullHeartbeat(pullHeartbeat))
 	if err != nil {
 		return fmt.Errorf("consume results: %w", err)
 	}
-	defer cc.Stop()
+	in := make(chan jetstream.Msg, resultsBatch)
+	var puller sync.WaitGroup
+	defer puller.Wait()
+	defer it.Stop()
+	puller.Go(func() { r.pullResults(ctx, it, in) })
 	batch := make([]jetstream.Msg, 0, resultsBatch)
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case m := <-in:
-			batch = append(batch[:0], m)
-		}
-	gather:
-		for len(batch) < cap(batch) {
-			select {
-			case m := <-in:
-				batch = append(batch, m)
-			default:
-				break gather
-			}
+			batch = gather.Ready(in, append(batch[:0], m), cap(batch))
 		}
 		r.record(ctx, batch)
+	}
+}
+
+// pullResults moves the outcomes from the iterator to in until ctx ends or
+// the iterator closes. What it holds unacknowledged when ctx ends is handed
+// out again after the ack wait.
+func (r *Relay) pullResults(ctx context.Context, it jetstream.MessagesContext, in chan<- jetstream.Msg) {
+	wait := func(ctx context.Context) (jetstream.Msg, error) { return it.Next(jetstream.NextContext(ctx)) }
+	recheck := false // the last wait returned a message
+	for {
+		m, err := next(ctx, wait, recheck)
+		recheck = err == nil
+		switch {
+		case err == nil:
+		case ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed):
+			return
+		default:
+			r.log.Warn("consume results", "err", err)
+			continue
+		}
+		select {
+		case in <- m:
+		case <-ctx.Done():
+			return
+		}
 	}
 }
 
