@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -14,6 +15,9 @@ import (
 const maxCells = 50_000_000
 
 var errTooLarge = errors.New("the result has more than 50,000,000 cells; add filters or move attributes from columns to rows")
+
+// scanBlock is how many rows scanFlat allocates at once.
+const scanBlock = 256
 
 // flat is the result of a plan's query: one row per combination of attribute elements.
 type flat struct {
@@ -35,15 +39,23 @@ func scanFlat(p *plan, rows *sql.Rows) (*flat, error) {
 		dest = append(dest, &vals[i])
 	}
 	f := &flat{}
+	// The rows' elements and values are cut from blocks of scanBlock rows, not
+	// allocated row by row.
+	var attrBlock []elem
+	var valBlock []float64
+	var okBlock []bool
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("read result: %w", err)
 		}
-		attrs := make([]elem, na)
+		if len(attrBlock) < na || len(valBlock) < nm {
+			attrBlock, valBlock, okBlock = make([]elem, na*scanBlock), make([]float64, nm*scanBlock), make([]bool, nm*scanBlock)
+		}
+		attrs, v, ok := attrBlock[:na:na], valBlock[:nm:nm], okBlock[:nm:nm]
+		attrBlock, valBlock, okBlock = attrBlock[na:], valBlock[nm:], okBlock[nm:]
 		for i := range attrs {
 			attrs[i] = elem{ID: ids[i].Int64, Label: labels[i].String}
 		}
-		v, ok := make([]float64, nm), make([]bool, nm)
 		for i, x := range vals {
 			v[i], ok[i] = x.Float64, x.Valid
 		}
@@ -100,7 +112,9 @@ func (a *axis) add(row []elem, buf []byte) (int, []byte) {
 }
 
 // order lays out the axis's headers: every tuple with every metric, sorted level by
-// level (dates by date, other attributes by label, metrics in report order).
+// level (dates by date, other attributes by label, metrics in report order). Elements
+// with equal labels go by id; as a tuple is its elements' ids, no two headers compare
+// equal, and the order needs no stable sort.
 func (a *axis) order(metrics int) {
 	mpos := metricLevel(a.levels)
 	for t := range a.tuples {
@@ -112,7 +126,9 @@ func (a *axis) order(metrics int) {
 			a.headers = append(a.headers, header{t, m})
 		}
 	}
-	slices.SortStableFunc(a.headers, func(x, y header) int {
+	rank := a.ranks()
+	n := len(a.attrs)
+	slices.SortFunc(a.headers, func(x, y header) int {
 		at := 0
 		for _, l := range a.levels {
 			if l.Metric {
@@ -121,19 +137,49 @@ func (a *axis) order(metrics int) {
 				}
 				continue
 			}
-			ex, ey := a.tuples[x.tuple][at], a.tuples[y.tuple][at]
-			at++
-			if !l.Date {
-				if c := strings.Compare(ex.Label, ey.Label); c != 0 {
-					return c
-				}
-			}
-			if c := cmp.Compare(ex.ID, ey.ID); c != 0 {
+			if c := cmp.Compare(rank[x.tuple*n+at], rank[y.tuple*n+at]); c != 0 {
 				return c
 			}
+			at++
 		}
 		return 0
 	})
+}
+
+// ranks places each tuple's elements among the elements of their level: dates by
+// date (their ids), other attributes by label, then id. The rank of tuple t's
+// element at position at is ranks()[t*len(a.attrs)+at].
+func (a *axis) ranks() []int {
+	n := len(a.attrs)
+	rank := make([]int, len(a.tuples)*n)
+	at := 0
+	for _, l := range a.levels {
+		if l.Metric {
+			continue
+		}
+		byID := map[int64]elem{}
+		for _, t := range a.tuples {
+			byID[t[at].ID] = t[at]
+		}
+		elems := slices.Collect(maps.Values(byID))
+		slices.SortFunc(elems, func(x, y elem) int {
+			if !l.Date {
+				if c := strings.Compare(x.Label, y.Label); c != 0 {
+					return c
+				}
+			}
+			return cmp.Compare(x.ID, y.ID)
+		})
+		pos := make(map[int64]int, len(elems))
+		for i, e := range elems {
+			pos[e.ID] = i
+		}
+		for t, tuple := range a.tuples {
+			rank[t*n+at] = pos[tuple[at].ID]
+		}
+		at++
+	}
+	return rank
 }
 
 // elems returns a header's elements, one per level.
