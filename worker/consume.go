@@ -123,11 +123,9 @@ func (w *Worker) heartbeat(k *kind, stop <-chan struct{}) {
 // iterator closes.
 func (w *Worker) pull(ctx context.Context, k *kind, it jetstream.MessagesContext, queue chan<- *task) error {
 	defer close(queue)
-	wait := func(ctx context.Context) (jetstream.Msg, error) { return it.Next(jetstream.NextContext(ctx)) }
-	recheck := false // the last wait returned a message
+	nextMsg := nextOf(it)
 	for {
-		msg, err := next(ctx, wait, recheck)
-		recheck = err == nil
+		msg, err := nextMsg(ctx)
 		switch {
 		case err == nil:
 		case ctx.Err() != nil:
@@ -161,19 +159,31 @@ func (w *Worker) pull(ctx context.Context, k *kind, it jetstream.MessagesContext
 	}
 }
 
-// next returns the next message wait gives (the iterator's Next until its
-// context ends). After a message (recheck), it first waits pullRecheck, then
-// waits again without that bound (see pullRecheck).
-func next(ctx context.Context, wait func(context.Context) (jetstream.Msg, error), recheck bool) (jetstream.Msg, error) {
-	if recheck {
-		short, cancel := context.WithTimeout(ctx, pullRecheck)
-		msg, err := wait(short)
-		cancel()
-		if err == nil || ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
-			return msg, err
+// nextOf returns a function that returns the iterator's next message, with
+// the recheck after each message (see pullRecheck).
+func nextOf(it jetstream.MessagesContext) func(context.Context) (jetstream.Msg, error) {
+	return rechecking(func(ctx context.Context) (jetstream.Msg, error) { return it.Next(jetstream.NextContext(ctx)) })
+}
+
+// rechecking returns a function that returns the next message wait gives (the
+// iterator's Next until its context ends). After a message, it first waits
+// pullRecheck, then waits again without that bound (see pullRecheck).
+func rechecking(wait func(context.Context) (jetstream.Msg, error)) func(context.Context) (jetstream.Msg, error) {
+	recheck := false // the last wait returned a message
+	return func(ctx context.Context) (jetstream.Msg, error) {
+		if recheck {
+			short, cancel := context.WithTimeout(ctx, pullRecheck)
+			msg, err := wait(short)
+			cancel()
+			if err == nil || ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
+				recheck = err == nil
+				return msg, err
+			}
 		}
+		msg, err := wait(ctx)
+		recheck = err == nil
+		return msg, err
 	}
-	return wait(ctx)
 }
 
 // handBack stops pulling and gives the messages already pulled but not

@@ -112,8 +112,8 @@ func TestPullAsksAgainAfterAMessage(t *testing.T) {
 		calls := 0
 		wait := func(ctx context.Context) (jetstream.Msg, error) {
 			calls++
-			if calls > 1 {
-				return nil, nil // this call pulls, and the message is there
+			if calls != 2 {
+				return nil, nil // a message: the first, and the one the next pull brings
 			}
 			select {
 			case <-ctx.Done():
@@ -122,8 +122,12 @@ func TestPullAsksAgainAfterAMessage(t *testing.T) {
 				return nil, jetstream.ErrNoHeartbeat
 			}
 		}
+		nextMsg := rechecking(wait)
+		if _, err := nextMsg(t.Context()); err != nil {
+			t.Fatal(err)
+		}
 		begin := time.Now()
-		if _, err := next(t.Context(), wait, true); err != nil {
+		if _, err := nextMsg(t.Context()); err != nil {
 			t.Fatalf("next: %v, want the message", err)
 		}
 		if took := time.Since(begin); took > pullRecheck {

@@ -59,11 +59,9 @@ func (r *Relay) recordResults(ctx context.Context, c jetstream.Consumer) error {
 // the iterator closes. What it holds unacknowledged when ctx ends is handed
 // out again after the ack wait.
 func (r *Relay) pullResults(ctx context.Context, it jetstream.MessagesContext, in chan<- jetstream.Msg) {
-	wait := func(ctx context.Context) (jetstream.Msg, error) { return it.Next(jetstream.NextContext(ctx)) }
-	recheck := false // the last wait returned a message
+	nextMsg := nextOf(it)
 	for {
-		m, err := next(ctx, wait, recheck)
-		recheck = err == nil
+		m, err := nextMsg(ctx)
 		switch {
 		case err == nil:
 		case ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed):
