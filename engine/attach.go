@@ -67,6 +67,7 @@ func (e *Engine) attach(ctx context.Context, a store.ReportAttachment, at time.T
 	}
 	wg.Wait()
 	n := len(a.Formats)
+	html, png := n, n+1 // the body's files, after the attachments
 	for i := range n {
 		if errs[i] != nil {
 			return attached{}, fmt.Errorf("as %s: %w", formats[i], errs[i])
@@ -76,22 +77,22 @@ func (e *Engine) attach(ctx context.Context, a store.ReportAttachment, at time.T
 		}
 	}
 	out := attached{files: files[:n]}
-	if errs[n] != nil {
-		return out, fmt.Errorf("as HTML: %w", errs[n])
+	if errs[html] != nil {
+		return out, fmt.Errorf("as HTML: %w", errs[html])
 	}
-	if files[n].Path == "" {
+	if files[html].Path == "" {
 		return out, nil
 	}
-	fragment, err := os.ReadFile(files[n].Path)
+	fragment, err := os.ReadFile(files[html].Path)
 	if err != nil {
 		return out, fmt.Errorf("as HTML: %w", err)
 	}
 	out.inline = inlineReport{html: string(fragment), title: res.Title}
 	if res.Chart {
-		if errs[n+1] != nil {
-			return out, fmt.Errorf("as PNG: %w", errs[n+1])
+		if errs[png] != nil {
+			return out, fmt.Errorf("as PNG: %w", errs[png])
 		}
-		out.inline.chart = files[n+1]
+		out.inline.chart = files[png]
 	}
 	return out, nil
 }

@@ -80,15 +80,14 @@ type task struct {
 // While a message waits (in the pull buffer, the queue or its batch) and while
 // it is sent, heartbeat tells JetStream it is in progress.
 func (w *Worker) consume(ctx context.Context, k *kind, c jetstream.Consumer) error {
-	it, err := c.Messages(jetstream.PullMaxMessages(k.cfg.Concurrency), jetstream.PullExpiry(pullExpiry),
-		jetstream.PullHeartbeat(pullHeartbeat))
+	it, next, err := messages(c, k.cfg.Concurrency)
 	if err != nil {
 		return fmt.Errorf("consume %s: %w", k.kind, err)
 	}
 	queue := make(chan *task, k.cfg.Concurrency)
 	var pullErr error
 	var puller sync.WaitGroup
-	puller.Go(func() { pullErr = w.pull(ctx, k, it, queue) })
+	puller.Go(func() { pullErr = w.pull(ctx, k, it, next, queue) })
 	stopBeat := make(chan struct{})
 	var beater sync.WaitGroup
 	beater.Go(func() { w.heartbeat(k, stopBeat) })
@@ -118,14 +117,13 @@ func (w *Worker) heartbeat(k *kind, stop <-chan struct{}) {
 	}
 }
 
-// pull moves messages from the iterator to queue, which it closes when it
-// returns: when ctx ends (handing back what the iterator still holds) or the
-// iterator closes.
-func (w *Worker) pull(ctx context.Context, k *kind, it jetstream.MessagesContext, queue chan<- *task) error {
+// pull moves messages from the iterator (next gives them) to queue, which it
+// closes when it returns: when ctx ends (handing back what the iterator still
+// holds) or the iterator closes.
+func (w *Worker) pull(ctx context.Context, k *kind, it jetstream.MessagesContext, next nextFunc, queue chan<- *task) error {
 	defer close(queue)
-	nextMsg := nextOf(it)
 	for {
-		msg, err := nextMsg(ctx)
+		msg, err := next(ctx)
 		switch {
 		case err == nil:
 		case ctx.Err() != nil:
@@ -159,16 +157,24 @@ func (w *Worker) pull(ctx context.Context, k *kind, it jetstream.MessagesContext
 	}
 }
 
-// nextOf returns a function that returns the iterator's next message, with
-// the recheck after each message (see pullRecheck).
-func nextOf(it jetstream.MessagesContext) func(context.Context) (jetstream.Msg, error) {
-	return rechecking(func(ctx context.Context) (jetstream.Msg, error) { return it.Next(jetstream.NextContext(ctx)) })
+// nextFunc returns the next message, waiting for it until ctx ends.
+type nextFunc func(ctx context.Context) (jetstream.Msg, error)
+
+// messages starts pulling c's messages, at most held of them here at once, with
+// the expiry and heartbeat above, and returns the iterator and the function
+// that gives its messages with the recheck after each one (see pullRecheck).
+func messages(c jetstream.Consumer, held int) (jetstream.MessagesContext, nextFunc, error) {
+	it, err := c.Messages(jetstream.PullMaxMessages(held), jetstream.PullExpiry(pullExpiry), jetstream.PullHeartbeat(pullHeartbeat))
+	if err != nil {
+		return nil, nil, err
+	}
+	return it, rechecking(func(ctx context.Context) (jetstream.Msg, error) { return it.Next(jetstream.NextContext(ctx)) }), nil
 }
 
 // rechecking returns a function that returns the next message wait gives (the
 // iterator's Next until its context ends). After a message, it first waits
 // pullRecheck, then waits again without that bound (see pullRecheck).
-func rechecking(wait func(context.Context) (jetstream.Msg, error)) func(context.Context) (jetstream.Msg, error) {
+func rechecking(wait nextFunc) nextFunc {
 	recheck := false // the last wait returned a message
 	return func(ctx context.Context) (jetstream.Msg, error) {
 		if recheck {

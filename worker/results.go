@@ -33,8 +33,7 @@ func ensureResults(ctx context.Context, js jetstream.JetStream, cfg Config) (jet
 // while one batch is written go together in the next transaction. Recording
 // is idempotent, so an outcome delivered twice does no harm.
 func (r *Relay) recordResults(ctx context.Context, c jetstream.Consumer) error {
-	it, err := c.Messages(jetstream.PullMaxMessages(resultsBatch), jetstream.PullExpiry(pullExpiry),
-		jetstream.PullHeartbeat(pullHeartbeat))
+	it, next, err := messages(c, resultsBatch)
 	if err != nil {
 		return fmt.Errorf("consume results: %w", err)
 	}
@@ -42,7 +41,7 @@ func (r *Relay) recordResults(ctx context.Context, c jetstream.Consumer) error {
 	var puller sync.WaitGroup
 	defer puller.Wait()
 	defer it.Stop()
-	puller.Go(func() { r.pullResults(ctx, it, in) })
+	puller.Go(func() { r.pullResults(ctx, next, in) })
 	batch := make([]jetstream.Msg, 0, resultsBatch)
 	for {
 		select {
@@ -55,13 +54,12 @@ func (r *Relay) recordResults(ctx context.Context, c jetstream.Consumer) error {
 	}
 }
 
-// pullResults moves the outcomes from the iterator to in until ctx ends or
-// the iterator closes. What it holds unacknowledged when ctx ends is handed
-// out again after the ack wait.
-func (r *Relay) pullResults(ctx context.Context, it jetstream.MessagesContext, in chan<- jetstream.Msg) {
-	nextMsg := nextOf(it)
+// pullResults moves the outcomes next gives to in until ctx ends or the
+// iterator closes. What the iterator holds unacknowledged when ctx ends is
+// handed out again after the ack wait.
+func (r *Relay) pullResults(ctx context.Context, next nextFunc, in chan<- jetstream.Msg) {
 	for {
-		m, err := nextMsg(ctx)
+		m, err := next(ctx)
 		switch {
 		case err == nil:
 		case ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed):

@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 )
@@ -157,11 +156,14 @@ func (a *axis) ranks() []int {
 		if l.Metric {
 			continue
 		}
-		byID := map[int64]elem{}
+		pos := map[int64]int{} // an element's id: its place in elems, then its rank
+		var elems []elem
 		for _, t := range a.tuples {
-			byID[t[at].ID] = t[at]
+			if _, ok := pos[t[at].ID]; !ok {
+				pos[t[at].ID] = len(elems)
+				elems = append(elems, t[at])
+			}
 		}
-		elems := slices.Collect(maps.Values(byID))
 		slices.SortFunc(elems, func(x, y elem) int {
 			if !l.Date {
 				if c := strings.Compare(x.Label, y.Label); c != 0 {
@@ -170,7 +172,6 @@ func (a *axis) ranks() []int {
 			}
 			return cmp.Compare(x.ID, y.ID)
 		})
-		pos := make(map[int64]int, len(elems))
 		for i, e := range elems {
 			pos[e.ID] = i
 		}
