@@ -199,6 +199,28 @@ func (a *App) open(ctx context.Context) error {
 	ecfg.Domain, ecfg.FilesDir, ecfg.Clock, ecfg.Registerer, ecfg.Exclusive = a.notify, filepath.Join(cfg.Data, "runs"), opt.Clock, a.reg, true
 	a.engine = engine.New(st, nil, ecfg, a.log.With("component", "engine"), a.relay.Notify)
 	a.notify.Connect(a.engine, a.relay.Notify)
+	if err := a.openAPI(ctx, key); err != nil {
+		return err
+	}
+	if opt.Demo && a.fresh {
+		if err := a.setupDemo(ctx); err != nil {
+			return fmt.Errorf("demo: %w", err)
+		}
+	}
+	if a.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	a.ln = netutil.LimitListener(a.ln, cfg.HTTP.MaxConnections)
+	a.reg.MustRegister(newStateCollector(a))
+	return a.listenOps()
+}
+
+// openAPI opens the analytics warehouse, the report executor and exporter
+// and the maintenance tasks over the store, and the API and console that
+// serve them; key is the secret the console's and other keys derive from.
+func (a *App) openAPI(ctx context.Context, key []byte) error {
+	cfg, opt, st := a.cfg, a.opt, a.store
+	var err error
 	a.md, err = analytics.New(ctx, analytics.Options{Store: st, Dir: filepath.Join(cfg.Data, "warehouse"), Now: opt.Clock.Now,
 		Warehouse: warehouse.Options{MemoryLimit: cfg.Warehouse.MemoryLimit, Threads: cfg.Warehouse.Threads}})
 	if err != nil {
@@ -233,17 +255,7 @@ func (a *App) open(ctx context.Context) error {
 	root.Handle(console.Prefix, con)
 	root.Handle("/", a.api)
 	a.root = root
-	if opt.Demo && a.fresh {
-		if err := a.setupDemo(ctx); err != nil {
-			return fmt.Errorf("demo: %w", err)
-		}
-	}
-	if a.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
-		return fmt.Errorf("listen: %w", err)
-	}
-	a.ln = netutil.LimitListener(a.ln, cfg.HTTP.MaxConnections)
-	a.reg.MustRegister(newStateCollector(a))
-	return a.listenOps()
+	return nil
 }
 
 // URL is the base address the API is served at.

@@ -436,9 +436,7 @@ var memorySize = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?\s*(B|KB|MB|GB|TB|KiB|MiB
 // Validate checks values that parse but make no sense, naming the key.
 func (c *Config) Validate() error {
 	var errs []error
-	bad := func(key, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...)))
-	}
+	bad := badKey(&errs)
 	if c.Data == "" {
 		bad("data", "must not be empty")
 	}
@@ -455,22 +453,7 @@ func (c *Config) Validate() error {
 	if !strings.Contains(c.AdminLogin, "@") {
 		bad("adminLogin", "%q is not an e-mail address", c.AdminLogin)
 	}
-	switch c.Log.Level {
-	case "debug", "info", "warn", "error":
-	default:
-		bad("log.level", "%q is not one of debug, info, warn, error", c.Log.Level)
-	}
-	if c.Log.Format != "text" && c.Log.Format != "json" {
-		bad("log.format", "%q is not one of text, json", c.Log.Format)
-	}
-	switch c.Log.Access {
-	case "debug", "info", "warn", "error", "off":
-	default:
-		bad("log.access", "%q is not one of debug, info, warn, error, off", c.Log.Access)
-	}
-	if c.Log.AccessSample < 0 || c.Log.AccessSample > 1 {
-		bad("log.accessSample", "must be between 0 and 1, got %v", c.Log.AccessSample)
-	}
+	errs = append(errs, within("log", c.Log.Validate()))
 	if c.Metrics.Listen != "" {
 		if _, _, err := net.SplitHostPort(c.Metrics.Listen); err != nil {
 			bad("metrics.listen", "%q is not host:port", c.Metrics.Listen)
@@ -483,31 +466,7 @@ func (c *Config) Validate() error {
 		bad("warehouse.threads", "must not be negative, got %d", c.Warehouse.Threads)
 	}
 	errs = append(errs, within("runtime", c.Runtime.Validate()))
-	if c.HTTP.MaxBodyBytes < 1024 {
-		bad("http.maxBodyBytes", "must be at least 1024, got %d", c.HTTP.MaxBodyBytes)
-	}
-	if c.HTTP.MaxLoadBytes < 1024 {
-		bad("http.maxLoadBytes", "must be at least 1024, got %d", c.HTTP.MaxLoadBytes)
-	}
-	for key, d := range map[string]time.Duration{"http.readHeaderTimeout": c.HTTP.ReadHeaderTimeout,
-		"http.readTimeout": c.HTTP.ReadTimeout, "http.writeTimeout": c.HTTP.WriteTimeout,
-		"http.idleTimeout": c.HTTP.IdleTimeout, "http.longTimeout": c.HTTP.LongTimeout} {
-		if d < 100*time.Millisecond {
-			bad(key, "must be at least 100ms, got %s", d)
-		}
-	}
-	if c.HTTP.MaxConnections < 8 {
-		bad("http.maxConnections", "must be at least 8, got %d", c.HTTP.MaxConnections)
-	}
-	for i, p := range c.HTTP.TrustedProxies {
-		if _, err := netip.ParsePrefix(p); err != nil {
-			bad(fmt.Sprintf("http.trustedProxies[%d]", i), "%q is not a network in CIDR form, such as 10.0.0.0/8", p)
-		}
-	}
-	errs = append(errs, within("auth", c.Auth.Validate()))
-	if (c.HTTP.TLSCert == "") != (c.HTTP.TLSKey == "") {
-		bad("http.tlsCert", "tlsCert and tlsKey must be given together")
-	}
+	errs = append(errs, within("http", c.HTTP.Validate()), within("auth", c.Auth.Validate()))
 	if c.Secrets.Key != "" {
 		if _, err := secret.ParseKey(c.Secrets.Key); err != nil {
 			bad("secrets.key", "%v", err)
@@ -539,4 +498,64 @@ func (c *Config) Validate() error {
 		bad("maintenance.archiveRetention", "must be at least 1m, got %s", c.Maint.ArchiveRetention)
 	}
 	return errors.Join(errs...)
+}
+
+// Validate checks the log section, naming the key within it.
+func (c LogConfig) Validate() error {
+	var errs []error
+	bad := badKey(&errs)
+	switch c.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		bad("level", "%q is not one of debug, info, warn, error", c.Level)
+	}
+	if c.Format != "text" && c.Format != "json" {
+		bad("format", "%q is not one of text, json", c.Format)
+	}
+	switch c.Access {
+	case "debug", "info", "warn", "error", "off":
+	default:
+		bad("access", "%q is not one of debug, info, warn, error, off", c.Access)
+	}
+	if c.AccessSample < 0 || c.AccessSample > 1 {
+		bad("accessSample", "must be between 0 and 1, got %v", c.AccessSample)
+	}
+	return errors.Join(errs...)
+}
+
+// Validate checks the http section, naming the key within it.
+func (c HTTPConfig) Validate() error {
+	var errs []error
+	bad := badKey(&errs)
+	if c.MaxBodyBytes < 1024 {
+		bad("maxBodyBytes", "must be at least 1024, got %d", c.MaxBodyBytes)
+	}
+	if c.MaxLoadBytes < 1024 {
+		bad("maxLoadBytes", "must be at least 1024, got %d", c.MaxLoadBytes)
+	}
+	for key, d := range map[string]time.Duration{"readHeaderTimeout": c.ReadHeaderTimeout, "readTimeout": c.ReadTimeout,
+		"writeTimeout": c.WriteTimeout, "idleTimeout": c.IdleTimeout, "longTimeout": c.LongTimeout} {
+		if d < 100*time.Millisecond {
+			bad(key, "must be at least 100ms, got %s", d)
+		}
+	}
+	if c.MaxConnections < 8 {
+		bad("maxConnections", "must be at least 8, got %d", c.MaxConnections)
+	}
+	for i, p := range c.TrustedProxies {
+		if _, err := netip.ParsePrefix(p); err != nil {
+			bad(fmt.Sprintf("trustedProxies[%d]", i), "%q is not a network in CIDR form, such as 10.0.0.0/8", p)
+		}
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		bad("tlsCert", "tlsCert and tlsKey must be given together")
+	}
+	return errors.Join(errs...)
+}
+
+// badKey returns a function that adds to errs the error of one key.
+func badKey(errs *[]error) func(key, format string, args ...any) {
+	return func(key, format string, args ...any) {
+		*errs = append(*errs, fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...)))
+	}
 }
