@@ -95,18 +95,7 @@ func run(ctx context.Context, o options) result {
 	atBurst := make(chan histogram, 1)
 	time.AfterFunc(time.Until(clock.Real(instant.Add(time.Second/2))), func() { atBurst <- scrapeLateness(h.App.OpsURL()) })
 	resetPeakRSS()
-	var stops []func()
-	if o.profile != "" {
-		stops = append(stops, startProfile(o.profile))
-	}
-	if o.blockProfile != "" {
-		stops = append(stops, startBlockProfile(o.blockProfile))
-	}
-	stopProfiles := sync.OnceFunc(func() {
-		for _, stop := range stops {
-			stop()
-		}
-	})
+	stopProfiles := startProfiles(o)
 	defer stopProfiles()
 	begin := clock.Real(instant)
 	r := result{handed: waitHanded(db, o, begin, requests, sink)}
@@ -119,6 +108,23 @@ func run(ctx context.Context, o options) result {
 	burst := <-atBurst
 	r.burst, r.later = burst.minus(before), scrapeLateness(h.App.OpsURL()).minus(burst)
 	return r
+}
+
+// startProfiles starts the CPU and block profiles o asks for and returns the
+// function that stops them, which does so once however often it is called.
+func startProfiles(o options) (stop func()) {
+	var stops []func()
+	if o.profile != "" {
+		stops = append(stops, startProfile(o.profile))
+	}
+	if o.blockProfile != "" {
+		stops = append(stops, startBlockProfile(o.blockProfile))
+	}
+	return sync.OnceFunc(func() {
+		for _, stop := range stops {
+			stop()
+		}
+	})
 }
 
 // The hand-over's polls: the highest delivery rowid, and the burst's

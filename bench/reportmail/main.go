@@ -91,7 +91,22 @@ func main() {
 	}
 	begin := time.Now()
 	clock.Advance(30 * time.Second)
-	var first, half, last time.Duration
+	first, half, last := await(sink, want, begin)
+	fmt.Printf("%d subscriptions attaching %s as %s at one instant, mailed to an SMTP server on loopback\n",
+		*nsubs, *report, *formats)
+	fmt.Printf("executions served by the API: %d (the report once; metrics the conditions and messages use)\n", requests.Count(executor3))
+	fmt.Printf("exports (renders) served by the API: %d\n", requests.Count(exporter))
+	total, _ := sink.Counts()
+	fmt.Printf("mail bodies accepted: %.1f MB, %.0f KB a mail\n", float64(sink.Bytes())/1e6, float64(sink.Bytes())/float64(total)/1e3)
+	fmt.Printf("the first of the %d mails accepted after %s, half after %s, the last after %s\n", want,
+		first.Round(time.Millisecond), half.Round(time.Millisecond), last.Round(time.Millisecond))
+}
+
+// await waits until want mails have arrived at sink and returns when the
+// first, half and the last of them came after begin; it stops the CPU
+// profile, if one runs, at the last. It fails when two mails share a
+// Message-ID or the mails take more than five minutes.
+func await(sink *benchapp.Sink, want int, begin time.Time) (first, half, last time.Duration) {
 	for tick := time.NewTicker(2 * time.Millisecond); ; <-tick.C {
 		total, distinct := sink.Counts()
 		if total >= 1 && first == 0 {
@@ -106,20 +121,12 @@ func main() {
 				log.Fatalf("%d mails, %d distinct Message-IDs", total, distinct)
 			}
 			pprof.StopCPUProfile()
-			break
+			return first, half, last
 		}
 		if time.Since(begin) > 5*time.Minute {
 			log.Fatalf("timed out: %d of %d mails", total, want)
 		}
 	}
-	fmt.Printf("%d subscriptions attaching %s as %s at one instant, mailed to an SMTP server on loopback\n",
-		*nsubs, *report, *formats)
-	fmt.Printf("executions served by the API: %d (the report once; metrics the conditions and messages use)\n", requests.Count(executor3))
-	fmt.Printf("exports (renders) served by the API: %d\n", requests.Count(exporter))
-	total, _ := sink.Counts()
-	fmt.Printf("mail bodies accepted: %.1f MB, %.0f KB a mail\n", float64(sink.Bytes())/1e6, float64(sink.Bytes())/float64(total)/1e3)
-	fmt.Printf("the first of the %d mails accepted after %s, half after %s, the last after %s\n", want,
-		first.Round(time.Millisecond), half.Round(time.Millisecond), last.Round(time.Millisecond))
 }
 
 // reportURI finds a demo report by its identifier.
