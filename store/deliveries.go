@@ -288,35 +288,24 @@ type Outgoing struct {
 // OutgoingDeliveries reads deliveries with their channels, as a sender
 // needs them, in one query; ids without a delivery are left out of the map.
 func (s *Store) OutgoingDeliveries(ctx context.Context, ids ...string) (map[string]Outgoing, error) {
-	out := make(map[string]Outgoing, len(ids))
-	for chunk := range slices.Chunk(ids, maxLedgerParams) {
-		in, args := inList(chunk)
-		rows, err := s.r.QueryContext(ctx, `SELECT d.id, d.channel_id, d.kind, d.state, d.attempts, d.last_error,
-			p.payload, c.kind, c.config, c.secret FROM `+deliveryTables+` LEFT JOIN channels c ON c.id = d.channel_id
-			WHERE d.id IN `+in, args...)
-		if err != nil {
-			return nil, fmt.Errorf("read deliveries: %w", err)
-		}
-		for rows.Next() {
-			o, err := scanOutgoing(rows)
-			if err != nil {
-				rows.Close()
-				return nil, err
-			}
-			out[o.ID] = o
-		}
-		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-			return nil, fmt.Errorf("read deliveries: %w", err)
-		}
+	out, err := queryByID(ctx, s.r, ids, func(in string) string {
+		return `SELECT d.id, d.channel_id, d.kind, d.state, d.attempts, d.last_error, p.payload, c.kind, c.config,
+			c.secret FROM ` + deliveryTables + ` LEFT JOIN channels c ON c.id = d.channel_id WHERE d.id IN ` + in
+	}, func(row scanner) (string, Outgoing, error) {
+		o, err := scanOutgoing(row)
+		return o.ID, o, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read deliveries: %w", err)
 	}
 	return out, nil
 }
 
-func scanOutgoing(rows *sql.Rows) (Outgoing, error) {
+func scanOutgoing(row scanner) (Outgoing, error) {
 	var o Outgoing
 	var payload string
 	var chKind, chConfig sql.NullString
-	if err := rows.Scan(&o.ID, &o.ChannelID, &o.Kind, &o.State, &o.Attempts, &o.LastError, &payload,
+	if err := row.Scan(&o.ID, &o.ChannelID, &o.Kind, &o.State, &o.Attempts, &o.LastError, &payload,
 		&chKind, &chConfig, &o.ChannelSecret); err != nil {
 		return Outgoing{}, fmt.Errorf("scan delivery: %w", err)
 	}

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -28,30 +27,18 @@ func (s *Store) UnratedRuns(ctx context.Context, limit int) ([]Run, error) {
 // States returns the states of the given subscriptions in one read; a
 // subscription never run is left out.
 func (s *Store) States(ctx context.Context, ids []string) (map[string]SubscriptionState, error) {
-	out := make(map[string]SubscriptionState, len(ids))
-	for chunk := range slices.Chunk(ids, maxLedgerParams) {
-		in, args := inList(chunk)
-		rows, err := s.r.QueryContext(ctx, `SELECT subscription_id, last_condition, failures, unhealthy FROM subscription_state
-			WHERE subscription_id IN `+in, args...)
-		if err != nil {
-			return nil, fmt.Errorf("subscription states: %w", err)
+	out, err := queryByID(ctx, s.r, ids, func(in string) string {
+		return `SELECT subscription_id, last_condition, failures, unhealthy FROM subscription_state
+			WHERE subscription_id IN ` + in
+	}, func(row scanner) (id string, st SubscriptionState, err error) {
+		var last sql.NullBool
+		if err = row.Scan(&id, &last, &st.Failures, &st.Unhealthy); last.Valid {
+			st.LastCondition = &last.Bool
 		}
-		for rows.Next() {
-			var id string
-			var st SubscriptionState
-			var last sql.NullBool
-			if err := rows.Scan(&id, &last, &st.Failures, &st.Unhealthy); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("subscription states: %w", err)
-			}
-			if last.Valid {
-				st.LastCondition = &last.Bool
-			}
-			out[id] = st
-		}
-		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-			return nil, fmt.Errorf("subscription states: %w", err)
-		}
+		return id, st, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("subscription states: %w", err)
 	}
 	return out, nil
 }

@@ -201,25 +201,14 @@ type LedgerEntry struct {
 // LedgerEntries reads the states of deliveries in one query per chunk of ids;
 // ids without a delivery are left out of the map.
 func (s *Store) LedgerEntries(ctx context.Context, ids ...string) (map[string]LedgerEntry, error) {
-	out := make(map[string]LedgerEntry, len(ids))
-	for chunk := range slices.Chunk(ids, maxLedgerParams) {
-		in, args := inList(chunk)
-		rows, err := s.r.QueryContext(ctx, `SELECT id, state, attempts, last_error FROM deliveries WHERE id IN `+in, args...)
-		if err != nil {
-			return nil, fmt.Errorf("read ledger: %w", err)
-		}
-		for rows.Next() {
-			var id string
-			var e LedgerEntry
-			if err := rows.Scan(&id, &e.State, &e.Attempts, &e.LastError); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("read ledger: %w", err)
-			}
-			out[id] = e
-		}
-		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-			return nil, fmt.Errorf("read ledger: %w", err)
-		}
+	out, err := queryByID(ctx, s.r, ids, func(in string) string {
+		return `SELECT id, state, attempts, last_error FROM deliveries WHERE id IN ` + in
+	}, func(row scanner) (id string, e LedgerEntry, err error) {
+		err = row.Scan(&id, &e.State, &e.Attempts, &e.LastError)
+		return id, e, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read ledger: %w", err)
 	}
 	return out, nil
 }

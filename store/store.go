@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -245,6 +246,33 @@ func queryAll[T any](ctx context.Context, db *sql.DB, scan func(scanner) (T, err
 		out = append(out, v)
 	}
 	return out, rows.Err()
+}
+
+// queryByID reads rows by id, one query per chunk of ids: query gives the
+// statement for a chunk's IN list, "(?, ?, ?)", and scan reads a row's id and
+// value. ids without a row are left out of the map.
+func queryByID[T any](ctx context.Context, db *sql.DB, ids []string, query func(in string) string,
+	scan func(scanner) (string, T, error)) (map[string]T, error) {
+	out := make(map[string]T, len(ids))
+	for chunk := range slices.Chunk(ids, maxLedgerParams) {
+		in, args := inList(chunk)
+		rows, err := db.QueryContext(ctx, query(in), args...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			id, v, err := scan(rows)
+			if err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out[id] = v
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // isForeignKey reports whether err is a violated FOREIGN KEY constraint.
