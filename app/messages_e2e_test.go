@@ -207,7 +207,8 @@ func demoMail(t *testing.T) (*apptest.Bundle, *channeltest.SMTPServer, channelte
 	defer cancel()
 	mails, err := smtp.Await(ctx, 1)
 	if err != nil {
-		t.Fatal(err)
+		l := b.Log.String()
+		t.Fatalf("%v; the service's log ends:\n%s", err, l[max(0, len(l)-20000):])
 	}
 	return b, smtp, mails[0]
 }
