@@ -192,6 +192,10 @@ func TestConsoleInBrowser(t *testing.T) {
 		br.open(sub)
 		return strings.Contains(br.text(".runs .badge"), "delivered")
 	})
+	// A provider's id is one word: the widest letters a random Message-ID may
+	// have must wrap on a phone, not widen the run's card.
+	br.do("widest provider id", chromedp.Evaluate[chromedp.Void](
+		`document.querySelector('.deliveries td[data-label=Detail] .muted').textContent = 'id <' + 'mw'.repeat(13) + '@herald.test>'`))
 	br.shoot("subscription-delivered")
 
 	// Preview.
