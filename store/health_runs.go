@@ -32,7 +32,8 @@ func (s *Store) States(ctx context.Context, ids []string) (map[string]Subscripti
 			WHERE subscription_id IN ` + in
 	}, func(row scanner) (id string, st SubscriptionState, err error) {
 		var last sql.NullBool
-		if err = row.Scan(&id, &last, &st.Failures, &st.Unhealthy); last.Valid {
+		err = row.Scan(&id, &last, &st.Failures, &st.Unhealthy)
+		if last.Valid {
 			st.LastCondition = &last.Bool
 		}
 		return id, st, err

@@ -230,22 +230,20 @@ func inList(ids []string) (string, []any) {
 // scanner is a row that can be scanned: *sql.Row or *sql.Rows.
 type scanner interface{ Scan(...any) error }
 
-// queryAll runs a query on the read pool and scans every row with scan.
+// queryAll runs query and scans every row it returns.
 func queryAll[T any](ctx context.Context, db *sql.DB, scan func(scanner) (T, error), query string, args ...any) ([]T, error) {
-	rows, err := db.QueryContext(ctx, query, args...)
+	var out []T
+	err := eachRow(ctx, db, func(row scanner) error {
+		v, err := scan(row)
+		if err == nil {
+			out = append(out, v)
+		}
+		return err
+	}, query, args...)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []T
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // queryByID reads rows by id, one query per chunk of ids: query gives the
@@ -256,23 +254,33 @@ func queryByID[T any](ctx context.Context, db *sql.DB, ids []string, query func(
 	out := make(map[string]T, len(ids))
 	for chunk := range slices.Chunk(ids, maxLedgerParams) {
 		in, args := inList(chunk)
-		rows, err := db.QueryContext(ctx, query(in), args...)
-		if err != nil {
-			return nil, err
-		}
-		for rows.Next() {
-			id, v, err := scan(rows)
-			if err != nil {
-				rows.Close()
-				return nil, err
+		if err := eachRow(ctx, db, func(row scanner) error {
+			id, v, err := scan(row)
+			if err == nil {
+				out[id] = v
 			}
-			out[id] = v
-		}
-		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return err
+		}, query(in), args...); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// eachRow runs query and calls fn with each row it returns, stopping at the
+// first error.
+func eachRow(ctx context.Context, db *sql.DB, fn func(scanner) error, query string, args ...any) error {
+	rows, err := db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
 }
 
 // isForeignKey reports whether err is a violated FOREIGN KEY constraint.
