@@ -23,6 +23,7 @@ type SMTPServer struct {
 	srv    *smtp.Server
 	ln     *trackingListener
 	served chan struct{}
+	done   chan struct{} // closed when Close starts
 	user   string
 	pass   string
 	once   sync.Once
@@ -33,6 +34,7 @@ type SMTPServer struct {
 	failCode int
 	dropN    int
 	sessions int
+	held     *group
 }
 
 // SMTPOption configures an SMTPServer.
@@ -55,6 +57,7 @@ func NewSMTPServer(t testing.TB, opts ...SMTPOption) *SMTPServer {
 	s := &SMTPServer{
 		ln:     &trackingListener{Listener: l, conns: make(map[*trackedConn]struct{})},
 		served: make(chan struct{}),
+		done:   make(chan struct{}),
 	}
 	for _, o := range opts {
 		o(s)
@@ -118,6 +121,41 @@ func (s *SMTPServer) takeDrop() bool {
 	return spend(&s.dropN)
 }
 
+// HoldTogether makes the next n messages wait, each once its content is read,
+// until all n have arrived, and then accepts them together: the test sees n
+// sends in flight at once, each holding a session of its own.
+func (s *SMTPServer) HoldTogether(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.held = &group{left: n, all: make(chan struct{})}
+}
+
+// group is messages held until they are all in.
+type group struct {
+	left int           // messages still to come
+	all  chan struct{} // closed when the last one came
+}
+
+// join adds the message just read to the group being held, if any, and waits
+// for the rest of the group or for the server to close.
+func (s *SMTPServer) join() {
+	s.mu.Lock()
+	g := s.held
+	if g != nil {
+		if g.left--; g.left == 0 {
+			close(g.all)
+			s.held = nil
+		}
+	}
+	s.mu.Unlock()
+	if g != nil {
+		select {
+		case <-g.all:
+		case <-s.done:
+		}
+	}
+}
+
 // spend takes one from *n, what the script still calls for, and reports
 // whether there was one; s.mu is held.
 func spend(n *int) bool {
@@ -145,6 +183,7 @@ func (s *SMTPServer) DropConnections() { s.ln.closeConns() }
 func (s *SMTPServer) Close() error {
 	var err error
 	s.once.Do(func() {
+		close(s.done)
 		err = s.ln.Close()
 		<-s.served
 		s.ln.closeConns()
@@ -255,6 +294,7 @@ func (ss *smtpSession) Data(r io.Reader) error {
 	if err != nil {
 		return &smtp.SMTPError{Code: 554, EnhancedCode: smtp.EnhancedCode{5, 6, 0}, Message: "unparseable message: " + err.Error()}
 	}
+	ss.srv.join()
 	m.MailFrom, m.RcptTo = ss.from, append([]string(nil), ss.to...)
 	ss.srv.record(m)
 	if ss.srv.takeDrop() && ss.conn != nil {

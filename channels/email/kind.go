@@ -43,6 +43,8 @@ type Settings struct {
 	// documented on DKIMSettings. Default off.
 	DKIM DKIMSettings `yaml:"dkim"`
 	// Concurrency (default 8) and Rate (sends per second, default 0: no limit).
+	// The sender keeps as many connections open between sends as it runs
+	// sends at once.
 	channels.Limits `yaml:",inline"`
 }
 
@@ -103,7 +105,7 @@ var Descriptor = channels.Descriptor{
 			return newOutbox(filepath.Join(env.Data, "outbox"), s.From, signer, env.Logger), nil, nil
 		}
 		snd, err := New(Config{Host: s.Host, Port: s.Port, TLSPolicy: s.TLSPolicy, Username: s.Username,
-			Password: s.Password, From: s.From, Timeout: env.SendTimeout, MaxIdleTime: s.MaxIdleTime, Now: env.Now,
+			Password: s.Password, From: s.From, Timeout: env.SendTimeout, MaxIdle: s.Concurrency, MaxIdleTime: s.MaxIdleTime, Now: env.Now,
 			dkim: signer}, env.Logger)
 		if err != nil {
 			return nil, nil, err
