@@ -32,6 +32,7 @@ type result struct {
 	executions       int
 	handed, lastMail time.Duration // from the instant
 	peakRSS          float64       // MiB, during the burst
+	cpu              time.Duration // the process's, from a second before the instant to the last mail
 	burst            histogram     // the scheduler's lateness over the fires of the instant's second
 	later            histogram     // and over the fires after it, until the last mail
 }
@@ -95,6 +96,7 @@ func run(ctx context.Context, o options) result {
 	atBurst := make(chan histogram, 1)
 	time.AfterFunc(time.Until(clock.Real(instant.Add(time.Second/2))), func() { atBurst <- scrapeLateness(h.App.OpsURL()) })
 	resetPeakRSS()
+	cpu := benchapp.CPUTime()
 	stopProfiles := startProfiles(o)
 	defer stopProfiles()
 	begin := clock.Real(instant)
@@ -103,6 +105,7 @@ func run(ctx context.Context, o options) result {
 		stopProfiles()
 	}
 	r.lastMail = waitMails(db, o, sink, begin)
+	r.cpu = benchapp.CPUTime() - cpu
 	r.peakRSS = peakRSS()
 	r.executions = int(requests.Count(executor3))
 	burst := <-atBurst
