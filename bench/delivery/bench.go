@@ -92,7 +92,7 @@ func bare(ctx context.Context, n, conc int, lean bool) (result, error) {
 	}
 	var next atomic.Int64
 	errs := make([]error, conc)
-	start, cpu := time.Now(), cpuTime()
+	start, cpu := time.Now(), benchapp.CPUTime()
 	var wg sync.WaitGroup
 	for g := range conc {
 		wg.Go(func() {
@@ -122,7 +122,7 @@ func bare(ctx context.Context, n, conc int, lean bool) (result, error) {
 		})
 	}
 	wg.Wait()
-	elapsed, cpu := time.Since(start), cpuTime()-cpu
+	elapsed, cpu := time.Since(start), benchapp.CPUTime()-cpu
 	if err := errors.Join(errs...); err != nil {
 		return result{}, fmt.Errorf("bare loop: %w", err)
 	}
@@ -155,13 +155,15 @@ func pipeline(ctx context.Context, dir string, n, conc int) (accepted result, le
 		return result{}, 0, err
 	}
 	defer nc.Close()
-	sender, err := email.New(email.Config{Host: "127.0.0.1", Port: s.Port(), TLSPolicy: "none", From: from,
-		Timeout: 30 * time.Second, MaxIdle: conc}, nil)
+	// The sender as Herald makes it from its smtp section.
+	set := email.DefaultSettings()
+	set.Host, set.Port, set.TLSPolicy, set.From, set.Concurrency = "127.0.0.1", s.Port(), "none", from, conc
+	sender, closeSender, err := email.Descriptor.NewSender(set, channels.Env{SendTimeout: 30 * time.Second})
 	if err != nil {
 		return result{}, 0, err
 	}
-	defer sender.Close()
-	cfg := worker.Config{Kinds: map[channels.Kind]worker.KindConfig{email.Kind: {Concurrency: conc}}}
+	defer closeSender()
+	cfg := worker.Config{Kinds: map[channels.Kind]worker.KindConfig{email.Kind: {Concurrency: set.Concurrency}}}
 	files, err := worker.OpenFiles(ctx, nc.JetStream(), worker.FilesConfig{Scratch: filepath.Join(dir, "scratch")})
 	if err != nil {
 		return result{}, 0, err
@@ -187,7 +189,7 @@ func pipeline(ctx context.Context, dir string, n, conc int) (accepted result, le
 		}
 		defer pprof.StopCPUProfile()
 	}
-	start, cpu := time.Now(), cpuTime()
+	start, cpu := time.Now(), benchapp.CPUTime()
 	done := make(chan error, 1)
 	go func() {
 		relayDone := make(chan error, 1)
@@ -203,7 +205,7 @@ func pipeline(ctx context.Context, dir string, n, conc int) (accepted result, le
 		total, _ := s.Counts()
 		return result{}, 0, fmt.Errorf("pipeline: %d of %d accepted in %v", total, n, waitTimeout)
 	}
-	accepted = result{n: n, elapsed: time.Since(start), cpu: cpuTime() - cpu}
+	accepted = result{n: n, elapsed: time.Since(start), cpu: benchapp.CPUTime() - cpu}
 	if err := awaitLedger(ctx, st, runs); err != nil {
 		return result{}, 0, err
 	}

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"syscall"
 	"time"
 
 	"github.com/heraldhq/herald/app"
@@ -128,13 +127,4 @@ func run(ctx context.Context, out io.Writer, n, conc, rounds int) error {
 	fmt.Fprintf(out, "pipeline / lean: median %.1f%%, best of each %.1f%%\n",
 		100*s.pipeline/s.lean, 100*s.bestPipeline/s.bestLean)
 	return nil
-}
-
-// cpuTime is the CPU time the process has used so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
