@@ -34,7 +34,8 @@ type SMTPServer struct {
 	failCode int
 	dropN    int
 	sessions int
-	held     *group
+
+	held holder
 }
 
 // SMTPOption configures an SMTPServer.
@@ -124,37 +125,7 @@ func (s *SMTPServer) takeDrop() bool {
 // HoldTogether makes the next n messages wait, each once its content is read,
 // until all n have arrived, and then accepts them together: the test sees n
 // sends in flight at once, each holding a session of its own.
-func (s *SMTPServer) HoldTogether(n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.held = &group{left: n, all: make(chan struct{})}
-}
-
-// group is messages held until they are all in.
-type group struct {
-	left int           // messages still to come
-	all  chan struct{} // closed when the last one came
-}
-
-// join adds the message just read to the group being held, if any, and waits
-// for the rest of the group or for the server to close.
-func (s *SMTPServer) join() {
-	s.mu.Lock()
-	g := s.held
-	if g != nil {
-		if g.left--; g.left == 0 {
-			close(g.all)
-			s.held = nil
-		}
-	}
-	s.mu.Unlock()
-	if g != nil {
-		select {
-		case <-g.all:
-		case <-s.done:
-		}
-	}
-}
+func (s *SMTPServer) HoldTogether(n int) { s.held.hold(n) }
 
 // spend takes one from *n, what the script still calls for, and reports
 // whether there was one; s.mu is held.
@@ -294,7 +265,7 @@ func (ss *smtpSession) Data(r io.Reader) error {
 	if err != nil {
 		return &smtp.SMTPError{Code: 554, EnhancedCode: smtp.EnhancedCode{5, 6, 0}, Message: "unparseable message: " + err.Error()}
 	}
-	ss.srv.join()
+	ss.srv.held.join(ss.srv.done)
 	m.MailFrom, m.RcptTo = ss.from, append([]string(nil), ss.to...)
 	ss.srv.record(m)
 	if ss.srv.takeDrop() && ss.conn != nil {

@@ -41,6 +41,9 @@ type Config struct {
 	Timeout      time.Duration
 	// Now is the clock for token expiry; nil means time.Now.
 	Now func() time.Time
+	// Conns is how many connections to each server the default client keeps
+	// open: the sends run at once; at least 2.
+	Conns int
 }
 
 // Sender posts feed items. Access tokens are cached per user name and
@@ -72,7 +75,7 @@ func New(cfg Config, httpClient *http.Client) *Sender {
 		cfg.Timeout = DefaultTimeout
 	}
 	if httpClient == nil {
-		httpClient = &http.Client{}
+		httpClient = &http.Client{Transport: channels.Transport(cfg.Conns)}
 	}
 	s := &Sender{cfg: cfg, client: httpClient, now: cfg.Now, tokens: make(map[string]cached)}
 	if s.now == nil {

@@ -89,7 +89,8 @@ var Descriptor = channels.Descriptor{
 	},
 	NewSender: func(set channels.Settings, env channels.Env) (channels.Sender, func() error, error) {
 		s := set.(*Settings)
-		snd := New(Config{BaseURL: s.BaseURL, MaxFileBytes: s.MaxFileBytes, Timeout: env.SendTimeout, Logger: env.Logger})
+		snd := New(Config{BaseURL: s.BaseURL, MaxFileBytes: s.MaxFileBytes, Timeout: env.SendTimeout, Logger: env.Logger,
+			Conns: s.Concurrency})
 		return snd, snd.Close, nil
 	},
 }

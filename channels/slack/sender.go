@@ -47,6 +47,7 @@ type Config struct {
 	MaxFileBytes int64  // largest attachment; 0 means DefaultMaxFileBytes
 	Timeout      time.Duration
 	Logger       *slog.Logger // nil means no log
+	Conns        int          // connections kept open to the API: the sends run at once; at least 2
 }
 
 // Sender posts messages and shares files in Slack conversations. The token
@@ -84,7 +85,7 @@ func New(cfg Config) *Sender {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	transport := http.DefaultTransport.(*http.Transport).Clone() // its own pool of connections
+	transport := channels.Transport(cfg.Conns)
 	return &Sender{
 		base: base, maxFile: cfg.MaxFileBytes, timeout: cfg.Timeout, log: cfg.Logger, transport: transport,
 		client: &http.Client{

@@ -29,6 +29,7 @@ type Config struct {
 	BaseURL     string // API base; empty means DefaultBaseURL
 	MaxSegments int    // longest message in SMS segments; 0 means DefaultMaxSegments
 	Timeout     time.Duration
+	Conns       int // connections kept open to the API: the sends run at once; at least 2
 }
 
 // Sender sends text messages through the Messages API. The account SID and
@@ -59,11 +60,7 @@ func New(cfg Config) *Sender {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
 	}
-	transport := http.DefaultTransport
-	if t, ok := transport.(*http.Transport); ok {
-		transport = t.Clone() // its own pool of connections
-	}
-	return &Sender{base: base, maxSegments: cfg.MaxSegments, timeout: cfg.Timeout, transport: transport}
+	return &Sender{base: base, maxSegments: cfg.MaxSegments, timeout: cfg.Timeout, transport: channels.Transport(cfg.Conns)}
 }
 
 // Kind is the SMS kind.

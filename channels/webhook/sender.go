@@ -104,8 +104,8 @@ func New(set *Settings, env channels.Env) (*Sender, error) {
 	if set.Resolver != nil {
 		resolver = set.Resolver
 	}
-	s.secure = s.transport(resolver, false)
-	s.plain = s.transport(resolver, true)
+	s.secure = s.transport(resolver, false, set.Concurrency)
+	s.plain = s.transport(resolver, true, set.Concurrency)
 	if set.CAFile != "" {
 		roots, err := loadCAs(set.CAFile)
 		if err != nil {
@@ -116,16 +116,11 @@ func New(set *Settings, env channels.Env) (*Sender, error) {
 	return s, nil
 }
 
-// transport is a pool of connections of the sender's own, without a proxy
-// (which would dial on its own), over the guard's dialer.
-func (s *Sender) transport(resolver Resolver, plain bool) *http.Transport {
-	t, ok := http.DefaultTransport.(*http.Transport)
-	if ok {
-		t = t.Clone()
-	} else {
-		t = &http.Transport{ForceAttemptHTTP2: true, MaxIdleConns: 100, IdleConnTimeout: 90 * time.Second,
-			TLSHandshakeTimeout: 10 * time.Second, ExpectContinueTimeout: time.Second}
-	}
+// transport is a pool of connections of the sender's own, conns kept to each
+// endpoint, without a proxy (which would dial on its own), over the guard's
+// dialer.
+func (s *Sender) transport(resolver Resolver, plain bool, conns int) *http.Transport {
+	t := channels.Transport(conns)
 	t.Proxy = nil
 	t.OnProxyConnectResponse = nil
 	t.DialTLSContext = nil
