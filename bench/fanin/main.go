@@ -51,8 +51,8 @@ func main() {
 	fmt.Println("lateness: the scheduler's, of the burst's second (the burst and the unrelated triggers due with it), then of")
 	fmt.Println("every later fire until the last mail (the unrelated triggers only); CPU: the process's (Herald and the SMTP")
 	fmt.Println("server), from a second before the instant to the last mail")
-	fmt.Printf("%-4s %10s %8s %10s %7s %9s | %7s %8s | %6s %8s %8s\n", "run", "executions", "handed", "last mail", "CPU", "peak RSS",
-		"fires", "max", "later", "p99", "max")
+	fmt.Printf("%-4s %10s %8s %10s %7s %9s | %7s %8s %8s | %6s %8s %8s\n", "run", "executions", "handed", "last mail", "CPU", "peak RSS",
+		"fires", "p99", "max", "later", "p99", "max")
 	var handed, mailed []time.Duration
 	for i := range *runs {
 		if i == *runs-1 {
@@ -60,8 +60,9 @@ func main() {
 		}
 		r := run(ctx, o)
 		handed, mailed = append(handed, r.handed), append(mailed, r.lastMail)
-		fmt.Printf("%-4d %10d %8s %10s %6.2fs %5.0f MiB | %7d %8s | %6d %8s %8s\n", i+1, r.executions, r.handed.Round(time.Millisecond),
-			r.lastMail.Round(time.Millisecond), r.cpu.Seconds(), r.peakRSS, r.burst.count, r.burst.max(), r.later.count, r.later.p99(), r.later.max())
+		fmt.Printf("%-4d %10d %8s %10s %6.2fs %5.0f MiB | %7d %8s %8s | %6d %8s %8s\n", i+1, r.executions, r.handed.Round(time.Millisecond),
+			r.lastMail.Round(time.Millisecond), r.cpu.Seconds(), r.peakRSS, r.burst.count, r.burst.p99(), r.burst.max(),
+			r.later.count, r.later.p99(), r.later.max())
 	}
 	if *runs > 1 {
 		fmt.Printf("median: handed over %s, last mail %s\n", median(handed).Round(time.Millisecond), median(mailed).Round(time.Millisecond))
