@@ -35,6 +35,8 @@ type ChatterServer struct {
 	failN         int
 	failStatus    int
 	failCode      string
+
+	HTTPGate
 }
 
 // ChatterPost is one feed item a ChatterServer accepted.
@@ -62,8 +64,7 @@ func NewChatterServer(t testing.TB) *ChatterServer {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /services/oauth2/token", s.token)
 	mux.HandleFunc("POST /services/data/{version}/chatter/feed-elements", s.feedElements)
-	s.srv = httptest.NewServer(mux)
-	t.Cleanup(s.Close)
+	s.srv = StartHTTP(t, &s.HTTPGate, mux)
 	return s
 }
 

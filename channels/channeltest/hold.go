@@ -1,6 +1,18 @@
 package channeltest
 
-import "sync"
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/channels"
+)
 
 // holder keeps messages from being answered until a group of them is in, so
 // that a test sees that many sends in flight at once.
@@ -38,6 +50,79 @@ func (h *holder) join(stop <-chan struct{}) {
 		select {
 		case <-g.all:
 		case <-stop:
+		}
+	}
+}
+
+// HTTPGate is what an HTTP fake needs to show how a sender uses its
+// connections: it counts the connections the server accepts and can hold
+// requests until a group of them is in. A fake embeds it and starts its
+// server with StartHTTP.
+type HTTPGate struct {
+	held  holder
+	conns atomic.Int32
+}
+
+// StartHTTP starts an httptest server of h on 127.0.0.1 whose connections and
+// requests pass through g, and closes it when the test ends.
+func StartHTTP(t testing.TB, g *HTTPGate, h http.Handler) *httptest.Server {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		g.held.join(r.Context().Done())
+		h.ServeHTTP(w, r)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, state http.ConnState) {
+		if state == http.StateNew {
+			g.conns.Add(1)
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// HoldTogether makes the next n requests wait until all n have arrived, and
+// then answers them: the test sees n sends in flight at once, each holding a
+// connection of its own.
+func (g *HTTPGate) HoldTogether(n int) { g.held.hold(n) }
+
+// Connections is how many connections the server has accepted.
+func (g *HTTPGate) Connections() int { return int(g.conns.Load()) }
+
+// Gated is a peer that can hold sends together and count its connections.
+type Gated interface {
+	Peer
+	HoldTogether(n int)
+	Connections() int
+}
+
+// CheckConnectionsKept sends three rounds of n deliveries at once through s
+// to peer (each round held until all n are in) and fails the test unless the
+// peer accepted n connections in all: the sender keeps a connection for each
+// send it runs at once, and dials no more after the first round.
+func CheckConnectionsKept(t *testing.T, s channels.Sender, peer Gated, n int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	for round := range 3 {
+		peer.HoldTogether(n)
+		errs := make(chan error, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				_, err := s.Send(ctx, channels.Message{DeliveryID: fmt.Sprintf("kept-%d-%d", round, i),
+					Channel: peer.Channel(), Subject: "Revenue alert", Text: "Revenue fell to 12.5"})
+				errs <- err
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatalf("round %d: Send: %v", round, err)
+			}
+		}
+		if got := peer.Connections(); got != n {
+			t.Fatalf("after round %d of %d sends at once: the peer accepted %d connections, want %d", round, n, got, n)
 		}
 	}
 }

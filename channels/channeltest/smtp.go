@@ -145,6 +145,9 @@ func (s *SMTPServer) Sessions() int {
 	return s.sessions
 }
 
+// Connections is Sessions: the server counts a connection once it said EHLO.
+func (s *SMTPServer) Connections() int { return s.Sessions() }
+
 // DropConnections closes every open client connection without a reply, as a
 // relay does with sessions that idled too long; the server keeps listening.
 func (s *SMTPServer) DropConnections() { s.ln.closeConns() }

@@ -5,13 +5,11 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -35,8 +33,7 @@ type TwilioServer struct {
 	failStatus int
 	failCode   int
 
-	held  holder
-	conns atomic.Int32 // connections accepted
+	HTTPGate
 }
 
 // SMS is one message a TwilioServer accepted.
@@ -59,24 +56,9 @@ func NewTwilioServer(t testing.TB) *TwilioServer {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /2010-04-01/Accounts/{sid}/Messages.json", s.createMessage)
-	s.srv = httptest.NewUnstartedServer(mux)
-	s.srv.Config.ConnState = func(_ net.Conn, state http.ConnState) {
-		if state == http.StateNew {
-			s.conns.Add(1)
-		}
-	}
-	s.srv.Start()
-	t.Cleanup(s.Close)
+	s.srv = StartHTTP(t, &s.HTTPGate, mux)
 	return s
 }
-
-// Connections is how many connections the server has accepted.
-func (s *TwilioServer) Connections() int { return int(s.conns.Load()) }
-
-// HoldTogether makes the next n create-message requests wait until all n have
-// arrived, and then answers them: the test sees n sends in flight at once,
-// each holding a connection of its own.
-func (s *TwilioServer) HoldTogether(n int) { s.held.hold(n) }
 
 // URL is the API base URL, for sms.Config.BaseURL.
 func (s *TwilioServer) URL() string { return s.srv.URL }
@@ -148,7 +130,6 @@ func (s *TwilioServer) Fail(n int, f Failure) {
 var e164 = regexp.MustCompile(`^\+[1-9][0-9]{1,14}$`)
 
 func (s *TwilioServer) createMessage(w http.ResponseWriter, r *http.Request) {
-	s.held.join(r.Context().Done())
 	s.mu.Lock()
 	s.requests++
 	s.mu.Unlock()

@@ -507,3 +507,17 @@ func TestBadBaseURLIsPermanent(t *testing.T) {
 		t.Fatalf("Send = %v, want a permanent error", err)
 	}
 }
+
+// TestSenderKeepsAConnectionPerConcurrentSend: the slack section's sender
+// keeps as many connections to the Web API open as the kind runs sends at once.
+func TestSenderKeepsAConnectionPerConcurrentSend(t *testing.T) {
+	srv := slacktest.New(t)
+	set := slack.DefaultSettings()
+	set.BaseURL = srv.URL()
+	snd, closeSender, err := slack.Descriptor.NewSender(set, channels.Env{SendTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatalf("NewSender: %v", err)
+	}
+	t.Cleanup(func() { _ = closeSender() })
+	channeltest.CheckConnectionsKept(t, snd, srv, set.Concurrency)
+}

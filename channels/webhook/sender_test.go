@@ -70,13 +70,14 @@ type peer struct {
 	bodies   [][]byte
 	failN    int
 	failure  channeltest.Failure
+
+	channeltest.HTTPGate
 }
 
 func newPeer(t *testing.T, set *webhook.Settings) *peer {
 	t.Helper()
 	p := &peer{t: t, secret: "whsec-" + strconv.FormatInt(time.Now().UnixNano(), 36)}
-	p.srv = httptest.NewServer(http.HandlerFunc(p.serve))
-	t.Cleanup(p.srv.Close)
+	p.srv = channeltest.StartHTTP(t, &p.HTTPGate, http.HandlerFunc(p.serve))
 	p.ch = channel(t, set, p.srv.URL+"/hooks/herald?token=T0K3N", p.secret)
 	return p
 }
@@ -153,6 +154,19 @@ func TestConformance(t *testing.T) {
 		p := newPeer(t, set)
 		return newSender(t, set, channels.Env{Logger: log, SendTimeout: 5 * time.Second}), p
 	})
+}
+
+// TestSenderKeepsAConnectionPerConcurrentSend: the webhook section's sender
+// keeps as many connections to an endpoint open as the kind runs sends at once.
+func TestSenderKeepsAConnectionPerConcurrentSend(t *testing.T) {
+	set := settings("127.0.0.0/8")
+	p := newPeer(t, set)
+	snd, closeSender, err := webhook.Descriptor.NewSender(set, channels.Env{SendTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatalf("NewSender: %v", err)
+	}
+	t.Cleanup(func() { _ = closeSender() })
+	channeltest.CheckConnectionsKept(t, snd, p, set.Concurrency)
 }
 
 func message(ch channels.Channel, id string) channels.Message {

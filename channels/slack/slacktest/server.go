@@ -88,6 +88,8 @@ type Server struct {
 	failN   int
 	fail    Failure
 	byName  map[string]script // failures of one method
+
+	channeltest.HTTPGate
 }
 
 // script is a failure to answer the next n calls with.
@@ -119,8 +121,7 @@ func New(t testing.TB) *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /api/{method}", s.api)
 	mux.HandleFunc("POST /upload/v1/{key}", s.upload)
-	s.srv = httptest.NewServer(mux)
-	t.Cleanup(s.Close)
+	s.srv = channeltest.StartHTTP(t, &s.HTTPGate, mux)
 	return s
 }
 
