@@ -105,8 +105,8 @@ var Descriptor = channels.Descriptor{
 			return newOutbox(filepath.Join(env.Data, "outbox"), s.From, signer, env.Logger), nil, nil
 		}
 		snd, err := New(Config{Host: s.Host, Port: s.Port, TLSPolicy: s.TLSPolicy, Username: s.Username,
-			Password: s.Password, From: s.From, Timeout: env.SendTimeout, MaxIdle: s.Concurrency, MaxIdleTime: s.MaxIdleTime, Now: env.Now,
-			dkim: signer}, env.Logger)
+			Password: s.Password, From: s.From, Timeout: env.SendTimeout, Now: env.Now, dkim: signer,
+			MaxIdle: s.Concurrency, MaxIdleTime: s.MaxIdleTime}, env.Logger)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -92,6 +92,7 @@ var Descriptor = channels.Descriptor{
 	},
 	NewSender: func(set channels.Settings, env channels.Env) (channels.Sender, func() error, error) {
 		s := set.(*Settings)
-		return New(Config{BaseURL: s.BaseURL, MaxSegments: s.MaxSegments, Timeout: env.SendTimeout, Conns: s.Concurrency}), nil, nil
+		return New(Config{BaseURL: s.BaseURL, MaxSegments: s.MaxSegments, Timeout: env.SendTimeout,
+			Conns: s.Concurrency}), nil, nil
 	},
 }

@@ -60,7 +60,8 @@ func New(cfg Config) *Sender {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
 	}
-	return &Sender{base: base, maxSegments: cfg.MaxSegments, timeout: cfg.Timeout, transport: channels.Transport(cfg.Conns)}
+	return &Sender{base: base, maxSegments: cfg.MaxSegments, timeout: cfg.Timeout,
+		transport: channels.Transport(cfg.Conns)}
 }
 
 // Kind is the SMS kind.
