@@ -95,24 +95,38 @@ type Gated interface {
 	Connections() int
 }
 
-// CheckConnectionsKept sends three rounds of n deliveries at once through s
-// to peer (each round held until all n are in) and fails the test unless the
-// peer accepted n connections in all: the sender keeps a connection for each
-// send it runs at once, and dials no more after the first round.
-func CheckConnectionsKept(t *testing.T, s channels.Sender, peer Gated, n int) {
+// CheckConnectionsKept builds the kind's sender from set, as Herald does, and
+// checks that it keeps a connection for each send it runs at once: after one
+// send, three rounds of set's concurrency in sends at once, each held at peer
+// until all are in, and peer must have accepted that many connections in all.
+// The first send goes alone so that what a kind does once (a login) is not
+// held with the rounds.
+func CheckConnectionsKept(t *testing.T, d channels.Descriptor, set channels.Settings, peer Gated) {
 	t.Helper()
+	s, closeSender, err := d.NewSender(set, channels.Env{SendTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatalf("NewSender: %v", err)
+	}
+	if closeSender != nil {
+		t.Cleanup(func() { _ = closeSender() })
+	}
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
+	send := func(id string) error {
+		_, err := s.Send(ctx, channels.Message{DeliveryID: id, Channel: peer.Channel(),
+			Subject: "Revenue alert", Text: "Revenue fell to 12.5"})
+		return err
+	}
+	if err := send("kept-first"); err != nil {
+		t.Fatalf("first Send: %v", err)
+	}
+	n := set.SendLimits().Concurrency
 	for round := range 3 {
 		peer.HoldTogether(n)
 		errs := make(chan error, n)
 		var wg sync.WaitGroup
 		for i := range n {
-			wg.Go(func() {
-				_, err := s.Send(ctx, channels.Message{DeliveryID: fmt.Sprintf("kept-%d-%d", round, i),
-					Channel: peer.Channel(), Subject: "Revenue alert", Text: "Revenue fell to 12.5"})
-				errs <- err
-			})
+			wg.Go(func() { errs <- send(fmt.Sprintf("kept-%d-%d", round, i)) })
 		}
 		wg.Wait()
 		close(errs)

@@ -254,12 +254,7 @@ func TestSenderKeepsAConnectionPerConcurrentSend(t *testing.T) {
 	srv := channeltest.NewSMTPServer(t)
 	set := email.DefaultSettings()
 	set.Host, set.Port, set.TLSPolicy = srv.Host(), srv.Port(), "none"
-	snd, closeSender, err := email.Descriptor.NewSender(set, channels.Env{SendTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatalf("NewSender: %v", err)
-	}
-	t.Cleanup(func() { _ = closeSender() })
-	channeltest.CheckConnectionsKept(t, snd, srv, set.Concurrency)
+	channeltest.CheckConnectionsKept(t, email.Descriptor, set, srv)
 }
 
 func TestSendConcurrently(t *testing.T) {

@@ -514,10 +514,5 @@ func TestSenderKeepsAConnectionPerConcurrentSend(t *testing.T) {
 	srv := slacktest.New(t)
 	set := slack.DefaultSettings()
 	set.BaseURL = srv.URL()
-	snd, closeSender, err := slack.Descriptor.NewSender(set, channels.Env{SendTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatalf("NewSender: %v", err)
-	}
-	t.Cleanup(func() { _ = closeSender() })
-	channeltest.CheckConnectionsKept(t, snd, srv, set.Concurrency)
+	channeltest.CheckConnectionsKept(t, slack.Descriptor, set, srv)
 }

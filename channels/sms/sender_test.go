@@ -230,9 +230,5 @@ func TestSenderKeepsAConnectionPerConcurrentSend(t *testing.T) {
 	srv := channeltest.NewTwilioServer(t)
 	set := sms.DefaultSettings()
 	set.BaseURL = srv.URL()
-	snd, _, err := sms.Descriptor.NewSender(set, channels.Env{SendTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatalf("NewSender: %v", err)
-	}
-	channeltest.CheckConnectionsKept(t, snd, srv, set.Concurrency)
+	channeltest.CheckConnectionsKept(t, sms.Descriptor, set, srv)
 }
