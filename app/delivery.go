@@ -131,7 +131,8 @@ func (a *App) openDelivery(ctx context.Context) (delivery, error) {
 		return d, err
 	}
 	d.files, err = worker.OpenFiles(ctx, a.nats.JetStream(), worker.FilesConfig{Replicas: d.cfg.Replicas,
-		TTL: d.cfg.Keep(), Scratch: filepath.Join(a.cfg.Data, "scratch"), Now: a.opt.Clock.Now})
+		TTL: d.cfg.Keep(), Scratch: filepath.Join(a.cfg.Data, "scratch"), Now: a.opt.Clock.Now,
+		Logger: a.log.With("component", "delivery")})
 	if err != nil {
 		return d, fmt.Errorf("delivery files: %w", err)
 	}
@@ -153,7 +154,8 @@ func (a *App) newWorker(ctx context.Context, d delivery, recorded func()) (*work
 	} else {
 		var err error
 		ledger, err = worker.NewKVLedger(ctx, a.nats.JetStream(), worker.KVLedgerConfig{Results: d.cfg.ResultsStream,
-			Replicas: d.cfg.Replicas, TTL: d.cfg.Keep(), Owner: rand.Text(), Now: a.opt.Clock.Now})
+			Replicas: d.cfg.Replicas, TTL: d.cfg.Keep(), Owner: rand.Text(), Now: a.opt.Clock.Now,
+			Logger: a.log.With("component", "ledger")})
 		if err != nil {
 			return nil, fmt.Errorf("delivery ledger: %w", err)
 		}

@@ -47,6 +47,11 @@ func TestScaleOutSurvivesLosingAWorkerAndANATSNode(t *testing.T) {
 		}
 	})
 
+	// A worker is ready once its consumers are set up, which a cluster still
+	// electing its leaders can delay; both are to take part from the start.
+	for _, w := range workers {
+		waitFor(t, func() bool { code, _ := readyz(t, w.OpsURL); return code == 200 })
+	}
 	d.waitAccepted(d.mails() / 2)
 	const sent = `herald_worker_deliveries_total{kind="email",result="sent"}`
 	var byWorker []float64

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -79,6 +80,8 @@ type FilesConfig struct {
 	// Now is the clock for refreshing objects and pruning copies. Default
 	// time.Now.
 	Now func() time.Time
+	// Logger is told when the bucket waits for JetStream. Default: discard.
+	Logger *slog.Logger
 }
 
 // Files keeps delivery attachments in a JetStream object store: Put stores a
@@ -140,6 +143,9 @@ func OpenFiles(ctx context.Context, js jetstream.JetStream, cfg FilesConfig) (*F
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
 	switch {
 	case cfg.Replicas < 1 || cfg.Replicas > 5:
 		return nil, fmt.Errorf("files: replicas %d, want 1 to 5", cfg.Replicas)
@@ -148,12 +154,16 @@ func OpenFiles(ctx context.Context, js jetstream.JetStream, cfg FilesConfig) (*F
 	case cfg.MaxBytes < 0:
 		return nil, fmt.Errorf("files: negative MaxBytes %d", cfg.MaxBytes)
 	}
-	obs, err := js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
-		Bucket:      cfg.Bucket,
-		Description: "Herald delivery files, named by the SHA-256 of their content",
-		TTL:         cfg.TTL,
-		Replicas:    cfg.Replicas,
-		Storage:     jetstream.FileStorage,
+	var obs jetstream.ObjectStore
+	err := untilAvailable(ctx, cfg.Logger, "files bucket", func(ctx context.Context) (err error) {
+		obs, err = js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
+			Bucket:      cfg.Bucket,
+			Description: "Herald delivery files, named by the SHA-256 of their content",
+			TTL:         cfg.TTL,
+			Replicas:    cfg.Replicas,
+			Storage:     jetstream.FileStorage,
+		})
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("files: object store %s: %w", cfg.Bucket, err)

@@ -163,17 +163,23 @@ func NewKVLedger(ctx context.Context, js jetstream.JetStream, cfg KVLedgerConfig
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket:   cfg.Bucket,
-		History:  1,
-		TTL:      cfg.TTL,
-		Storage:  jetstream.FileStorage,
-		Replicas: cfg.Replicas,
+	var kv jetstream.KeyValue
+	err := untilAvailable(ctx, cfg.Logger, "ledger bucket", func(ctx context.Context) (err error) {
+		kv, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket:   cfg.Bucket,
+			History:  1,
+			TTL:      cfg.TTL,
+			Storage:  jetstream.FileStorage,
+			Replicas: cfg.Replicas,
+		})
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("kv ledger bucket %s: %w", cfg.Bucket, err)
 	}
-	if err := createResultsStream(ctx, js, cfg.Results, cfg.Replicas, cfg.TTL); err != nil {
+	if err := untilAvailable(ctx, cfg.Logger, "results stream", func(ctx context.Context) error {
+		return createResultsStream(ctx, js, cfg.Results, cfg.Replicas, cfg.TTL)
+	}); err != nil {
 		return nil, err
 	}
 	return &KVLedger{kv: kv, js: js, results: cfg.Results, owner: cfg.Owner, now: cfg.Now, log: cfg.Logger, publishFor: cfg.PublishFor,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -39,6 +40,7 @@ type Relay struct {
 	sweep    <-chan time.Time
 	wake     chan struct{}
 	recorded func()
+	ready    atomic.Bool // Run has set up the streams
 
 	// onRelayIdle, a test hook, is told when the relay has emptied the outbox and waits.
 	onRelayIdle func()
@@ -72,8 +74,12 @@ func (r *Relay) Notify() {
 	}
 }
 
-// Check reports whether the delivery stream can be reached.
+// Check reports whether Run has set up the delivery stream and whether it
+// can be reached.
 func (r *Relay) Check(ctx context.Context) error {
+	if !r.ready.Load() {
+		return errNotSetUp
+	}
 	_, err := r.js.Stream(ctx, r.cfg.Stream)
 	return err
 }
@@ -82,16 +88,20 @@ func (r *Relay) Check(ctx context.Context) error {
 // reconciles, and records the senders' outcomes (with the JetStream ledger)
 // until ctx ends. Call it once.
 func (r *Relay) Run(ctx context.Context) error {
-	if _, err := ensureStream(ctx, r.js, r.cfg); err != nil {
+	err := untilAvailable(ctx, r.log, "delivery stream", func(ctx context.Context) error {
+		_, err := ensureStream(ctx, r.js, r.cfg)
+		return err
+	})
+	if err != nil {
 		return err
 	}
 	var results jetstream.Consumer
 	if r.cfg.Ledger == LedgerJetStream {
-		var err error
-		if results, err = ensureResults(ctx, r.js, r.cfg); err != nil {
+		if results, err = ensureResults(ctx, r.log, r.js, r.cfg); err != nil {
 			return err
 		}
 	}
+	r.ready.Store(true)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan error, 3)

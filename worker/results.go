@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -21,11 +22,18 @@ const resultsDurable = "herald-control"
 const resultsBatch = 256
 
 // ensureResults creates the results stream and the control's consumer of it.
-func ensureResults(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.Consumer, error) {
-	if err := createResultsStream(ctx, js, cfg.ResultsStream, cfg.Replicas, cfg.Keep()); err != nil {
+func ensureResults(ctx context.Context, log *slog.Logger, js jetstream.JetStream, cfg Config) (c jetstream.Consumer, err error) {
+	err = untilAvailable(ctx, log, "results stream", func(ctx context.Context) error {
+		return createResultsStream(ctx, js, cfg.ResultsStream, cfg.Replicas, cfg.Keep())
+	})
+	if err != nil {
 		return nil, err
 	}
-	return ResultsConsumer(ctx, js, cfg.ResultsStream, resultsDurable)
+	err = untilAvailable(ctx, log, "results consumer", func(ctx context.Context) (err error) {
+		c, err = ResultsConsumer(ctx, js, cfg.ResultsStream, resultsDurable)
+		return err
+	})
+	return c, err
 }
 
 // recordResults writes the outcomes the senders report into the store and

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -84,6 +85,7 @@ type Worker struct {
 	kinds    []*kind
 	running  sync.Map // delivery ids being handled in this process
 	metrics  *metrics
+	ready    atomic.Bool // Run has set up the stream and the consumers
 
 	// onSettle, a test hook, is told what became of each message handled.
 	onSettle func(id string, o outcome)
@@ -138,8 +140,12 @@ func New(js jetstream.JetStream, ledger Ledger, files *Files, delivery *secret.B
 	return w, nil
 }
 
-// Check reports whether the delivery stream can be reached.
+// Check reports whether Run has set up the stream and the consumers, and
+// whether the stream can be reached.
 func (w *Worker) Check(ctx context.Context) error {
+	if !w.ready.Load() {
+		return errNotSetUp
+	}
 	_, err := w.js.Stream(ctx, w.cfg.Stream)
 	return err
 }
@@ -154,6 +160,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	w.ready.Store(true)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -196,13 +203,29 @@ func (w *Worker) pruneLoop(ctx context.Context) {
 // setup creates or updates the stream and one durable consumer per kind
 // this worker has a sender for.
 func (w *Worker) setup(ctx context.Context) ([]jetstream.Consumer, error) {
-	stream, err := ensureStream(ctx, w.js, w.cfg)
+	var stream jetstream.Stream
+	err := untilAvailable(ctx, w.log, "delivery stream", func(ctx context.Context) (err error) {
+		stream, err = ensureStream(ctx, w.js, w.cfg)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
 	var out []jetstream.Consumer
 	for _, k := range w.kinds {
-		c, err := stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+		c, err := w.consumer(ctx, stream, k)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// consumer creates or updates the durable consumer of kind k.
+func (w *Worker) consumer(ctx context.Context, stream jetstream.Stream, k *kind) (c jetstream.Consumer, err error) {
+	err = untilAvailable(ctx, w.log, "consumer "+durable(k.kind), func(ctx context.Context) (err error) {
+		c, err = stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
 			Durable:     durable(k.kind),
 			Description: "Herald " + string(k.kind) + " sender",
 			// The kind's subject too: messages published before deliveries had a subject each.
@@ -213,12 +236,12 @@ func (w *Worker) setup(ctx context.Context) ([]jetstream.Consumer, error) {
 			MaxDeliver:     w.cfg.MaxAttempts + maxDeliverSlack,
 			MaxAckPending:  k.cfg.MaxPending,
 		})
-		if err != nil {
-			return nil, fmt.Errorf("create consumer %s: %w", durable(k.kind), err)
-		}
-		out = append(out, c)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create consumer %s: %w", durable(k.kind), err)
 	}
-	return out, nil
+	return c, nil
 }
 
 // ensureStream creates the delivery stream, or updates it when its

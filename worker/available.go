@@ -1,0 +1,64 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// JetStream can be unavailable for a while with nothing wrong: a cluster
+// electing its leaders, after a start or the loss of a node, answers late or
+// not at all, or says it is temporarily unavailable. Delivery sets up its
+// streams, buckets and consumers through untilAvailable, so a process started
+// beside such a cluster waits for it rather than exiting.
+const (
+	// availableFirstWait is the pause after the first unavailable answer; it
+	// doubles after each until availableMaxWait.
+	availableFirstWait = 250 * time.Millisecond
+	availableMaxWait   = 10 * time.Second
+)
+
+// errNotSetUp is what a part's readiness check says until its streams and
+// consumers are set up.
+var errNotSetUp = errors.New("setting up the delivery stream and consumers")
+
+// untilAvailable runs step until it succeeds, fails for a reason waiting does
+// not change, or ctx ends, and logs a warning naming what for each try that
+// found JetStream unavailable.
+func untilAvailable(ctx context.Context, log *slog.Logger, what string, step func(context.Context) error) error {
+	wait := availableFirstWait
+	for try := 1; ; try++ {
+		err := step(ctx)
+		if err == nil || ctx.Err() != nil || !unavailable(err) {
+			return err
+		}
+		log.Warn("JetStream is unavailable; trying again", "step", what, "try", try, "in", wait, "err", err)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%s: %w (last try: %v)", what, ctx.Err(), err)
+		case <-t.C:
+		}
+		wait = min(2*wait, availableMaxWait)
+	}
+}
+
+// unavailable reports whether err is JetStream not answering for now rather
+// than refusing what was asked: a request that timed out, no server answering
+// JetStream's API (JetStream starting, or its servers away), or a cluster that
+// says it is temporarily unavailable. The caller's own context has not ended.
+func unavailable(err error) bool {
+	var api *jetstream.APIError
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrNoResponders) ||
+		errors.As(err, &api) && api.ErrorCode == jsErrCodeClusterNotAvailable
+}
+
+// jsErrCodeClusterNotAvailable is nats-server's JSClusterNotAvailErr, "JetStream
+// system temporarily unavailable", which nats.go names no constant for.
+const jsErrCodeClusterNotAvailable jetstream.ErrorCode = 10008
