@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -16,45 +18,61 @@ import (
 	"github.com/heraldhq/herald/store"
 )
 
-// TestSetupWaitsForJetStream starts delivery beside a NATS server whose
-// JetStream does not answer, as a process started with a cluster that has not
-// elected its leaders finds it. The files bucket, the relay and the worker
-// each wait and say so, and the relay and the worker are not ready; once
-// JetStream runs, the delivery enqueued meanwhile is sent.
-func TestSetupWaitsForJetStream(t *testing.T) {
-	e := newEnv(t)
-	peer := channeltest.NewSMTPServer(t)
-	n := startNATS(t, t.TempDir())
-	js := impatient(t, n)
-	ctx := awaitCtx(t)
-	filesLog, filesWaits := waitLogger()
-
-	stopJetStream(t, n)
+// TestOpenFilesWaitsForJetStream opens the files bucket beside a NATS server
+// whose JetStream has not started: OpenFiles waits, says so, and returns the
+// bucket once JetStream runs.
+func TestOpenFilesWaitsForJetStream(t *testing.T) {
+	dir := t.TempDir()
+	srv := natsWithoutJetStream(t, dir, 0)
+	n := connect(t, srv)
+	log, waits := waitLogger()
 	type opened struct {
 		f   *Files
 		err error
 	}
 	files := make(chan opened, 1)
 	go func() {
-		f, err := OpenFiles(t.Context(), js, FilesConfig{Scratch: t.TempDir(), Logger: filesLog})
+		f, err := OpenFiles(t.Context(), impatient(t, n), FilesConfig{Scratch: t.TempDir(), Logger: log})
 		files <- opened{f, err}
 	}()
-	awaitWait(t, filesWaits, "files bucket")
-	startJetStream(t, n)
-	o := <-files
-	if o.err != nil {
+	awaitWait(t, waits, "files bucket")
+	startJetStream(t, srv, dir)
+	if o := <-files; o.err != nil {
 		t.Fatalf("OpenFiles once JetStream runs: %v", o.err)
 	}
+}
 
-	stopJetStream(t, n)
-	_, ids := e.enqueue(store.Payload{Subject: "Waited for", Text: "t"}, e.channel(peer.Channel()))
-	relayLog, relayWaits := waitLogger()
-	workerLog, workerWaits := waitLogger()
-	relay, err := NewRelay(e.st, js, o.f, e.box, e.deliveryBox, testConfig(), Options{Logger: relayLog})
+// TestDeliveryWaitsForJetStream starts the relay and a worker beside a NATS
+// server that came back without its JetStream, as a process started with a
+// cluster that has not elected its leaders finds it. Each waits and says so,
+// and neither is ready; once JetStream runs, the delivery enqueued meanwhile
+// is sent.
+func TestDeliveryWaitsForJetStream(t *testing.T) {
+	e := newEnv(t)
+	peer := channeltest.NewSMTPServer(t)
+	dir := t.TempDir()
+	first := natsWithoutJetStream(t, dir, 0)
+	port := first.Addr().(*net.TCPAddr).Port
+	startJetStream(t, first, dir)
+	n := connect(t, first)
+	js := impatient(t, n)
+	ctx := awaitCtx(t)
+	files, err := OpenFiles(ctx, js, FilesConfig{Scratch: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := New(js, NewSQLiteLedger(e.st, nil, nil), o.f, e.deliveryBox,
+	first.Shutdown()
+	first.WaitForShutdown()
+	srv := natsWithoutJetStream(t, dir, port)
+
+	_, ids := e.enqueue(store.Payload{Subject: "Waited for", Text: "t"}, e.channel(peer.Channel()))
+	relayLog, relayWaits := waitLogger()
+	workerLog, workerWaits := waitLogger()
+	relay, err := NewRelay(e.st, js, files, e.box, e.deliveryBox, testConfig(), Options{Logger: relayLog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := New(js, NewSQLiteLedger(e.st, nil, nil), files, e.deliveryBox,
 		[]channels.Sender{emailSender(t, peer.Host(), peer.Port())}, testConfig(), Options{Logger: workerLog})
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +89,7 @@ func TestSetupWaitsForJetStream(t *testing.T) {
 		}
 	}
 
-	startJetStream(t, n)
+	startJetStream(t, srv, dir)
 	msgs, err := peer.Await(ctx, 1)
 	if err != nil || msgs[0].Subject != "Waited for" {
 		t.Fatalf("mails %v, %v", msgs, err)
@@ -95,8 +113,7 @@ func TestSetupWaitsForJetStream(t *testing.T) {
 // TestSetupStopsWhileWaiting: a worker stopped while it waits for JetStream
 // returns at once, saying it was stopped.
 func TestSetupStopsWhileWaiting(t *testing.T) {
-	n := startNATS(t, t.TempDir())
-	stopJetStream(t, n)
+	n := connect(t, natsWithoutJetStream(t, t.TempDir(), 0))
 	log, waits := waitLogger()
 	w, err := New(impatient(t, n), nil, nil, nil, []channels.Sender{emailSender(t, "127.0.0.1", 1)}, testConfig(),
 		Options{Logger: log})
@@ -150,21 +167,46 @@ func impatient(t *testing.T, n *NATS) jetstream.JetStream {
 	return js
 }
 
-// stopJetStream stops the JetStream of n's server and keeps its state on disk;
-// the server goes on serving plain NATS, and JetStream's requests time out.
-func stopJetStream(t *testing.T, n *NATS) {
+// natsWithoutJetStream starts a NATS server on 127.0.0.1:port (0: any free
+// port) whose JetStream, with its storage in dir, is not started: nobody
+// answers JetStream's API until startJetStream. It is shut down when the test
+// ends, unless the test did first.
+func natsWithoutJetStream(t *testing.T, dir string, port int) *server.Server {
 	t.Helper()
-	if err := n.srv.ShutdownJetStream(); err != nil {
+	if port == 0 {
+		port = server.RANDOM_PORT
+	}
+	srv, err := server.NewServer(&server.Options{ServerName: "herald", Host: "127.0.0.1", Port: port,
+		StoreDir: dir, NoSigs: true, NoLog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Start()
+	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
+	if !srv.ReadyForConnections(testTimeout) {
+		t.Fatal("nats server not ready")
+	}
+	return srv
+}
+
+// startJetStream starts the JetStream of srv over its storage in dir.
+func startJetStream(t *testing.T, srv *server.Server, dir string) {
+	t.Helper()
+	if err := srv.EnableJetStream(&server.JetStreamConfig{StoreDir: dir}); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// startJetStream starts the JetStream of n's server again, over its state on disk.
-func startJetStream(t *testing.T, n *NATS) {
+// connect connects to srv as a worker on another machine does, reconnecting
+// when the server comes back.
+func connect(t *testing.T, srv *server.Server) *NATS {
 	t.Helper()
-	if err := n.srv.EnableJetStream(nil); err != nil {
+	n, err := Connect(ExternalConfig{URL: srv.ClientURL()})
+	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(n.Close)
+	return n
 }
 
 // waitLogger returns a logger that hands over the step of each warning that
