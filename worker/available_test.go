@@ -176,17 +176,8 @@ func natsWithoutJetStream(t *testing.T, dir string, port int) *server.Server {
 	if port == 0 {
 		port = server.RANDOM_PORT
 	}
-	srv, err := server.NewServer(&server.Options{ServerName: "herald", Host: "127.0.0.1", Port: port,
+	return startServer(t, &server.Options{ServerName: "herald", Host: "127.0.0.1", Port: port,
 		StoreDir: dir, NoSigs: true, NoLog: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Start()
-	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
-	if !srv.ReadyForConnections(testTimeout) {
-		t.Fatal("nats server not ready")
-	}
-	return srv
 }
 
 // startJetStream starts the JetStream of srv over its storage in dir.

@@ -19,6 +19,7 @@ import (
 	"github.com/heraldhq/herald/channels/email"
 	"github.com/heraldhq/herald/secret"
 	"github.com/heraldhq/herald/store"
+	"github.com/nats-io/nats-server/v2/server"
 )
 
 // testTimeout bounds every wait of a test for something to happen.
@@ -169,6 +170,22 @@ func startNATS(t *testing.T, dir string) *NATS {
 	var once sync.Once
 	t.Cleanup(func() { once.Do(n.Close) })
 	return n
+}
+
+// startServer starts a NATS server with opts, shut down when the test ends
+// unless the test did first.
+func startServer(t *testing.T, opts *server.Options) *server.Server {
+	t.Helper()
+	srv, err := server.NewServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Start()
+	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
+	if !srv.ReadyForConnections(testTimeout) {
+		t.Fatal("nats server not ready")
+	}
+	return srv
 }
 
 // crash ends the connection and the embedded server the way a dying

@@ -38,15 +38,7 @@ func TestConsumeReplacesALostPull(t *testing.T) {
 		opts = &next
 	}
 	setPulls(true)
-	srv, err := server.NewServer(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Start()
-	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
-	if !srv.ReadyForConnections(testTimeout) {
-		t.Fatal("nats server not ready")
-	}
+	srv := startServer(t, opts)
 	var logged syncBuffer
 	n, err := Connect(ExternalConfig{URL: "nats://herald:pw@" + srv.Addr().String(),
 		Logger: slog.New(slog.NewTextHandler(&logged, nil))})
