@@ -1,7 +1,7 @@
 // Command scheduler measures how late subscriptions fire: Herald's heap
 // scheduler and robfig/cron's own Cron runner hold the same entries (mixed
-// six-field schedules from every second to daily, plus a burst of 1,000
-// firing at one instant) and run in real time, one after the other, in the
+// six-field schedules from every second to daily, plus a burst of 1,000, or
+// -burst, firing at one instant) and run in real time, one after the other, in the
 // same process. Lateness is the time from a fire's scheduled instant to the
 // moment the scheduler hands it over; fires of the first two seconds after a
 // runner starts are warm-up and not counted. Each runner gets its own burst
@@ -10,7 +10,7 @@
 // fires scheduled for the burst instant: the burst and every other schedule
 // that matches that second.
 //
-//	go run ./bench/scheduler [-n 100000] [-d 20s] [-runner both|herald|robfig]
+//	go run ./bench/scheduler [-n 100000] [-d 20s] [-burst 1000] [-runner both|herald|robfig]
 package main
 
 import (
@@ -35,6 +35,7 @@ func main() {
 	n := flag.Int("n", 100_000, "subscriptions")
 	d := flag.Duration("d", 20*time.Second, "how long each runner runs")
 	which := flag.String("runner", "both", "herald, robfig or both")
+	flag.IntVar(&burst, "burst", burst, "subscriptions firing together at the burst instant")
 	flag.Parse()
 	fmt.Printf("%d subscriptions, %s each, GOMAXPROCS=%d, burst of %d at +%s of each run\n", *n, *d, runtime.GOMAXPROCS(0), burst, *d/2)
 	fmt.Printf("%-7s %9s %10s %10s %10s %10s %10s %9s %9s\n", "runner", "fires", "p50", "p99", "max", "burst max", "at burst", "cpu", "heap MiB")
@@ -46,8 +47,8 @@ func main() {
 	}
 }
 
-// burst is how many subscriptions fire together at the burst instant.
-const burst = 1000
+// burst is how many subscriptions fire together at the burst instant (-burst).
+var burst = 1000
 
 // loadMargin is how long loading a runner's entries may take: the burst
 // instant is this much plus half the run after the specs are made.
@@ -72,8 +73,8 @@ func run(n int, d time.Duration, load loader) result {
 }
 
 // makeSpecs returns n schedules: 1% every second, 9% every minute, 30% hourly,
-// the rest daily (spread over the day), with 1,000 of the daily ones firing
-// together at burstAt.
+// the rest daily (spread over the day), with the first burst of them firing
+// together at burstAt instead.
 func makeSpecs(n int, burstAt time.Time) []string {
 	r := rand.New(rand.NewPCG(1, 2))
 	specs := make([]string, n)
