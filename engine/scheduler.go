@@ -90,6 +90,7 @@ type Scheduler struct {
 	entries int
 	locs    map[string]*time.Location
 	wake    chan struct{}
+	largest int // the most entries a bucket has held; Run keeps room for as many fires
 }
 
 // NewScheduler returns an empty scheduler that hands due fires to dispatch.
@@ -178,6 +179,7 @@ func (s *Scheduler) addLocked(e *entry) {
 	e.bucket, e.pos = b, len(b.entries)
 	b.entries = append(b.entries, e)
 	s.entries++
+	s.largest = max(s.largest, len(b.entries))
 }
 
 // location returns the named time zone, cached; unknown names fall back to UTC.
@@ -248,7 +250,11 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		if len(s.heap) > 0 {
 			wait = time.Duration(s.heap[0].at - s.clock.Now().UnixNano())
 		}
+		largest := s.largest
 		s.mu.Unlock()
+		if cap(fires) < largest {
+			due, fires = roomFor(largest)
+		}
 		select {
 		case <-ctx.Done():
 			return nil
@@ -256,6 +262,19 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		case <-s.wake: // the heap changed: look again
 		}
 	}
+}
+
+// roomFor returns empty slices with room for the fires of a bucket of n
+// entries, their memory written once. The scheduler makes them when a bucket
+// grows past what it has room for, ahead of the bucket's instant: growing
+// them at the instant, on memory the process had not touched yet, made
+// building 100,100 fires take 4–6 ms instead of 1.2–1.5 ms, and every fire
+// of the instant is as late as that.
+func roomFor(n int) ([]*entry, []Fire) {
+	due, fires := make([]*entry, n), make([]Fire, n)
+	clear(due)
+	clear(fires)
+	return due[:0], fires[:0]
 }
 
 func containsEntry(es []*entry, e *entry) bool {
