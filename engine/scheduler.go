@@ -253,7 +253,9 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		largest := s.largest
 		s.mu.Unlock()
 		if cap(fires) < largest {
-			due, fires = roomFor(largest)
+			// At least doubled: a bucket that grows by one subscription at a
+			// time is made room for a few times, not at every one.
+			due, fires = roomFor(max(largest, 2*cap(fires)))
 		}
 		select {
 		case <-ctx.Done():

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -190,6 +191,40 @@ func TestSchedulerManyAtOneInstant(t *testing.T) {
 			if !fires[i].At.Equal(start.Add(time.Hour)) || !at[i].Equal(fires[i].At) {
 				t.Fatalf("fire %d at %s dispatched %s", i, fires[i].At, at[i])
 			}
+		}
+	})
+}
+
+// TestSchedulerMakesRoomForABucketAFewTimes: subscriptions made one at a
+// time at one instant, as through the API, while the scheduler runs. It makes
+// room for the instant's fires ahead of it, growing it a few times: making
+// room for the whole bucket at every subscription would allocate gigabytes
+// for these 20,000. The instant's fires all come, in one step.
+func TestSchedulerMakesRoomForABucketAFewTimes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var rec recorder
+		s := NewScheduler(rec.dispatch, nil)
+		stop := runScheduler(s)
+		start := time.Now()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		const n = 20_000
+		for i := range n {
+			s.Set(sub(fmt.Sprint(i), "0 0 * * * *", "UTC"), start)
+			synctest.Wait() // the scheduler has looked at the change
+		}
+		runtime.ReadMemStats(&after)
+		if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<20 {
+			t.Errorf("making %d subscriptions allocated %d MiB", n, grew>>20)
+		}
+		time.Sleep(time.Hour + time.Second)
+		synctest.Wait()
+		stop()
+		fires, _ := rec.snapshot()
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		if len(fires) != n || len(rec.batches) != 1 {
+			t.Errorf("%d fires in %d steps, want %d in 1", len(fires), len(rec.batches), n)
 		}
 	})
 }
