@@ -253,9 +253,10 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		largest := s.largest
 		s.mu.Unlock()
 		if cap(fires) < largest {
-			// At least doubled: a bucket that grows by one subscription at a
-			// time is made room for a few times, not at every one.
-			due, fires = roomFor(max(largest, 2*cap(fires)))
+			// A quarter more than the bucket: one that grows by a subscription
+			// at a time is made room for as it grows by a quarter, not at
+			// every subscription.
+			due, fires = roomFor(largest + largest/4)
 		}
 		select {
 		case <-ctx.Done():
