@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -17,8 +18,10 @@ import (
 // streams, buckets and consumers through untilAvailable, so a process started
 // beside such a cluster waits for it rather than exiting.
 const (
-	// availableFirstWait is the pause after the first unavailable answer; it
-	// doubles after each until availableMaxWait.
+	// availableFirstWait bounds the pause after the first unavailable answer;
+	// the bound doubles after each until availableMaxWait, and each pause is
+	// drawn below it (backoff), so that parts started together do not ask
+	// together.
 	availableFirstWait = 250 * time.Millisecond
 	availableMaxWait   = 10 * time.Second
 )
@@ -31,12 +34,12 @@ var errNotSetUp = errors.New("setting up the delivery stream and consumers")
 // not change, or ctx ends, and logs a warning naming what for each try that
 // found JetStream unavailable.
 func untilAvailable(ctx context.Context, log *slog.Logger, what string, step func(context.Context) error) error {
-	wait := availableFirstWait
 	for try := 1; ; try++ {
 		err := step(ctx)
 		if err == nil || ctx.Err() != nil || !unavailable(err) {
 			return err
 		}
+		wait := backoff(try, availableFirstWait, availableMaxWait, rand.Int64N)
 		log.Warn("JetStream is unavailable; trying again", "step", what, "try", try, "in", wait, "err", err)
 		t := time.NewTimer(wait)
 		select {
@@ -45,7 +48,6 @@ func untilAvailable(ctx context.Context, log *slog.Logger, what string, step fun
 			return fmt.Errorf("%s: %w (last try: %v)", what, ctx.Err(), err)
 		case <-t.C:
 		}
-		wait = min(2*wait, availableMaxWait)
 	}
 }
 

@@ -139,7 +139,7 @@ func TestRepublishAfterPublishCrash(t *testing.T) {
 	_, ids := e.enqueue(store.Payload{Subject: "Once", Text: "t"}, e.channel(peer.Channel()))
 
 	w := e.relay(n, nil, testConfig(), Options{})
-	if _, err := ensureStream(ctx, n.JetStream(), w.cfg); err != nil {
+	if _, err := ensureStream(ctx, testLogger(t), n.JetStream(), w.cfg); err != nil {
 		t.Fatal(err)
 	}
 	items, err := e.st.Outbox(ctx, 10)

@@ -119,7 +119,7 @@ func TestWrongDeliveryKeyFailsForGood(t *testing.T) {
 	// The relay seals with the right key; the worker started below gets the other one.
 	r := e.relay(n, nil, testConfig(), Options{})
 	r.delivery = other
-	if _, err := ensureStream(awaitCtx(t), n.JetStream(), r.cfg); err != nil {
+	if _, err := ensureStream(awaitCtx(t), testLogger(t), n.JetStream(), r.cfg); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.publishOutbox(awaitCtx(t)); err != nil {

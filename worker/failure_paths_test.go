@@ -66,7 +66,7 @@ func TestRelayKeepsWhatItCouldNotPublish(t *testing.T) {
 	}
 	w := e.relay(n, nil, cfg, Options{Logger: testLogger(t)})
 	ctx := context.Background()
-	if _, err := ensureStream(ctx, n.JetStream(), w.cfg); err != nil {
+	if _, err := ensureStream(ctx, testLogger(t), n.JetStream(), w.cfg); err != nil {
 		t.Fatal(err)
 	}
 	if err := n.JetStream().DeleteStream(ctx, cfg.Stream); err != nil {
@@ -79,7 +79,7 @@ func TestRelayKeepsWhatItCouldNotPublish(t *testing.T) {
 	if rows, _ := e.st.Outbox(ctx, 10); len(rows) != len(ids) {
 		t.Fatalf("outbox holds %d rows after a failed publish, want %d", len(rows), len(ids))
 	}
-	if _, err := ensureStream(ctx, n.JetStream(), w.cfg); err != nil {
+	if _, err := ensureStream(ctx, testLogger(t), n.JetStream(), w.cfg); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.publishOutbox(ctx); err != nil {
@@ -106,7 +106,7 @@ func TestReconcilerPublishesWhatTheStreamLost(t *testing.T) {
 	n := startNATS(t, t.TempDir())
 	cfg := testConfig()
 	w := e.relay(n, nil, cfg, Options{Logger: testLogger(t)})
-	if _, err := ensureStream(ctx, n.JetStream(), w.cfg); err != nil {
+	if _, err := ensureStream(ctx, testLogger(t), n.JetStream(), w.cfg); err != nil {
 		t.Fatal(err)
 	}
 	waitingCh := e.channel(mailTo("waiting@example.com"))

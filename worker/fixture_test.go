@@ -310,7 +310,7 @@ func (e *env) publish(n *NATS, cfg Config) {
 	e.t.Helper()
 	r := e.relay(n, nil, cfg, Options{Logger: testLogger(e.t)})
 	ctx := context.Background()
-	if _, err := ensureStream(ctx, n.JetStream(), r.cfg); err != nil {
+	if _, err := ensureStream(ctx, testLogger(e.t), n.JetStream(), r.cfg); err != nil {
 		e.t.Fatal(err)
 	}
 	if err := r.publishOutbox(ctx); err != nil {

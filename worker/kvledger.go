@@ -177,9 +177,7 @@ func NewKVLedger(ctx context.Context, js jetstream.JetStream, cfg KVLedgerConfig
 	if err != nil {
 		return nil, fmt.Errorf("kv ledger bucket %s: %w", cfg.Bucket, err)
 	}
-	if err := untilAvailable(ctx, cfg.Logger, "results stream", func(ctx context.Context) error {
-		return createResultsStream(ctx, js, cfg.Results, cfg.Replicas, cfg.TTL)
-	}); err != nil {
+	if err := createResultsStream(ctx, cfg.Logger, js, cfg.Results, cfg.Replicas, cfg.TTL); err != nil {
 		return nil, err
 	}
 	return &KVLedger{kv: kv, js: js, results: cfg.Results, owner: cfg.Owner, now: cfg.Now, log: cfg.Logger, publishFor: cfg.PublishFor,

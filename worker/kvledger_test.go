@@ -270,7 +270,7 @@ func TestKVLedgerResultOutlivesAnOutage(t *testing.T) {
 			t.Fatalf("Sent returned (%v) after fewer than two tries of its result", err)
 		}
 	}
-	if err := createResultsStream(ctx, n.JetStream(), DefaultResultsStream, 1, DefaultLedgerTTL); err != nil {
+	if err := createResultsStream(ctx, testLogger(t), n.JetStream(), DefaultResultsStream, 1, DefaultLedgerTTL); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-sent; err != nil {

@@ -88,15 +88,12 @@ func (r *Relay) Check(ctx context.Context) error {
 // reconciles, and records the senders' outcomes (with the JetStream ledger)
 // until ctx ends. Call it once.
 func (r *Relay) Run(ctx context.Context) error {
-	err := untilAvailable(ctx, r.log, "delivery stream", func(ctx context.Context) error {
-		_, err := ensureStream(ctx, r.js, r.cfg)
-		return err
-	})
-	if err != nil {
+	if _, err := ensureStream(ctx, r.log, r.js, r.cfg); err != nil {
 		return err
 	}
 	var results jetstream.Consumer
 	if r.cfg.Ledger == LedgerJetStream {
+		var err error
 		if results, err = ensureResults(ctx, r.log, r.js, r.cfg); err != nil {
 			return err
 		}

@@ -23,10 +23,7 @@ const resultsBatch = 256
 
 // ensureResults creates the results stream and the control's consumer of it.
 func ensureResults(ctx context.Context, log *slog.Logger, js jetstream.JetStream, cfg Config) (c jetstream.Consumer, err error) {
-	err = untilAvailable(ctx, log, "results stream", func(ctx context.Context) error {
-		return createResultsStream(ctx, js, cfg.ResultsStream, cfg.Replicas, cfg.Keep())
-	})
-	if err != nil {
+	if err := createResultsStream(ctx, log, js, cfg.ResultsStream, cfg.Replicas, cfg.Keep()); err != nil {
 		return nil, err
 	}
 	err = untilAvailable(ctx, log, "results consumer", func(ctx context.Context) (err error) {
@@ -133,8 +130,8 @@ func (r *Relay) pause(ctx context.Context) {
 // control process and every sender with the JetStream ledger do: they must
 // agree on its configuration, so this is its one definition. maxAge is
 // Config.Keep, the ledger's TTL.
-func createResultsStream(ctx context.Context, js jetstream.JetStream, name string, replicas int, maxAge time.Duration) error {
-	_, err := applyStream(ctx, js, jetstream.StreamConfig{
+func createResultsStream(ctx context.Context, log *slog.Logger, js jetstream.JetStream, name string, replicas int, maxAge time.Duration) error {
+	_, err := applyStream(ctx, log, js, "results stream", jetstream.StreamConfig{
 		Name:        name,
 		Description: "Herald delivery outcomes, reported by the senders for the control process",
 		Subjects:    []string{resultsSubjectPrefix + ">"},

@@ -28,7 +28,7 @@ func TestPartsStartingTogetherCreateTheStream(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
-			if _, err := ensureStream(t.Context(), n.JetStream(), cfg); err != nil {
+			if _, err := ensureStream(t.Context(), testLogger(t), n.JetStream(), cfg); err != nil {
 				t.Error(err)
 			}
 		})

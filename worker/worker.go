@@ -203,11 +203,7 @@ func (w *Worker) pruneLoop(ctx context.Context) {
 // setup creates or updates the stream and one durable consumer per kind
 // this worker has a sender for.
 func (w *Worker) setup(ctx context.Context) ([]jetstream.Consumer, error) {
-	var stream jetstream.Stream
-	err := untilAvailable(ctx, w.log, "delivery stream", func(ctx context.Context) (err error) {
-		stream, err = ensureStream(ctx, w.js, w.cfg)
-		return err
-	})
+	stream, err := ensureStream(ctx, w.log, w.js, w.cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -249,7 +245,7 @@ func (w *Worker) consumer(ctx context.Context, stream jetstream.Stream, k *kind)
 // start; leaving a stream that is as it should be alone keeps their starts
 // from updating it under each other's consumers (which nats-server v2.15.2
 // does not guard: its race detector reports the two).
-func ensureStream(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.Stream, error) {
+func ensureStream(ctx context.Context, log *slog.Logger, js jetstream.JetStream, cfg Config) (jetstream.Stream, error) {
 	want := jetstream.StreamConfig{
 		Name:        cfg.Stream,
 		Description: "Herald deliveries, one self-contained message per delivery id",
@@ -260,14 +256,24 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, cfg Config) (jets
 		MaxAge:      cfg.MaxAge,
 		Duplicates:  cfg.DedupeWindow,
 	}
-	return applyStream(ctx, js, want)
+	return applyStream(ctx, log, js, "delivery stream", want)
 }
 
 // applyStream creates the stream want describes, or updates it when it
-// differs from want. Parts that start together and find no stream each
+// differs from want, waiting while JetStream is unavailable (untilAvailable,
+// the step named what). Parts that start together and find no stream each
 // create it: JetStream answers a creation equal to the stream it holds with
 // that stream, where an update would race their consumers.
-func applyStream(ctx context.Context, js jetstream.JetStream, want jetstream.StreamConfig) (jetstream.Stream, error) {
+func applyStream(ctx context.Context, log *slog.Logger, js jetstream.JetStream, what string, want jetstream.StreamConfig) (s jetstream.Stream, err error) {
+	err = untilAvailable(ctx, log, what, func(ctx context.Context) (err error) {
+		s, err = applyStreamOnce(ctx, js, want)
+		return err
+	})
+	return s, err
+}
+
+// applyStreamOnce is one try of applyStream.
+func applyStreamOnce(ctx context.Context, js jetstream.JetStream, want jetstream.StreamConfig) (jetstream.Stream, error) {
 	s, err := js.Stream(ctx, want.Name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		s, err = js.CreateStream(ctx, want)
