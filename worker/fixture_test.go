@@ -261,10 +261,19 @@ func (e *env) start(n *NATS, senders []channels.Sender, cfg Config) *running {
 		both.Go(func() { relayErr = relay.Run(ctx) })
 		both.Go(func() { workerErr = w.Run(ctx) })
 		both.Wait()
-		r.done <- errors.Join(relayErr, workerErr)
+		r.done <- errors.Join(stopped(ctx, relayErr), stopped(ctx, workerErr))
 	}()
 	e.t.Cleanup(func() { r.stop(e.t) })
 	return r
+}
+
+// stopped drops the error of a part stopped while it was still setting up, as
+// the app does: the relay can be, when the worker settled everything first.
+func stopped(ctx context.Context, err error) error {
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
 }
 
 // files opens the delivery object store of n with a scratch folder of the test's.
