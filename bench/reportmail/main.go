@@ -3,17 +3,20 @@
 // fire at one instant, each mailing a real SMTP server on loopback. It starts
 // Herald in-process on a driven clock, moves the clock to the instant, and
 // times how long until the SMTP server accepted every mail; it counts the
-// report executions and the exports (renders) the API served.
+// report executions and the exports (renders) the API served, and the files
+// the engine rendered by format.
 //
 //	go run ./bench/reportmail [-subs 1000] [-report report.revenue_by_region] [-formats PDF,XLS]
 package main
 
 import (
+	"bufio"
 	"context"
 	"flag"
 	"fmt"
 	"log"
 	"log/slog"
+	"net/http"
 	"os"
 	"runtime/pprof"
 	"strings"
@@ -66,10 +69,13 @@ func main() {
 		strings.TrimPrefix(h.Profile, "/svc/account/profile/"), clock.Now())
 	stop()
 
-	// Second start loads them; requests are logged at debug, where the counter sees them.
+	// Second start loads them; requests are logged at debug, where the counter sees them,
+	// and /metrics is served.
 	requests := benchapp.NewRequests(executor3, exporter)
-	_, stop, err = benchapp.Start(ctx, dir, func(c *app.Config) { configure(c); c.Log.Level = "debug" },
-		app.Options{Clock: clock, Logger: slog.New(requests)})
+	h, stop, err = benchapp.Start(ctx, dir, func(c *app.Config) {
+		configure(c)
+		c.Log.Level, c.Metrics.Listen = "debug", "127.0.0.1:0"
+	}, app.Options{Clock: clock, Logger: slog.New(requests)})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -96,10 +102,38 @@ func main() {
 		*nsubs, *report, *formats)
 	fmt.Printf("executions served by the API: %d (the report once; metrics the conditions and messages use)\n", requests.Count(executor3))
 	fmt.Printf("exports (renders) served by the API: %d\n", requests.Count(exporter))
+	fmt.Printf("files rendered by the engine, by format: %s\n", rendered(h.App.OpsURL()))
 	total, _ := sink.Counts()
 	fmt.Printf("mail bodies accepted: %.1f MB, %.0f KB a mail\n", float64(sink.Bytes())/1e6, float64(sink.Bytes())/float64(total)/1e3)
 	fmt.Printf("the first of the %d mails accepted after %s, half after %s, the last after %s\n", want,
 		first.Round(time.Millisecond), half.Round(time.Millisecond), last.Round(time.Millisecond))
+}
+
+// filesMetric counts the files of attached reports the engine rendered.
+const filesMetric = "herald_engine_report_files_total"
+
+// rendered reads filesMetric from Herald's /metrics, as "HTML 1, PDF 1".
+func rendered(opsURL string) string {
+	resp, err := http.Get(opsURL + "/metrics")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out []string
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), filesMetric+`{format="`); ok {
+			format, n, _ := strings.Cut(rest, `"} `)
+			out = append(out, format+" "+n)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		log.Fatal(err)
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, ", ")
 }
 
 // await waits until want mails have arrived at sink and returns when the
