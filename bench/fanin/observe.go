@@ -1,15 +1,15 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"log"
 	"math"
-	"net/http"
 	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/heraldhq/herald/bench/benchapp"
 )
 
 // histogram is a Prometheus histogram as scraped: cumulative counts by upper
@@ -25,20 +25,13 @@ const latenessMetric = "herald_scheduler_lateness_seconds"
 
 // scrapeLateness reads the lateness histogram from Herald's /metrics.
 func scrapeLateness(opsURL string) histogram {
-	resp, err := http.Get(opsURL + "/metrics")
+	lines, err := benchapp.Scrape(opsURL, latenessMetric+`_bucket{le="`)
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer resp.Body.Close()
 	var h histogram
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		line := sc.Text()
-		rest, ok := strings.CutPrefix(line, latenessMetric+`_bucket{le="`)
-		if !ok {
-			continue
-		}
-		le, value, ok := strings.Cut(rest, `"} `)
+	for _, line := range lines {
+		le, value, ok := strings.Cut(line, `"} `)
 		if !ok {
 			log.Fatalf("metrics line %q", line)
 		}
@@ -48,9 +41,6 @@ func scrapeLateness(opsURL string) histogram {
 			log.Fatalf("metrics line %q", line)
 		}
 		h.bounds, h.counts = append(h.bounds, bound), append(h.counts, n)
-	}
-	if err := sc.Err(); err != nil {
-		log.Fatal(err)
 	}
 	if len(h.counts) == 0 {
 		log.Fatalf("no %s at %s", latenessMetric, opsURL)

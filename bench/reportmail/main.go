@@ -10,13 +10,11 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"flag"
 	"fmt"
 	"log"
 	"log/slog"
-	"net/http"
 	"os"
 	"runtime/pprof"
 	"strings"
@@ -114,26 +112,18 @@ const filesMetric = "herald_engine_report_files_total"
 
 // rendered reads filesMetric from Herald's /metrics, as "HTML 1, PDF 1".
 func rendered(opsURL string) string {
-	resp, err := http.Get(opsURL + "/metrics")
+	lines, err := benchapp.Scrape(opsURL, filesMetric+`{format="`)
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer resp.Body.Close()
-	var out []string
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), filesMetric+`{format="`); ok {
-			format, n, _ := strings.Cut(rest, `"} `)
-			out = append(out, format+" "+n)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		log.Fatal(err)
-	}
-	if len(out) == 0 {
+	if len(lines) == 0 {
 		return "none"
 	}
-	return strings.Join(out, ", ")
+	for i, l := range lines {
+		format, n, _ := strings.Cut(l, `"} `)
+		lines[i] = format + " " + n
+	}
+	return strings.Join(lines, ", ")
 }
 
 // await waits until want mails have arrived at sink and returns when the
