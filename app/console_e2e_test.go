@@ -178,7 +178,13 @@ func TestConsoleInBrowser(t *testing.T) {
 	sub := js[string](br, `location.pathname`)
 
 	// Send now: the run appears and becomes delivered; the mail is at the server.
+	// The page is opened afresh first, so that the notice waited for is the one
+	// the button's answer brings, not the saved page's.
+	br.open(sub)
 	br.do("send now", chromedp.Click(`form[action$="/send"] button`), chromedp.WaitVisible(".notice"))
+	if n := br.text(".notice"); !strings.Contains(n, "Sending now") {
+		t.Errorf("after send now, the notice says %q", n)
+	}
 	ctxMail, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	mails, err := smtp.Await(ctxMail, 1)
