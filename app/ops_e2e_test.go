@@ -1,7 +1,6 @@
 package app_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -9,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -26,30 +24,11 @@ import (
 // labels as exposed, labels sorted by name) to value.
 func scrape(t *testing.T, opsURL string) map[string]float64 {
 	t.Helper()
-	res, err := http.Get(opsURL + "/metrics")
+	m, err := apptest.Metrics(opsURL)
 	if err != nil {
 		t.Fatalf("scrape: %v", err)
 	}
-	defer res.Body.Close()
-	if res.StatusCode != 200 {
-		t.Fatalf("scrape: %s", res.Status)
-	}
-	out := make(map[string]float64)
-	sc := bufio.NewScanner(res.Body)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		v, err := strconv.ParseFloat(line[i+1:], 64)
-		if err != nil {
-			t.Fatalf("scrape: line %q: %v", line, err)
-		}
-		out[line[:i]] = v
-	}
-	return out
+	return m
 }
 
 // TestMetricsTellAFire fires a subscription whose e-mail is accepted and whose SMS is

@@ -1,15 +1,17 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"log"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/heraldhq/herald/bench/benchapp"
+	"github.com/heraldhq/herald/app/apptest"
 )
 
 // histogram is a Prometheus histogram as scraped: cumulative counts by upper
@@ -25,25 +27,30 @@ const latenessMetric = "herald_scheduler_lateness_seconds"
 
 // scrapeLateness reads the lateness histogram from Herald's /metrics.
 func scrapeLateness(opsURL string) histogram {
-	lines, err := benchapp.Scrape(opsURL, latenessMetric+`_bucket{le="`)
+	m, err := apptest.Metrics(opsURL)
 	if err != nil {
 		log.Fatal(err)
 	}
-	var h histogram
-	for _, line := range lines {
-		le, value, ok := strings.Cut(line, `"} `)
+	type bucket struct{ bound, count float64 }
+	var buckets []bucket
+	for series, n := range m {
+		le, ok := strings.CutPrefix(series, latenessMetric+`_bucket{le="`)
 		if !ok {
-			log.Fatalf("metrics line %q", line)
+			continue
 		}
-		bound, err1 := strconv.ParseFloat(le, 64)
-		n, err2 := strconv.ParseFloat(value, 64)
-		if err1 != nil || err2 != nil {
-			log.Fatalf("metrics line %q", line)
+		bound, err := strconv.ParseFloat(strings.TrimSuffix(le, `"}`), 64)
+		if err != nil {
+			log.Fatalf("metrics series %q", series)
 		}
-		h.bounds, h.counts = append(h.bounds, bound), append(h.counts, n)
+		buckets = append(buckets, bucket{bound, n})
 	}
-	if len(h.counts) == 0 {
+	if len(buckets) == 0 {
 		log.Fatalf("no %s at %s", latenessMetric, opsURL)
+	}
+	slices.SortFunc(buckets, func(a, b bucket) int { return cmp.Compare(a.bound, b.bound) })
+	var h histogram
+	for _, b := range buckets {
+		h.bounds, h.counts = append(h.bounds, b.bound), append(h.counts, b.count)
 	}
 	h.count = int(h.counts[len(h.counts)-1])
 	return h

@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"time"
 
@@ -112,18 +113,21 @@ const filesMetric = "herald_engine_report_files_total"
 
 // rendered reads filesMetric from Herald's /metrics, as "HTML 1, PDF 1".
 func rendered(opsURL string) string {
-	lines, err := benchapp.Scrape(opsURL, filesMetric+`{format="`)
+	m, err := apptest.Metrics(opsURL)
 	if err != nil {
 		log.Fatal(err)
 	}
-	if len(lines) == 0 {
+	var out []string
+	for series, n := range m {
+		if format, ok := strings.CutPrefix(series, filesMetric+`{format="`); ok {
+			out = append(out, fmt.Sprintf("%s %g", strings.TrimSuffix(format, `"}`), n))
+		}
+	}
+	if len(out) == 0 {
 		return "none"
 	}
-	for i, l := range lines {
-		format, n, _ := strings.Cut(l, `"} `)
-		lines[i] = format + " " + n
-	}
-	return strings.Join(lines, ", ")
+	slices.Sort(out)
+	return strings.Join(out, ", ")
 }
 
 // await waits until want mails have arrived at sink and returns when the
