@@ -82,7 +82,8 @@ func TestMigrationKeepsChannelsInUse(t *testing.T) {
 
 // TestMigrationMovesDeliveryPayloads builds a database as version 12 left it,
 // with a delivery whose payload is in its row, and opens it: the delivery
-// reads back with its payload, and pruning its run removes the payload too.
+// reads back with its payload, and pruning its run, once the delivery is final,
+// removes the payload too.
 func TestMigrationMovesDeliveryPayloads(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "herald.db")
@@ -103,6 +104,9 @@ func TestMigrationMovesDeliveryPayloads(t *testing.T) {
 	d, err := s.Delivery(ctx, "d1")
 	if err != nil || d.Payload.Subject != "Revenue" || d.Payload.Text != "up 3%" || d.State != DeliveryPending {
 		t.Fatalf("delivery after the migration = %+v, %v", d, err)
+	}
+	if _, err := s.MarkFailed(ctx, "d1", "given up", time.Unix(61, 0)); err != nil {
+		t.Fatal(err)
 	}
 	if _, err := s.PruneRuns(ctx, time.Unix(61, 0)); err != nil {
 		t.Fatal(err)

@@ -186,13 +186,34 @@ func scanRun(row scanner) (Run, error) {
 	return r, nil
 }
 
-// PruneRuns deletes runs (and their deliveries) started before before.
+// PruneRuns deletes runs (and their deliveries) started before before, except
+// those with a delivery still pending: a message not yet sent or given up keeps
+// its run.
 func (s *Store) PruneRuns(ctx context.Context, before time.Time) (int64, error) {
-	res, err := s.w.ExecContext(ctx, `DELETE FROM runs WHERE started < ?`, before.Unix())
+	res, err := s.w.ExecContext(ctx, `DELETE FROM runs WHERE started < ?
+		AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.run_id = runs.id AND d.state = 'pending')`, before.Unix())
 	if err != nil {
 		return 0, fmt.Errorf("prune runs: %w", err)
 	}
 	return res.RowsAffected()
+}
+
+// PendingInstants returns the instants before before that have a delivery
+// still pending, as Unix seconds.
+func (s *Store) PendingInstants(ctx context.Context, before time.Time) (map[int64]bool, error) {
+	out := map[int64]bool{}
+	err := eachRow(ctx, s.r, func(r scanner) error {
+		var at int64
+		if err := r.Scan(&at); err != nil {
+			return err
+		}
+		out[at] = true
+		return nil
+	}, `SELECT DISTINCT scheduled_at FROM deliveries WHERE state = 'pending' AND scheduled_at < ?`, before.Unix())
+	if err != nil {
+		return nil, fmt.Errorf("pending instants: %w", err)
+	}
+	return out, nil
 }
 
 // SubscriptionState is what the engine remembers of a subscription between runs.

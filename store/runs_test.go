@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -91,5 +93,50 @@ func TestFinishRunsHandsOverABurst(t *testing.T) {
 		if err != nil || d.State != DeliveryPending || d.Payload.Text != id[:4] || d.RunID != id[:4] {
 			t.Errorf("delivery %s = %+v (%v)", id, d, err)
 		}
+	}
+}
+
+// TestPruneKeepsPendingDeliveries: pruning removes the old runs whose
+// deliveries are all final, with their deliveries, and keeps an old run with a
+// delivery still to send, whose instant PendingInstants names.
+func TestPruneKeepsPendingDeliveries(t *testing.T) {
+	ctx := context.Background()
+	s, sub := openLedgerStore(t)
+	sent := enqueue(t, s, sub, ledgerT0, "c1", "c2")
+	failed := enqueue(t, s, sub, ledgerT0.Add(time.Hour), "c1")
+	pending := enqueue(t, s, sub, ledgerT0.Add(2*time.Hour), "c1", "c2")
+	recent := enqueue(t, s, sub, ledgerT0.Add(48*time.Hour), "c1")
+	if _, err := s.MarkSentBatch(ctx, []SentMark{{ID: sent.ID + "-c1"}, {ID: sent.ID + "-c2"}, {ID: pending.ID + "-c1"}}, ledgerT0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.MarkFailed(ctx, failed.ID+"-c1", "refused", ledgerT0); err != nil {
+		t.Fatal(err)
+	}
+	limit := ledgerT0.Add(24 * time.Hour)
+	at, err := s.PendingInstants(ctx, limit)
+	if err != nil || !maps.Equal(at, map[int64]bool{pending.ScheduledAt.Unix(): true}) {
+		t.Fatalf("pending instants = %v, %v; want the pending run's", at, err)
+	}
+	n, err := s.PruneRuns(ctx, limit)
+	if err != nil || n != 2 {
+		t.Fatalf("pruned %d runs, %v; want the sent and the failed one", n, err)
+	}
+	runs, err := s.SubscriptionRuns(ctx, sub, 10, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, r := range runs {
+		ids = append(ids, r.ID)
+	}
+	slices.Sort(ids)
+	if want := []string{pending.ID, recent.ID}; !slices.Equal(ids, want) {
+		t.Fatalf("runs left %v, want %v", ids, want)
+	}
+	if d, err := s.Delivery(ctx, pending.ID+"-c2"); err != nil || d.State != DeliveryPending {
+		t.Fatalf("the pending delivery after pruning: %+v, %v", d, err)
+	}
+	if _, err := s.Delivery(ctx, sent.ID+"-c1"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("a pruned run's delivery: %v", err)
 	}
 }
