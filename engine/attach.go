@@ -103,3 +103,17 @@ func sharedFolder(report string, at time.Time) string {
 	sum := sha256.Sum256([]byte(report))
 	return "at" + strconv.FormatInt(at.Unix(), 10) + "-" + hex.EncodeToString(sum[:6])
 }
+
+// folderInstant reads the instant back from a folder's name (see sharedFolder).
+func folderInstant(name string) (time.Time, bool) {
+	rest, ok := strings.CutPrefix(name, "at")
+	if !ok {
+		return time.Time{}, false
+	}
+	unix, _, ok := strings.Cut(rest, "-")
+	n, err := strconv.ParseInt(unix, 10, 64)
+	if !ok || err != nil {
+		return time.Time{}, false
+	}
+	return time.Unix(n, 0), true
+}

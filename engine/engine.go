@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -55,7 +56,8 @@ type Config struct {
 	MetricTimeout time.Duration `yaml:"metricTimeout"`
 	// Grace is how late a missed fire may still run after downtime. Default 15m.
 	Grace time.Duration `yaml:"grace"`
-	// Retention is how long runs are kept. Default 90 days.
+	// Retention is how long runs, and the files they attach, are kept; a run
+	// with a delivery still pending stays until it is final. Default 90 days.
 	Retention time.Duration `yaml:"retention"`
 
 	// FilesDir holds the files runs attach, one folder per report and instant,
@@ -463,37 +465,58 @@ func (e *Engine) adoptOrphans(ctx context.Context, claimed chan<- store.Run) {
 	}
 }
 
-// pruneLoop deletes runs older than the retention period, and their files, daily.
+// pruneLoop deletes runs older than the retention period, and their files, daily;
+// what a delivery still pending needs stays until it is sent or given up.
 func (e *Engine) pruneLoop(ctx context.Context) {
-	t := time.NewTicker(24 * time.Hour)
-	defer t.Stop()
 	for {
-		if n, err := e.st.PruneRuns(ctx, e.now().Add(-e.cfg.Retention)); err != nil && ctx.Err() == nil {
+		limit := e.now().Add(-e.cfg.Retention)
+		if n, err := e.st.PruneRuns(ctx, limit); err != nil && ctx.Err() == nil {
 			e.log.Warn("prune runs", "err", err)
 		} else if n > 0 {
 			e.log.Info("pruned old runs", "runs", n)
 		}
-		e.pruneFiles()
+		if err := e.pruneFiles(ctx, limit); err != nil && ctx.Err() == nil {
+			e.log.Warn("prune attached files", "err", err)
+		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-e.cfg.Clock.After(24 * time.Hour):
 		}
 	}
 }
 
-// pruneFiles removes folders of attached files older than the retention period.
-func (e *Engine) pruneFiles() {
+// pruneFiles removes the folders of files attached at instants before limit,
+// except those of instants with a delivery still pending. A folder whose name
+// tells no instant goes when it was last changed before limit.
+func (e *Engine) pruneFiles(ctx context.Context, limit time.Time) error {
 	entries, err := os.ReadDir(e.cfg.FilesDir)
-	if err != nil {
-		return
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
 	}
-	limit := e.now().Add(-e.cfg.Retention)
+	if err != nil {
+		return err
+	}
+	pending, err := e.st.PendingInstants(ctx, limit)
+	if err != nil {
+		return err
+	}
 	for _, de := range entries {
-		if fi, err := de.Info(); err == nil && de.IsDir() && fi.ModTime().Before(limit) {
-			_ = os.RemoveAll(filepath.Join(e.cfg.FilesDir, de.Name()))
+		if !de.IsDir() {
+			continue
+		}
+		if at, ok := folderInstant(de.Name()); ok {
+			if !at.Before(limit) || pending[at.Unix()] {
+				continue
+			}
+		} else if fi, err := de.Info(); err != nil || !fi.ModTime().Before(limit) {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(e.cfg.FilesDir, de.Name())); err != nil {
+			return err
 		}
 	}
+	return nil
 }
 
 // Loaded reports whether Run has loaded the subscriptions into the schedule.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -568,4 +569,70 @@ func TestCrashedRunsAreAdopted(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestPruneKeepsWhatPendingDeliveriesNeed: past the retention period, a run and
+// the folder of files it attaches stay while one of its deliveries is still to
+// be sent, and go at the engine's next pruning once all are final.
+func TestPruneKeepsWhatPendingDeliveriesNeed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		b := newBundle(t)
+		b.subscribe(t, "s1", "0 0 0 * * *", "true", "daily", func(s *store.Subscription) {
+			s.Def.Attachments = []store.ReportAttachment{{Report: "/svc/md/p1/obj/9", Formats: []string{"PDF"}}}
+		})
+		b.runFor(t, 24*time.Hour)
+		runs := b.runs(t, "s1")
+		if len(runs) != 1 {
+			t.Fatalf("runs = %+v", runs)
+		}
+		old := runs[0]
+		folder := filepath.Join(b.dir, "runs", sharedFolder("/svc/md/p1/obj/9", old.ScheduledAt))
+		if _, err := os.Stat(folder); err != nil {
+			t.Fatalf("the run's files: %v", err)
+		}
+		prune := func() {
+			t.Helper()
+			e := New(b.st, b.exec, Config{FilesDir: filepath.Join(b.dir, "runs"), Workers: 4, Retention: 36 * time.Hour},
+				slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+			ctx, cancel := context.WithCancel(ctx)
+			done := make(chan error)
+			go func() { done <- e.Run(ctx) }()
+			synctest.Wait() // pruned at start, and waiting for the next instant
+			cancel()
+			must(t, <-done)
+		}
+
+		time.Sleep(48 * time.Hour) // the run is now 48 hours old, beyond the retention of 36
+		prune()
+		ds, err := b.st.RunDeliveries(ctx, old.ID)
+		if err != nil || len(ds) != 2 {
+			t.Fatalf("past the retention, with its deliveries pending: %d deliveries, %v", len(ds), err)
+		}
+		if _, err := os.Stat(folder); err != nil {
+			t.Fatalf("past the retention, with its deliveries pending, the run's files: %v", err)
+		}
+
+		_, err = b.st.MarkSentBatch(ctx, []store.SentMark{{ID: ds[0].ID}}, time.Now())
+		must(t, err)
+		prune()
+		if _, err := os.Stat(folder); err != nil {
+			t.Fatalf("one delivery still pending, the run's files: %v", err)
+		}
+
+		_, err = b.st.MarkFailed(ctx, ds[1].ID, "given up", time.Now())
+		must(t, err)
+		prune()
+		if ds, err := b.st.RunDeliveries(ctx, old.ID); err != nil || len(ds) != 0 {
+			t.Fatalf("every delivery final: %d deliveries left, %v", len(ds), err)
+		}
+		if _, err := os.Stat(folder); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("every delivery final, the run's files: %v", err)
+		}
+		for _, r := range b.runs(t, "s1") {
+			if r.ID == old.ID {
+				t.Fatal("every delivery final, the run is still there")
+			}
+		}
+	})
 }
