@@ -501,6 +501,7 @@ func (e *Engine) pruneFiles(ctx context.Context, limit time.Time) error {
 	if err != nil {
 		return err
 	}
+	var errs []error
 	for _, de := range entries {
 		if !de.IsDir() {
 			continue
@@ -512,11 +513,9 @@ func (e *Engine) pruneFiles(ctx context.Context, limit time.Time) error {
 		} else if fi, err := de.Info(); err != nil || !fi.ModTime().Before(limit) {
 			continue
 		}
-		if err := os.RemoveAll(filepath.Join(e.cfg.FilesDir, de.Name())); err != nil {
-			return err
-		}
+		errs = append(errs, os.RemoveAll(filepath.Join(e.cfg.FilesDir, de.Name())))
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // Loaded reports whether Run has loaded the subscriptions into the schedule.
