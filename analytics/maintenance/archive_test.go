@@ -95,6 +95,9 @@ func TestDamagedArchives(t *testing.T) {
 	}
 }
 
+// FuzzReadArchive feeds archives to the reader. Each input is a whole archive
+// extracted to disk, so minimizing one takes long: run it with a bound such as
+// -fuzzminimizetime 100x (as .ci/run does), or the time goes to minimizing.
 func FuzzReadArchive(f *testing.F) {
 	a, dataDir := sampleArchive(f)
 	path := filepath.Join(f.TempDir(), "a.tar")
