@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -236,7 +237,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		if len(fires) > 0 {
 			s.dispatch(fires)
 		}
-		wait := time.Hour
+		wait, next := time.Hour, int64(math.MaxInt64)
 		s.mu.Lock()
 		for _, e := range due {
 			if s.bySub[e.sub] == nil || !containsEntry(s.bySub[e.sub], e) {
@@ -248,7 +249,8 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			}
 		}
 		if len(s.heap) > 0 {
-			wait = time.Duration(s.heap[0].at - s.clock.Now().UnixNano())
+			next = s.heap[0].at
+			wait = time.Duration(next - s.clock.Now().UnixNano())
 		}
 		largest := s.largest
 		s.mu.Unlock()
@@ -258,10 +260,17 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			// every subscription.
 			due, fires = roomFor(largest + largest/4)
 		}
+		timer := s.clock.After(max(wait, 0))
+		if s.clock.Now().UnixNano() >= next {
+			// The clock reached the next instant while the wait was being set
+			// up (a clock that jumps, or a pause): waiting the whole wait from
+			// now would fire that instant late by as long.
+			continue
+		}
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-s.clock.After(max(wait, 0)):
+		case <-timer:
 		case <-s.wake: // the heap changed: look again
 		}
 	}

@@ -275,3 +275,49 @@ func TestSchedulerHandsOverAnInstantInOneStep(t *testing.T) {
 		}
 	})
 }
+
+// jumpClock stands still but for one jump forward, taken as the scheduler
+// sets up a wait: a clock advanced by another goroutine (or a process paused)
+// can move between the scheduler's reading of the time and its wait. Its
+// waits never end.
+type jumpClock struct {
+	mu   sync.Mutex
+	t    time.Time
+	jump time.Duration
+}
+
+func (c *jumpClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *jumpClock) After(time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t, c.jump = c.t.Add(c.jump), 0
+	return nil
+}
+
+// TestSchedulerFiresWhenTheClockMovesDuringItsWait: the clock reaches the next
+// instant between the scheduler's reading of it and its wait; the scheduler
+// fires the instant instead of waiting the whole wait again.
+func TestSchedulerFiresWhenTheClockMovesDuringItsWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+		clock := &jumpClock{t: start}
+		var rec recorder
+		s := NewScheduler(rec.dispatch, clock)
+		stop := runScheduler(s)
+		defer stop()
+		synctest.Wait() // waiting, with nothing to fire
+		clock.mu.Lock()
+		clock.jump = 5 * time.Minute
+		clock.mu.Unlock()
+		s.Set(sub("a", "0 */5 * * * *", "UTC"), start)
+		synctest.Wait()
+		if fires, _ := rec.snapshot(); len(fires) != 1 || !fires[0].At.Equal(start.Add(5*time.Minute)) {
+			t.Fatalf("fires = %v, want the one at 09:05", fires)
+		}
+	})
+}
