@@ -131,10 +131,11 @@ func newBundle(t *testing.T) *testBundle {
 }
 
 // runFor runs an engine over the bundle for d of the bubble's time, until
-// everything it started has settled. Call it inside synctest.Test.
-func (b *testBundle) runFor(t *testing.T, d time.Duration) {
+// everything it started has settled; set changes its configuration. Call it
+// inside synctest.Test.
+func (b *testBundle) runFor(t *testing.T, d time.Duration, set ...func(*Config)) {
 	t.Helper()
-	e := b.engine(t)
+	e := b.engine(t, set...)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() { done <- e.Run(ctx) }()
@@ -151,9 +152,12 @@ func must(t *testing.T, err error) {
 	}
 }
 
-func (b *testBundle) engine(t *testing.T) *Engine {
-	return New(b.st, b.exec, Config{FilesDir: filepath.Join(b.dir, "runs"), Workers: 4},
-		slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+func (b *testBundle) engine(t *testing.T, set ...func(*Config)) *Engine {
+	cfg := Config{FilesDir: filepath.Join(b.dir, "runs"), Workers: 4}
+	for _, f := range set {
+		f(&cfg)
+	}
+	return New(b.st, b.exec, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
 }
 
 // subscribe stores a subscription of the owner.
@@ -591,16 +595,9 @@ func TestPruneKeepsWhatPendingDeliveriesNeed(t *testing.T) {
 		if _, err := os.Stat(folder); err != nil {
 			t.Fatalf("the run's files: %v", err)
 		}
-		prune := func() {
+		prune := func() { // an engine prunes as it starts
 			t.Helper()
-			e := New(b.st, b.exec, Config{FilesDir: filepath.Join(b.dir, "runs"), Workers: 4, Retention: 36 * time.Hour},
-				slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
-			ctx, cancel := context.WithCancel(ctx)
-			done := make(chan error)
-			go func() { done <- e.Run(ctx) }()
-			synctest.Wait() // pruned at start, and waiting for the next instant
-			cancel()
-			must(t, <-done)
+			b.runFor(t, 0, func(c *Config) { c.Retention = 36 * time.Hour })
 		}
 
 		time.Sleep(48 * time.Hour) // the run is now 48 hours old, beyond the retention of 36

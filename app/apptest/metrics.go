@@ -36,3 +36,16 @@ func Metrics(opsURL string) (map[string]float64, error) {
 	}
 	return out, sc.Err()
 }
+
+// ByLabel returns the values of the series of metric in m that have label as
+// their one label, by the label's value: ByLabel(m, "x_bucket", "le") gives
+// a histogram's cumulative counts by upper bound, as exposed ("+Inf" too).
+func ByLabel(m map[string]float64, metric, label string) map[string]float64 {
+	out := make(map[string]float64)
+	for series, v := range m {
+		if value, ok := strings.CutPrefix(series, metric+"{"+label+`="`); ok && strings.HasSuffix(value, `"}`) {
+			out[strings.TrimSuffix(value, `"}`)] = v
+		}
+	}
+	return out
+}

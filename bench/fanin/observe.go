@@ -33,14 +33,10 @@ func scrapeLateness(opsURL string) histogram {
 	}
 	type bucket struct{ bound, count float64 }
 	var buckets []bucket
-	for series, n := range m {
-		le, ok := strings.CutPrefix(series, latenessMetric+`_bucket{le="`)
-		if !ok {
-			continue
-		}
-		bound, err := strconv.ParseFloat(strings.TrimSuffix(le, `"}`), 64)
+	for le, n := range apptest.ByLabel(m, latenessMetric+"_bucket", "le") {
+		bound, err := strconv.ParseFloat(le, 64)
 		if err != nil {
-			log.Fatalf("metrics series %q", series)
+			log.Fatalf("%s bucket le=%q", latenessMetric, le)
 		}
 		buckets = append(buckets, bucket{bound, n})
 	}

@@ -118,10 +118,8 @@ func rendered(opsURL string) string {
 		log.Fatal(err)
 	}
 	var out []string
-	for series, n := range m {
-		if format, ok := strings.CutPrefix(series, filesMetric+`{format="`); ok {
-			out = append(out, fmt.Sprintf("%s %g", strings.TrimSuffix(format, `"}`), n))
-		}
+	for format, n := range apptest.ByLabel(m, filesMetric, "format") {
+		out = append(out, fmt.Sprintf("%s %g", format, n))
 	}
 	if len(out) == 0 {
 		return "none"
