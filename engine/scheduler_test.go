@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -281,21 +282,14 @@ func TestSchedulerHandsOverAnInstantInOneStep(t *testing.T) {
 // can move between the scheduler's reading of the time and its wait. Its
 // waits never end.
 type jumpClock struct {
-	mu   sync.Mutex
-	t    time.Time
-	jump time.Duration
+	t    atomic.Int64 // Unix nanoseconds
+	jump atomic.Int64 // nanoseconds, taken once
 }
 
-func (c *jumpClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
+func (c *jumpClock) Now() time.Time { return time.Unix(0, c.t.Load()).UTC() }
 
 func (c *jumpClock) After(time.Duration) <-chan time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t, c.jump = c.t.Add(c.jump), 0
+	c.t.Add(c.jump.Swap(0))
 	return nil
 }
 
@@ -305,15 +299,14 @@ func (c *jumpClock) After(time.Duration) <-chan time.Time {
 func TestSchedulerFiresWhenTheClockMovesDuringItsWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		start := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
-		clock := &jumpClock{t: start}
+		clock := &jumpClock{}
+		clock.t.Store(start.UnixNano())
 		var rec recorder
 		s := NewScheduler(rec.dispatch, clock)
 		stop := runScheduler(s)
 		defer stop()
 		synctest.Wait() // waiting, with nothing to fire
-		clock.mu.Lock()
-		clock.jump = 5 * time.Minute
-		clock.mu.Unlock()
+		clock.jump.Store(int64(5 * time.Minute))
 		s.Set(sub("a", "0 */5 * * * *", "UTC"), start)
 		synctest.Wait()
 		if fires, _ := rec.snapshot(); len(fires) != 1 || !fires[0].At.Equal(start.Add(5*time.Minute)) {
