@@ -76,7 +76,8 @@ func workerConfig(cfg Config) worker.Config {
 	w.Kinds = make(map[channels.Kind]worker.KindConfig, len(Kinds.All()))
 	for _, k := range Kinds.All() {
 		l := cfg.Section(k).SendLimits()
-		w.Kinds[k.Kind] = worker.KindConfig{Concurrency: l.Concurrency, Rate: l.Rate}
+		w.Kinds[k.Kind] = worker.KindConfig{Concurrency: l.Concurrency, Rate: l.Rate, PerDestination: l.PerDestination,
+			PerOwner: l.PerOwner}
 	}
 	return w
 }
@@ -154,7 +155,7 @@ func (a *App) newWorker(ctx context.Context, d delivery, recorded func()) (*work
 	} else {
 		var err error
 		ledger, err = worker.NewKVLedger(ctx, a.nats.JetStream(), worker.KVLedgerConfig{Results: d.cfg.ResultsStream,
-			Replicas: d.cfg.Replicas, TTL: d.cfg.Keep(), Owner: rand.Text(), Now: a.opt.Clock.Now,
+			Replicas: d.cfg.Replicas, TTL: d.cfg.Keep(), Owner: rand.Text(), Lease: d.cfg.AckWait, Now: a.opt.Clock.Now,
 			Logger: a.log.With("component", "ledger")})
 		if err != nil {
 			return nil, fmt.Errorf("delivery ledger: %w", err)

@@ -149,7 +149,14 @@ func (m Message) LogValue() slog.Value {
 //
 // Send returns the provider's id for the accepted message. A plain error means
 // the delivery may pass later and can be retried; an error for which
-// IsPermanent reports true must not be retried.
+// IsPermanent reports true must not be retried; one for which IsUnavailable
+// reports true sent nothing and says the destination takes nothing for now.
+//
+// A sender whose channels name providers of their own (a webhook's receiver, a
+// Slack workspace) also implements Destination(c Channel) string, naming the
+// provider a channel's messages go to, so that the worker holds, limits and
+// shares sends per destination. A kind without it has one destination: the
+// provider of the process's configuration (its SMTP relay, its SMS account).
 type Sender interface {
 	Kind() Kind
 	Send(ctx context.Context, m Message) (providerID string, err error)
@@ -173,6 +180,29 @@ func Permanent(err error) error {
 func IsPermanent(err error) bool {
 	var p *permanentError
 	return errors.As(err, &p)
+}
+
+type unavailableError struct{ err error }
+
+func (e *unavailableError) Error() string { return e.err.Error() }
+func (e *unavailableError) Unwrap() error { return e.err }
+
+// Unavailable marks err as the provider's (or the process's own) inability to
+// take any message for now, with nothing sent: a relay that refuses the
+// connection, an outbox folder that cannot be written, a full disk. The worker
+// holds the destination's deliveries without charging them an attempt and
+// probes until it takes messages again. Unavailable(nil) is nil.
+func Unavailable(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &unavailableError{err: err}
+}
+
+// IsUnavailable reports whether err or any error it wraps was marked by Unavailable.
+func IsUnavailable(err error) bool {
+	var u *unavailableError
+	return errors.As(err, &u)
 }
 
 type retryAfterError struct {

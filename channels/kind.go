@@ -75,6 +75,13 @@ type Limits struct {
 	Concurrency int `yaml:"concurrency"`
 	// Rate limits sends per second (a token bucket); 0 means no limit.
 	Rate float64 `yaml:"rate"`
+	// PerDestination bounds the sends to one destination (a webhook's origin, a
+	// Slack workspace) at once, so that receivers that hang hold no more slots
+	// than that; 0 means Concurrency.
+	PerDestination int `yaml:"perDestination"`
+	// PerOwner bounds the sends of one owner's deliveries at once, so that one
+	// owner's receivers cannot take every slot of the kind; 0 means Concurrency.
+	PerOwner int `yaml:"perOwner"`
 }
 
 // SendLimits returns l, so that a section embedding Limits satisfies Settings.
@@ -87,6 +94,10 @@ func (l Limits) Validate() error {
 		return fmt.Errorf("concurrency: must be at least 1, got %d", l.Concurrency)
 	case l.Rate < 0:
 		return fmt.Errorf("rate: must be 0 (no limit) or more, got %v", l.Rate)
+	case l.PerDestination < 0:
+		return fmt.Errorf("perDestination: must be 0 (concurrency) or more, got %d", l.PerDestination)
+	case l.PerOwner < 0:
+		return fmt.Errorf("perOwner: must be 0 (concurrency) or more, got %d", l.PerOwner)
 	}
 	return nil
 }

@@ -271,13 +271,15 @@ func (s *Store) Delivery(ctx context.Context, id string) (Delivery, error) {
 // Outgoing is a delivery as a sender needs it: its state, its payload and
 // its channel as the channel is now.
 type Outgoing struct {
-	ID        string
-	ChannelID string
-	Kind      string
-	State     string
-	Attempts  int
-	LastError string
-	Payload   Payload
+	ID             string
+	SubscriptionID string
+	Owner          string // the subscription's owner
+	ChannelID      string
+	Kind           string
+	State          string
+	Attempts       int
+	LastError      string
+	Payload        Payload
 
 	ChannelGone   bool   // the channel was deleted; the fields below are empty
 	ChannelKind   string // may differ from Kind when the channel was changed
@@ -289,8 +291,10 @@ type Outgoing struct {
 // needs them, in one query; ids without a delivery are left out of the map.
 func (s *Store) OutgoingDeliveries(ctx context.Context, ids ...string) (map[string]Outgoing, error) {
 	out, err := queryByID(ctx, s.r, ids, func(in string) string {
-		return `SELECT d.id, d.channel_id, d.kind, d.state, d.attempts, d.last_error, p.payload, c.kind, c.config,
-			c.secret FROM ` + deliveryTables + ` LEFT JOIN channels c ON c.id = d.channel_id WHERE d.id IN ` + in
+		return `SELECT d.id, d.subscription_id, COALESCE(s.owner, ''), d.channel_id, d.kind, d.state, d.attempts,
+			d.last_error, p.payload, c.kind, c.config, c.secret FROM ` + deliveryTables + `
+			LEFT JOIN channels c ON c.id = d.channel_id LEFT JOIN subscriptions s ON s.id = d.subscription_id
+			WHERE d.id IN ` + in
 	}, func(row scanner) (string, Outgoing, error) {
 		o, err := scanOutgoing(row)
 		return o.ID, o, err
@@ -305,7 +309,7 @@ func scanOutgoing(row scanner) (Outgoing, error) {
 	var o Outgoing
 	var payload string
 	var chKind, chConfig sql.NullString
-	if err := row.Scan(&o.ID, &o.ChannelID, &o.Kind, &o.State, &o.Attempts, &o.LastError, &payload,
+	if err := row.Scan(&o.ID, &o.SubscriptionID, &o.Owner, &o.ChannelID, &o.Kind, &o.State, &o.Attempts, &o.LastError, &payload,
 		&chKind, &chConfig, &o.ChannelSecret); err != nil {
 		return Outgoing{}, fmt.Errorf("scan delivery: %w", err)
 	}

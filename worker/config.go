@@ -68,6 +68,14 @@ type Config struct {
 	// before it fails. Default 24h.
 	MaxWait time.Duration `yaml:"maxWait"`
 
+	// BreakerFailures transient failures in a row from one destination (a 4xx
+	// reply of an SMTP relay, a send that timed out, a 5xx of a webhook), the
+	// first no longer than BreakerWindow before the last, make it unavailable:
+	// its deliveries wait for a probe to get through, charged nothing, as when
+	// it refuses connections. Defaults 5 and 2m.
+	BreakerFailures int           `yaml:"breakerFailures"`
+	BreakerWindow   time.Duration `yaml:"breakerWindow"`
+
 	// ReconcileAfter is how long a pending delivery may go without a change before the
 	// reconciler checks that the stream still holds its message, and publishes it again
 	// when it does not; ReconcileInterval is how often it looks. Defaults 1m and 30s.
@@ -116,9 +124,15 @@ type KindConfig struct {
 	Burst int
 
 	// MaxPending is how many deliveries of the kind JetStream lets be in
-	// flight or waiting for a retry at once; beyond it the consumer waits.
-	// Default 1000.
+	// flight or waiting for a retry at once, and how many one process holds
+	// (fetched, waiting for a slot or its destination); beyond it the consumer
+	// waits. Default 1000.
 	MaxPending int
+
+	// PerDestination bounds the sends to one destination at once, PerOwner
+	// the sends of one owner's deliveries. Default Concurrency, each.
+	PerDestination int
+	PerOwner       int
 }
 
 // Defaults.
@@ -153,7 +167,7 @@ const (
 func DefaultConfig() Config {
 	return Config{Stream: DefaultStream, Ledger: LedgerSQLite, ResultsStream: DefaultResultsStream, DedupeWindow: DefaultDedupeWindow, MaxAge: DefaultMaxAge,
 		SendTimeout: DefaultSendTimeout, AckWait: DefaultAckWait, ProbeInterval: time.Second, ProbeIntervalMax: 5 * time.Second,
-		MaxWait: 24 * time.Hour, ReconcileAfter: time.Minute, ReconcileInterval: 30 * time.Second, MaxAttempts: DefaultMaxAttempts,
+		MaxWait: 24 * time.Hour, BreakerFailures: 5, BreakerWindow: 2 * time.Minute, ReconcileAfter: time.Minute, ReconcileInterval: 30 * time.Second, MaxAttempts: DefaultMaxAttempts,
 		BackoffBase: DefaultBackoffBase, BackoffCap: DefaultBackoffCap, SweepInterval: DefaultSweepInterval, RelayBatch: DefaultRelayBatch}
 }
 
@@ -180,6 +194,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxWait < time.Minute {
 		bad("maxWait: must be at least 1m, got %s", c.MaxWait)
+	}
+	if c.BreakerFailures < 1 || c.BreakerWindow < time.Second {
+		bad("breakerFailures: must be at least 1, with breakerWindow at least 1s; got %d and %s", c.BreakerFailures, c.BreakerWindow)
 	}
 	if c.AckWait < time.Second {
 		bad("ackWait: must be at least 1s, got %s", c.AckWait)
@@ -214,6 +231,8 @@ func (c Config) withDefaults() (Config, error) {
 	c.ProbeInterval = cmp.Or(c.ProbeInterval, d.ProbeInterval)
 	c.ProbeIntervalMax = cmp.Or(c.ProbeIntervalMax, d.ProbeIntervalMax)
 	c.MaxWait = cmp.Or(c.MaxWait, d.MaxWait)
+	c.BreakerFailures = cmp.Or(c.BreakerFailures, d.BreakerFailures)
+	c.BreakerWindow = cmp.Or(c.BreakerWindow, d.BreakerWindow)
 	c.ReconcileAfter = cmp.Or(c.ReconcileAfter, d.ReconcileAfter)
 	c.ReconcileInterval = cmp.Or(c.ReconcileInterval, d.ReconcileInterval)
 	c.BackoffBase = cmp.Or(c.BackoffBase, d.BackoffBase)
@@ -239,7 +258,7 @@ func (c Config) withDefaults() (Config, error) {
 		return c, errors.New("worker config: negative value")
 	}
 	for kind, k := range c.Kinds {
-		if k.Concurrency < 0 || k.Rate < 0 || k.Burst < 0 || k.MaxPending < 0 {
+		if k.Concurrency < 0 || k.Rate < 0 || k.Burst < 0 || k.MaxPending < 0 || k.PerDestination < 0 || k.PerOwner < 0 {
 			return c, fmt.Errorf("worker config: negative value for %s", kind)
 		}
 	}
@@ -264,5 +283,7 @@ func (k KindConfig) withDefaults() KindConfig {
 	k.Concurrency = cmp.Or(k.Concurrency, DefaultConcurrency)
 	k.Burst = cmp.Or(k.Burst, max(1, int(math.Ceil(k.Rate))))
 	k.MaxPending = cmp.Or(k.MaxPending, DefaultMaxPending)
+	k.PerDestination = min(cmp.Or(k.PerDestination, k.Concurrency), k.Concurrency)
+	k.PerOwner = min(cmp.Or(k.PerOwner, k.Concurrency), k.Concurrency)
 	return k
 }

@@ -10,33 +10,30 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/heraldhq/herald/internal/gather"
+	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/secret"
 )
 
 // ledgerTimeout bounds the ledger reads and writes around one send.
 const ledgerTimeout = 15 * time.Second
 
-// A pull request lives pullExpiry, and JetStream sends a heartbeat on it
-// every pullHeartbeat while it waits. A client that hears nothing for two
-// heartbeats takes its request for lost and pulls anew. Now and then, under
-// a burst, the client counts a request the server does not hold; with the
-// library's defaults (30s and 15s) that stalled a kind for 30s with
-// messages waiting. These bound the stall to 2s.
-//
-// The commonest such stall is the library's own: the iterator decides to
-// pull only when Next starts or a message arrives, and it skips the pull
-// while it is still sending the previous one. When the messages of that
-// previous pull are taken before its sender marks it sent (a goroutine
-// descheduled for a moment on a busy machine), the iterator's count falls to
-// nothing with no pull made and none to come, and Next waits out the
-// heartbeat check. So after each message the puller waits only
-// pullRecheck before it calls Next again, which pulls then; the heartbeat
-// check still runs on the wait after that.
+// A fetch asks JetStream for as many messages as the pool has room for and
+// lasts at most fetchExpiry, during which JetStream sends a heartbeat every
+// fetchHeartbeat while it has nothing to send; a fetch that hears nothing for
+// two heartbeats was lost (its server went away) and the next one is made.
+// The messages of a fetch arrive as they are published, so a fetch that waits
+// costs no latency.
 const (
-	pullExpiry    = 5 * time.Second
-	pullHeartbeat = time.Second
-	pullRecheck   = 50 * time.Millisecond
+	fetchExpiry    = 5 * time.Second
+	fetchHeartbeat = time.Second
+	// fetchPause is the wait after a fetch that failed, before the next.
+	fetchPause = 250 * time.Millisecond
 )
+
+// maxHeldBytes bounds the messages one kind's consumer holds, beside the
+// count (KindConfig.MaxPending): a message may carry its HTML, up to the
+// server's payload limit.
+const maxHeldBytes = 64 << 20
 
 // outcome is what became of one message a consumer handled.
 type outcome int
@@ -46,234 +43,191 @@ const (
 	outcomeSkipped                 // the ledger said sent or failed already: acked, not sent
 	outcomeRetry                   // the send failed for a reason that can pass: redelivered after a backoff
 	outcomeFailed                  // failed for good: ledger written, terminated
-	outcomeDropped                 // the delivery no longer exists: terminated
-	outcomeReturned                // handed back unsent (stopping, or the ledger could not be read or written)
-	outcomeBusy                    // a copy of the message is being handled here already: left to it
+	outcomeDropped                 // the delivery no longer exists, or was called off: terminated
+	outcomeReturned                // handed back unsent (stopping)
+	outcomeBusy                    // a copy of the message is being handled here or elsewhere: left to it
+	outcomeHeld                    // its destination takes nothing for now: waits again, charged nothing
 )
 
 func (o outcome) String() string {
-	names := [...]string{"sent", "skipped", "retry", "failed", "dropped", "returned", "busy"}
+	names := [...]string{"sent", "skipped", "retry", "failed", "dropped", "returned", "busy", "held"}
 	if o < 0 || int(o) >= len(names) {
 		return fmt.Sprintf("outcome(%d)", int(o))
 	}
 	return names[o]
 }
 
-// task is a message on its way to a send.
+// task is a message held by a kind's consumer, from its fetch until it is settled.
 type task struct {
-	msg   jetstream.Msg
-	id    string    // the delivery id
-	env   *envelope // the message's body
-	at    time.Time // when it was taken from the pull buffer
-	entry Entry
-	found bool // entry was read; false when the ledger does not know the delivery
+	msg      jetstream.Msg
+	id       string    // the delivery id
+	env      *envelope // the message's body
+	size     int       // of the message's data
+	owner    string    // whose delivery it is
+	destName string    // where it goes (see dest)
+
+	// Guarded by the pool's lock.
+	dest      *dest
+	probe     bool      // picked as the probe of its held destination
+	touched   time.Time // when JetStream was last told it is in progress
+	notBefore time.Time // not picked before (a copy claimed elsewhere)
+
+	entry Entry // read when it was claimed
+	found bool  // the ledger knows the delivery
 }
 
-// consume delivers the kind's messages until ctx ends; then it hands back
-// the messages it holds unsent and waits for those in flight. One goroutine
-// pulls, and the dispatcher reads the ledger entries of the messages that
-// queued up meanwhile in one query and starts a send for each as a send
-// slot frees. A message holds its slot until its outcome is in the ledger, so
-// that a crash leaves at most one accepted, unrecorded send per slot; the
-// ledger writes of the slots go in one transaction.
-//
-// While a message waits (in the pull buffer, the queue or its batch) and while
-// it is sent, heartbeat tells JetStream it is in progress.
+// consume delivers the kind's messages until ctx ends. One goroutine fetches
+// as many messages as the pool has room for, one tells JetStream that every
+// message held is in progress, and the dispatcher starts a send for each
+// message the pool lets go as a send slot frees, claiming it in the ledger as
+// it takes the slot. Once ctx ends it hands back the waiting messages and
+// waits for the sends in flight.
 func (w *Worker) consume(ctx context.Context, k *kind, c jetstream.Consumer) error {
-	it, next, err := messages(c, k.cfg.Concurrency)
-	if err != nil {
-		return fmt.Errorf("consume %s: %w", k.kind, err)
-	}
-	queue := make(chan *task, k.cfg.Concurrency)
-	var pullErr error
-	var puller sync.WaitGroup
-	puller.Go(func() { pullErr = w.pull(ctx, k, it, next, queue) })
+	var fetchErr error
+	var wg sync.WaitGroup
+	wg.Go(func() { fetchErr = w.fetch(ctx, k, c) })
 	stopBeat := make(chan struct{})
 	var beater sync.WaitGroup
 	beater.Go(func() { w.heartbeat(k, stopBeat) })
-	w.dispatch(ctx, k, queue)
-	puller.Wait()
+	w.dispatch(ctx, k)
+	wg.Wait()
 	close(stopBeat)
 	beater.Wait()
-	return pullErr
+	for _, t := range k.pool.take(nil) { // fetched while the dispatcher stopped
+		w.settle(t.msg.Nak(), t.id, outcomeReturned)
+	}
+	w.flush()
+	return fetchErr
 }
 
-// heartbeat tells JetStream, every third of the ack wait, that the messages the kind
-// holds (queued for a send slot, or sending) are in progress, so that a short ack wait
-// hands out again only the messages of a process that is gone.
+// fetch moves messages from JetStream into the kind's pool, as many as it has
+// room for, until ctx ends.
+func (w *Worker) fetch(ctx context.Context, k *kind, c jetstream.Consumer) error {
+	maxPayload := int64(w.js.Conn().MaxPayload())
+	for ctx.Err() == nil {
+		n, bytes := k.pool.room(k.cfg.MaxPending, maxHeldBytes)
+		if n <= 0 || bytes < maxPayload {
+			select {
+			case <-k.pool.freed:
+			case <-ctx.Done():
+			}
+			continue
+		}
+		if err := w.fetchOnce(ctx, k, c, n, int(bytes)); err != nil {
+			if errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrConsumerNotFound) {
+				return fmt.Errorf("consume %s: %w", k.kind, err)
+			}
+			w.log.Warn("fetch deliveries", "kind", k.kind, "err", err)
+			pause(ctx, fetchPause)
+		}
+	}
+	return nil
+}
+
+// fetchOnce makes one fetch of up to n messages and bytes and adds each to the
+// pool as it arrives.
+func (w *Worker) fetchOnce(ctx context.Context, k *kind, c jetstream.Consumer, n, bytes int) error {
+	fctx, cancel := context.WithTimeout(ctx, fetchExpiry)
+	defer cancel()
+	batch, err := c.Fetch(n, jetstream.FetchContext(fctx), jetstream.FetchMaxBytes(bytes),
+		jetstream.FetchHeartbeat(fetchHeartbeat))
+	if err != nil {
+		return err
+	}
+	for msg := range batch.Messages() {
+		if ctx.Err() != nil {
+			w.settle(msg.Nak(), "", outcomeReturned)
+			continue
+		}
+		if t := w.taskOf(k, msg); t != nil {
+			k.pool.add(t)
+		}
+	}
+	switch err := batch.Error(); {
+	case err == nil, ctx.Err() != nil, errors.Is(err, context.DeadlineExceeded),
+		errors.Is(err, jetstream.ErrNoMessages), errors.Is(err, jetstream.ErrMaxBytesExceeded):
+		return nil
+	default:
+		return err
+	}
+}
+
+// taskOf reads a fetched message. A message no sender can read (one of an
+// earlier version carried only the delivery id) is terminated: the reconciler
+// publishes the delivery again, sealed, once the stream's dedupe window no
+// longer remembers the first message's id.
+func (w *Worker) taskOf(k *kind, msg jetstream.Msg) *task {
+	env, err := decodeEnvelope(msg)
+	if err != nil {
+		w.log.Warn("a delivery message that does not decode; left to the reconciler", "subject", msg.Subject(), "err", err)
+		_ = msg.Term()
+		return nil
+	}
+	return &task{msg: msg, id: env.ID, env: env, size: len(msg.Data()), owner: env.Owner, touched: time.Now(),
+		destName: destination(k.sender, env, w.delivery)}
+}
+
+// destination names where env goes: the sender's name for it when its
+// channels name providers of their own, else "" (one per kind).
+func destination(s channels.Sender, env *envelope, delivery *secret.Box) string {
+	d, ok := s.(interface{ Destination(channels.Channel) string })
+	if !ok {
+		return ""
+	}
+	c := channels.Channel{ID: env.Channel.ID, Kind: channels.Kind(env.Channel.Kind), Config: env.Channel.Config}
+	if len(env.Secret) > 0 && delivery != nil {
+		if plain, err := delivery.Open(env.Secret, []byte(env.ID)); err == nil {
+			c.Secret = string(plain)
+		}
+	}
+	return d.Destination(c)
+}
+
+// heartbeat tells JetStream, every third of the ack wait, that the messages the
+// kind holds are in progress, so that the ack wait hands out again only the
+// messages of a process that is gone; and renews the ledger's claims of the
+// sends that take that long.
 func (w *Worker) heartbeat(k *kind, stop <-chan struct{}) {
-	t := time.NewTicker(w.cfg.AckWait / 3)
+	every := w.cfg.AckWait / 3
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
 		case <-stop:
 			return
 		case <-t.C:
-			k.held.Range(func(key, _ any) bool {
-				_ = key.(*task).msg.InProgress()
-				return true
-			})
-		}
-	}
-}
-
-// pull moves messages from the iterator (next gives them) to queue, which it
-// closes when it returns: when ctx ends (handing back what the iterator still
-// holds) or the iterator closes.
-func (w *Worker) pull(ctx context.Context, k *kind, it jetstream.MessagesContext, next nextFunc, queue chan<- *task) error {
-	defer close(queue)
-	for {
-		msg, err := next(ctx)
-		switch {
-		case err == nil:
-		case ctx.Err() != nil:
-			handBack(it)
-			return nil
-		case errors.Is(err, jetstream.ErrMsgIteratorClosed):
-			return fmt.Errorf("consume %s: %w", k.kind, err)
-		default:
-			w.log.Warn("consume", "kind", k.kind, "err", err)
-			continue
-		}
-		t := &task{msg: msg, at: time.Now()}
-		if t.env, err = decodeEnvelope(msg); err != nil {
-			// A message no sender can read (one of an earlier version carried only the
-			// delivery id): the reconciler publishes the delivery again, sealed, once the
-			// stream's dedupe window no longer remembers the first message's id.
-			w.log.Warn("a delivery message that does not decode; left to the reconciler", "subject", msg.Subject(), "err", err)
-			_ = msg.Term()
-			continue
-		}
-		t.id = t.env.ID
-		k.held.Store(t, struct{}{})
-		select {
-		case queue <- t:
-		case <-ctx.Done():
-			k.held.Delete(t)
-			_ = msg.Nak()
-			handBack(it)
-			return nil
-		}
-	}
-}
-
-// nextFunc returns the next message, waiting for it until ctx ends.
-type nextFunc func(ctx context.Context) (jetstream.Msg, error)
-
-// messages starts pulling c's messages, at most held of them here at once, with
-// the expiry and heartbeat above, and returns the iterator and the function
-// that gives its messages with the recheck after each one (see pullRecheck).
-func messages(c jetstream.Consumer, held int) (jetstream.MessagesContext, nextFunc, error) {
-	it, err := c.Messages(jetstream.PullMaxMessages(held), jetstream.PullExpiry(pullExpiry), jetstream.PullHeartbeat(pullHeartbeat))
-	if err != nil {
-		return nil, nil, err
-	}
-	return it, rechecking(func(ctx context.Context) (jetstream.Msg, error) { return it.Next(jetstream.NextContext(ctx)) }), nil
-}
-
-// rechecking returns a function that returns the next message wait gives (the
-// iterator's Next until its context ends). After a message, it first waits
-// pullRecheck, then waits again without that bound (see pullRecheck).
-func rechecking(wait nextFunc) nextFunc {
-	recheck := false // the last wait returned a message
-	return func(ctx context.Context) (jetstream.Msg, error) {
-		if recheck {
-			short, cancel := context.WithTimeout(ctx, pullRecheck)
-			msg, err := wait(short)
-			cancel()
-			if err == nil || ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
-				recheck = err == nil
-				return msg, err
+			now := time.Now()
+			stale := k.pool.stale(now.Add(-every), now)
+			for _, t := range stale {
+				_ = t.msg.InProgress()
 			}
-		}
-		msg, err := wait(ctx)
-		recheck = err == nil
-		return msg, err
-	}
-}
-
-// handBack stops pulling and gives the messages already pulled but not
-// handled back to JetStream, so that they go out again at once rather than
-// after the ack wait.
-func handBack(it jetstream.MessagesContext) {
-	it.Drain()
-	for {
-		msg, err := it.Next(jetstream.NextMaxWait(time.Second))
-		if err != nil {
-			break
-		}
-		_ = msg.Nak()
-	}
-	it.Stop()
-}
-
-// dispatch takes the queued messages batch by batch, reads their ledger
-// entries and starts their sends, at most the kind's concurrency at once.
-// It returns when queue is closed and every send it started has finished.
-func (w *Worker) dispatch(ctx context.Context, k *kind, queue <-chan *task) {
-	slots := make(chan struct{}, k.cfg.Concurrency)
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	batch := make([]*task, 0, k.cfg.Concurrency)
-	for first := range queue {
-		batch = gather.Ready(queue, append(batch[:0], first), cap(batch))
-		err := w.readLedger(ctx, batch)
-		for i, t := range batch {
-			if err == nil {
-				select {
-				case slots <- struct{}{}:
-				case <-ctx.Done():
-					err = ctx.Err()
-				}
-			}
-			if err != nil {
-				w.handBackUnread(ctx, k, batch[i:], err)
-				break
-			}
-			wg.Go(func() {
-				defer func() { <-slots }()
-				w.handle(ctx, k, t)
-			})
+			w.renew(stale)
 		}
 	}
 }
 
-// readLedger reads the ledger entries of a batch, claiming them for a send here.
-func (w *Worker) readLedger(ctx context.Context, batch []*task) error {
-	if err := ctx.Err(); err != nil {
-		return err
+// renew extends the ledger's claims of the tasks that have one, when the
+// ledger's claims lapse.
+func (w *Worker) renew(ts []*task) {
+	r, ok := w.ledger.(interface {
+		Renew(ctx context.Context, ids []string) error
+	})
+	if !ok {
+		return
 	}
-	ids := make([]string, len(batch))
-	for i, t := range batch {
-		ids[i] = t.id
-	}
-	ctx, cancel := context.WithTimeout(ctx, ledgerTimeout)
-	defer cancel()
-	entries, err := w.ledger.Claim(ctx, ids)
-	if err != nil {
-		return err
-	}
-	for _, t := range batch {
-		t.entry, t.found = entries[t.id]
-	}
-	return nil
-}
-
-// handBackUnread returns messages that will not be sent now: at once when
-// stopping, after a short delay when the ledger could not be read.
-func (w *Worker) handBackUnread(ctx context.Context, k *kind, ts []*task, err error) {
-	stopping := ctx.Err() != nil
-	if !stopping {
-		w.log.Error("read ledger", "err", err)
-	}
+	var ids []string
 	for _, t := range ts {
-		k.held.Delete(t)
-		if stopping {
-			w.settle(t.msg.Nak(), t.id, outcomeReturned)
-		} else {
-			w.settle(t.msg.NakWithDelay(w.cfg.BackoffBase), t.id, outcomeReturned)
+		if _, claimed := w.running.Load(t.id); claimed {
+			ids = append(ids, t.id)
 		}
-		w.report(t.id, outcomeReturned)
+	}
+	if len(ids) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), w.cfg.AckWait/3)
+	defer cancel()
+	if err := r.Renew(ctx, ids); err != nil {
+		w.log.Warn("renew delivery claims", "deliveries", len(ids), "err", err)
 	}
 }
 
@@ -288,4 +242,14 @@ func decodeEnvelope(msg jetstream.Msg) (*envelope, error) {
 		return nil, fmt.Errorf("delivery id %q, message id %q", env.ID, id)
 	}
 	return env, nil
+}
+
+// pause waits d or until ctx ends.
+func pause(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }

@@ -1,7 +1,6 @@
 package worker
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,31 +12,10 @@ import (
 	"github.com/heraldhq/herald/store"
 )
 
-// handle delivers one message unless a copy of it is being handled here.
-func (w *Worker) handle(stop context.Context, k *kind, t *task) {
-	defer k.held.Delete(t)
-	o := outcomeBusy
-	if _, busy := w.running.LoadOrStore(t.id, struct{}{}); !busy {
-		o = w.deliver(stop, k, t)
-		w.running.Delete(t.id)
-	}
-	w.metrics.handled.WithLabelValues(string(k.kind), o.String()).Inc()
-	w.report(t.id, o)
-}
-
-// report tells the test hook what became of a message.
-func (w *Worker) report(id string, o outcome) {
-	if w.onSettle != nil {
-		w.onSettle(id, o)
-	}
-}
-
-// deliver checks the ledger entry, sends and records the outcome. Once the
-// send starts, stop no longer cuts it: the send is bounded by the send
-// timeout and the ledger write that follows is always made. The message
-// holds its send slot until its outcome is in the ledger, so that a crash
-// finds at most one accepted, unrecorded send per slot (the ledger writes of
-// the slots still go in one transaction).
+// deliver settles one claimed task: from its ledger entry, or by sending it
+// and recording the outcome. Once the send starts, stop no longer cuts it:
+// the send is bounded by the send timeout and the ledger write that follows
+// is always made. outcomeHeld leaves the task in the pool, waiting again.
 func (w *Worker) deliver(stop context.Context, k *kind, t *task) outcome {
 	msg, id, d := t.msg, t.id, t.entry
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(stop), ledgerTimeout)
@@ -50,6 +28,8 @@ func (w *Worker) deliver(stop context.Context, k *kind, t *task) outcome {
 		return w.settle(msg.Ack(), id, outcomeSkipped)
 	case d.Attempts >= w.cfg.MaxAttempts:
 		return w.fail(ctx, msg, id, fmt.Sprintf("gave up after %d attempts: %s", d.Attempts, d.LastError))
+	case w.tooOld(msg):
+		return w.fail(ctx, msg, id, fmt.Sprintf("the %s provider could not be reached for %s", k.kind, w.cfg.MaxWait))
 	}
 	m, err := t.env.open(ctx, w.delivery, w.files)
 	switch {
@@ -58,16 +38,13 @@ func (w *Worker) deliver(stop context.Context, k *kind, t *task) outcome {
 	case err != nil:
 		return w.failedAttempt(ctx, msg, id, err)
 	}
-	if time.Since(t.at) > w.cfg.AckWait/4 {
-		_ = msg.InProgress() // it waited long for its slot
-	}
-	providerID, sendErr, err := w.send(stop, k, t, m)
-	if err != nil {
-		// Not sent: hand it back rather than hold the stop up.
-		return w.settle(msg.Nak(), id, outcomeReturned)
-	}
-	if sendErr == errTooOld {
-		return w.fail(ctx, msg, id, fmt.Sprintf("the %s provider could not be reached for %s", k.kind, w.cfg.MaxWait))
+	sendCtx, cancelSend := context.WithTimeout(context.WithoutCancel(stop), w.cfg.SendTimeout)
+	began := time.Now()
+	providerID, sendErr := k.sender.Send(sendCtx, m)
+	cancelSend()
+	w.metrics.sent(string(k.kind), time.Since(began), sendErr)
+	if w.held(k, t, sendErr) {
+		return outcomeHeld
 	}
 	ctx, cancel = context.WithTimeout(context.WithoutCancel(stop), ledgerTimeout)
 	defer cancel()
@@ -77,44 +54,29 @@ func (w *Worker) deliver(stop context.Context, k *kind, t *task) outcome {
 	return w.sent(ctx, msg, id, providerID)
 }
 
-// errTooOld is send's answer for a delivery that waited Config.MaxWait for its provider.
-var errTooOld = errors.New("waited too long for the provider")
-
-// send sends m once the kind's rate limit and breaker let it, and returns the
-// provider's id and the send's error. While the provider cannot be reached, the send
-// waits in its slot and tries again as the breaker's probes allow, and that costs no
-// attempt; a delivery older than Config.MaxWait gets errTooOld. err is stop's when the
-// worker stops before the send went.
-func (w *Worker) send(stop context.Context, k *kind, t *task, m channels.Message) (providerID string, sendErr, err error) {
-	for {
-		if err := k.wait(stop, t.msg, w.cfg.AckWait); err != nil || stop.Err() != nil {
-			return "", nil, cmp.Or(err, stop.Err())
-		}
-		probe, err := k.breaker.acquire(stop)
-		if err != nil {
-			return "", nil, err
-		}
-		if md, err := t.msg.Metadata(); err == nil && time.Since(md.Timestamp) > w.cfg.MaxWait {
-			k.breaker.done(probe, false)
-			return "", errTooOld, nil
-		}
-		sendCtx, cancelSend := context.WithTimeout(context.WithoutCancel(stop), w.cfg.SendTimeout)
-		began := time.Now()
-		providerID, sendErr = k.sender.Send(sendCtx, m)
-		w.metrics.sent(string(k.kind), time.Since(began), sendErr)
-		cancelSend()
-		down := unreachable(sendErr)
-		if down && !k.breaker.isOpen() {
-			w.log.Warn("provider unreachable; holding the kind's sends", "kind", k.kind, "delivery", t.id, "err", sendErr)
-		}
-		k.breaker.done(probe, down)
-		if !down {
-			if probe {
-				w.log.Info("provider reachable again", "kind", k.kind)
-			}
-			return providerID, sendErr, nil
-		}
+// held records a send's result with its destination's breaker and reports
+// whether the task waits again, charged nothing: its destination took nothing,
+// or is held.
+func (w *Worker) held(k *kind, t *task, sendErr error) bool {
+	probe := t.probe
+	held, change := k.pool.result(time.Now(), t, classify(sendErr))
+	dest := t.destName
+	switch {
+	case change == changeHeld:
+		w.log.Warn("destination unavailable; holding its deliveries", "kind", k.kind, "destination", dest,
+			"delivery", t.id, "err", sendErr)
+	case change == changeReleased:
+		w.log.Info("destination takes deliveries again", "kind", k.kind, "destination", dest)
+	case held && probe:
+		w.log.Debug("destination still unavailable", "kind", k.kind, "destination", dest, "err", sendErr)
 	}
+	return held
+}
+
+// tooOld reports whether msg was published longer than Config.MaxWait ago.
+func (w *Worker) tooOld(msg jetstream.Msg) bool {
+	md, err := msg.Metadata()
+	return err == nil && time.Since(md.Timestamp) > w.cfg.MaxWait
 }
 
 // sent records an accepted send and acknowledges the message.
@@ -185,34 +147,4 @@ func (w *Worker) settle(ackErr error, id string, o outcome) outcome {
 func lastDelivery(msg jetstream.Msg, maxDeliver int) bool {
 	md, err := msg.Metadata()
 	return err == nil && md.NumDelivered >= uint64(maxDeliver)
-}
-
-// wait takes a token from the kind's rate limit, telling JetStream the
-// message is in progress while it waits. It returns stop's error, giving
-// the token back, when stop ends first.
-func (k *kind) wait(stop context.Context, msg jetstream.Msg, ackWait time.Duration) error {
-	if k.limiter == nil {
-		return nil
-	}
-	r := k.limiter.Reserve()
-	delay := r.Delay()
-	if delay == 0 {
-		return nil
-	}
-	_ = msg.InProgress()
-	timer := time.NewTimer(delay)
-	defer timer.Stop()
-	keepAlive := time.NewTicker(ackWait / 3)
-	defer keepAlive.Stop()
-	for {
-		select {
-		case <-timer.C:
-			return nil
-		case <-keepAlive.C:
-			_ = msg.InProgress()
-		case <-stop.Done():
-			r.Cancel()
-			return stop.Err()
-		}
-	}
 }

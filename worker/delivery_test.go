@@ -187,7 +187,7 @@ func TestSMTPServerDownThenBack(t *testing.T) {
 	r := e.start(startNATS(t, t.TempDir()), []channels.Sender{sender}, cfg)
 	r.relay.Notify()
 	deadline := time.Now().Add(testTimeout)
-	for !r.w.kinds[0].breaker.isOpen() {
+	for _, _, held := r.w.kinds[0].pool.state(); held == 0; _, _, held = r.w.kinds[0].pool.state() {
 		if time.Now().After(deadline) {
 			t.Fatal("the breaker did not open while the relay was down")
 		}

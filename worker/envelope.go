@@ -18,8 +18,13 @@ import (
 // on any machine needs, so that it reads nothing of the control process's
 // store. Its files travel apart, in the object store, named by their content.
 type envelope struct {
-	ID      string          `json:"id"` // the delivery id
-	Channel envelopeChannel `json:"channel"`
+	ID string `json:"id"` // the delivery id
+	// Owner is the id of the user whose subscription made the delivery, and
+	// Subscription the subscription's id: senders share their slots fairly by
+	// owner and drop what a subscription's owner called off.
+	Owner        string          `json:"owner,omitempty"`
+	Subscription string          `json:"subscription,omitempty"`
+	Channel      envelopeChannel `json:"channel"`
 	// Secret is the channel's secret sealed with the delivery key for this
 	// delivery id, so that it opens only on a sender that shares the key and
 	// only for this delivery.
@@ -78,7 +83,7 @@ func seal(ctx context.Context, d store.Outgoing, atRest, delivery *secret.Box, f
 	if err != nil {
 		return nil, fmt.Errorf("%w: channel %s: %v", errUndeliverable, d.ChannelID, err)
 	}
-	env := envelope{ID: d.ID, Channel: envelopeChannel{ID: d.ChannelID, Kind: d.ChannelKind, Config: d.ChannelConfig},
+	env := envelope{ID: d.ID, Owner: d.Owner, Subscription: d.SubscriptionID, Channel: envelopeChannel{ID: d.ChannelID, Kind: d.ChannelKind, Config: d.ChannelConfig},
 		Subject: d.Payload.Subject, Text: d.Payload.Text, HTML: d.Payload.HTML, Source: d.Payload.Source, Links: d.Payload.Links}
 	if plain != "" {
 		if delivery == nil {

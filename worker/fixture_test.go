@@ -97,11 +97,32 @@ func mailTo(address string) channels.Channel {
 	return channels.Channel{Kind: "email", Config: json.RawMessage(`{"to":` + strconv.Quote(address) + `}`)}
 }
 
-// channel stores a channel like c, its password sealed, and returns its id.
-func (e *env) channel(c channels.Channel) string {
+// addOwner adds a user with a subscription of the env's project and
+// returns the subscription's id.
+func (e *env) addOwner(user string) string {
+	e.t.Helper()
+	ctx := context.Background()
+	u := store.User{ID: user, Domain: "default", Login: user + "@example.com", PasswordHash: "x", Created: t0, Updated: t0}
+	if err := e.st.CreateUser(ctx, u); err != nil {
+		e.t.Fatal(err)
+	}
+	sub := store.Subscription{ID: "s-" + user, ProjectID: "p1", Owner: user, Title: "Alerts of " + user, Enabled: true,
+		Created: t0, Updated: t0}
+	if err := e.st.CreateSubscription(ctx, sub, store.Quota{}); err != nil {
+		e.t.Fatal(err)
+	}
+	return sub.ID
+}
+
+// channel stores a channel like c of the env's owner, its password sealed,
+// and returns its id.
+func (e *env) channel(c channels.Channel) string { return e.channelOf(e.owner, c) }
+
+// channelOf stores a channel like c of owner.
+func (e *env) channelOf(owner string, c channels.Channel) string {
 	e.t.Helper()
 	id := store.NewID(16)
-	sc := store.Channel{ID: id, Owner: e.owner, Kind: string(c.Kind), Title: string(c.Kind),
+	sc := store.Channel{ID: id, Owner: owner, Kind: string(c.Kind), Title: string(c.Kind),
 		Config: c.Config, Created: t0, Updated: t0}
 	if c.Secret != "" {
 		sc.Secret = e.box.Seal([]byte(c.Secret), []byte(id))
@@ -116,9 +137,15 @@ func (e *env) channel(c channels.Channel) string {
 // each channel and returns the run and its delivery ids, in channel order.
 func (e *env) enqueue(p store.Payload, channelIDs ...string) (store.Run, []string) {
 	e.t.Helper()
+	return e.enqueueTo(e.sub, p, channelIDs...)
+}
+
+// enqueueTo is enqueue for subscription sub.
+func (e *env) enqueueTo(sub string, p store.Payload, channelIDs ...string) (store.Run, []string) {
+	e.t.Helper()
 	ctx := context.Background()
 	at := t0.Add(time.Duration(e.runs.Add(1)) * time.Minute)
-	run := store.Run{ID: store.NewID(16), SubscriptionID: e.sub, ScheduledAt: at, Started: at}
+	run := store.Run{ID: store.NewID(16), SubscriptionID: sub, ScheduledAt: at, Started: at}
 	ds := make([]store.Delivery, 0, len(channelIDs))
 	ids := make([]string, 0, len(channelIDs))
 	for _, ch := range channelIDs {
@@ -235,7 +262,7 @@ func (e *env) start(n *NATS, senders []channels.Sender, cfg Config) *running {
 	relay := e.relay(n, files, cfg, Options{Logger: testLogger(e.t), Sweep: r.sweep})
 	var ledger Ledger = NewSQLiteLedger(e.st, nil, nil)
 	if e.ledger == LedgerJetStream {
-		kv, err := NewKVLedger(context.Background(), n.JetStream(), KVLedgerConfig{Owner: rand.Text(), Logger: testLogger(e.t)})
+		kv, err := NewKVLedger(context.Background(), n.JetStream(), KVLedgerConfig{Owner: rand.Text(), Lease: cfg.AckWait, Logger: testLogger(e.t)})
 		if err != nil {
 			e.t.Fatal(err)
 		}

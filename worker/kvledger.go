@@ -62,6 +62,11 @@ type KVLedgerConfig struct {
 	// Owner names this process in its claims, e.g. a random incarnation id.
 	// Required.
 	Owner string
+	// Lease is how long a claim keeps other processes from claiming the
+	// delivery: its owner renews it while it sends (Renew), so a claim older
+	// than Lease is one of a process presumed dead. Default DefaultAckWait,
+	// the consumers' ack wait, after which JetStream presumes the same.
+	Lease time.Duration
 	// Now stamps the entries and outcomes. Default time.Now.
 	Now func() time.Time
 	// Logger is told of the results that could not be published. Default: none.
@@ -96,6 +101,7 @@ type KVLedger struct {
 	js      jetstream.JetStream
 	results string
 	owner   string
+	lease   time.Duration
 	now     func() time.Time
 	log     *slog.Logger
 	// publishFor bounds the tries of one result's publish.
@@ -132,8 +138,13 @@ type kvClaim struct {
 
 func (e kvEntry) final() bool { return e.State != store.DeliveryPending }
 
-func (e kvEntry) entry() Entry {
-	return Entry{State: e.State, Attempts: e.Attempts, LastError: e.LastError}
+func (e kvEntry) entry(busy bool) Entry {
+	return Entry{State: e.State, Attempts: e.Attempts, LastError: e.LastError, Busy: busy}
+}
+
+// claimedElsewhere reports whether another process holds a live claim of e at now.
+func (l *KVLedger) claimedElsewhere(e kvEntry, now time.Time) bool {
+	return e.Owner != "" && e.Owner != l.owner && now.Sub(e.Claimed) < l.lease
 }
 
 // NewKVLedger creates or updates the bucket and the results stream and
@@ -156,6 +167,9 @@ func NewKVLedger(ctx context.Context, js jetstream.JetStream, cfg KVLedgerConfig
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.Lease <= 0 {
+		cfg.Lease = DefaultAckWait
 	}
 	if cfg.PublishFor <= 0 {
 		cfg.PublishFor = DefaultResultsPublishFor
@@ -180,7 +194,7 @@ func NewKVLedger(ctx context.Context, js jetstream.JetStream, cfg KVLedgerConfig
 	if err := createResultsStream(ctx, cfg.Logger, js, cfg.Results, cfg.Replicas, cfg.TTL); err != nil {
 		return nil, err
 	}
-	return &KVLedger{kv: kv, js: js, results: cfg.Results, owner: cfg.Owner, now: cfg.Now, log: cfg.Logger, publishFor: cfg.PublishFor,
+	return &KVLedger{kv: kv, js: js, results: cfg.Results, owner: cfg.Owner, lease: cfg.Lease, now: cfg.Now, log: cfg.Logger, publishFor: cfg.PublishFor,
 		claims: make(map[string]kvClaim)}, nil
 }
 
@@ -211,9 +225,13 @@ func ResultsConsumer(ctx context.Context, js jetstream.JetStream, stream, durabl
 //
 // JetStream hands a message to one consumer at a time, so two processes claim
 // the same delivery only when the first holder is presumed dead (its ack wait
-// passed). When the other process keeps winning the race, the entry is
-// returned all the same: it is pending, and the compare-and-set of the
-// outcome's write lets only one of the two settle it.
+// passed), or when a copy went out while the first holder's word that it was
+// in progress was lost (a leader election of the stream, say). A claim that
+// its owner renewed within the lease is left to it: the entry comes back Busy,
+// and this process holds its copy until the claim is settled or lapses. When
+// the other process keeps winning the race, the entry is returned all the
+// same: it is pending, and the compare-and-set of the outcome's write lets
+// only one of the two settle it.
 //
 // An id that is not a valid key fails the whole call, before anything is
 // written.
@@ -230,16 +248,16 @@ func (l *KVLedger) Claim(ctx context.Context, ids []string) (map[string]Entry, e
 		}
 	}
 	l.sweep()
-	entries := make([]kvEntry, len(uniq))
+	entries := make([]Entry, len(uniq))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(kvClaimParallel)
 	for i, id := range uniq {
 		g.Go(func() error {
-			e, err := l.claim(gctx, id)
+			e, busy, err := l.claim(gctx, id)
 			if err != nil {
 				return fmt.Errorf("claim delivery %s: %w", id, err)
 			}
-			entries[i] = e
+			entries[i] = e.entry(busy)
 			if e.final() {
 				l.publish(gctx, id, e)
 			}
@@ -251,13 +269,38 @@ func (l *KVLedger) Claim(ctx context.Context, ids []string) (map[string]Entry, e
 	}
 	out := make(map[string]Entry, len(uniq))
 	for i, id := range uniq {
-		out[id] = entries[i].entry()
+		out[id] = entries[i]
 	}
 	return out, nil
 }
 
-// claim creates or claims the entry of one delivery and returns it.
-func (l *KVLedger) claim(ctx context.Context, id string) (kvEntry, error) {
+// Renew extends this process's claims of the pending deliveries ids, which it
+// is sending, so that no other process takes them over meanwhile. A claim
+// that another process took over, or a delivery settled, is left as it is.
+func (l *KVLedger) Renew(ctx context.Context, ids []string) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(kvClaimParallel)
+	for _, id := range ids {
+		g.Go(func() error {
+			_, _, err := l.update(gctx, id, func(e *kvEntry) (bool, error) {
+				if e.final() || e.Owner != l.owner {
+					return false, nil
+				}
+				e.Claimed = l.now()
+				return true, nil
+			})
+			if errors.Is(err, ErrUnknown) {
+				return nil
+			}
+			return err
+		})
+	}
+	return g.Wait()
+}
+
+// claim creates or claims the entry of one delivery and returns it; busy when
+// another process holds a live claim of it.
+func (l *KVLedger) claim(ctx context.Context, id string) (_ kvEntry, busy bool, _ error) {
 	var last kvEntry
 	for range kvCASTries {
 		now := l.now()
@@ -272,23 +315,27 @@ func (l *KVLedger) claim(ctx context.Context, id string) (kvEntry, error) {
 			switch {
 			case err == nil:
 				l.remember(id, rev, e)
-				return e, nil
+				return e, false, nil
 			case errors.Is(err, jetstream.ErrKeyExists):
 				continue // another process created it first: read its entry
 			default:
-				return kvEntry{}, err
+				return kvEntry{}, false, err
 			}
 		}
 		if err != nil {
-			return kvEntry{}, err
+			return kvEntry{}, false, err
 		}
 		e, err := unmarshalEntry(kve.Value())
 		if err != nil {
-			return kvEntry{}, err
+			return kvEntry{}, false, err
 		}
 		if e.final() {
 			l.forget(id)
-			return e, nil
+			return e, false, nil
+		}
+		if l.claimedElsewhere(e, now) {
+			l.forget(id)
+			return e, true, nil
 		}
 		last = e
 		e.Owner, e.Claimed, e.Updated = l.owner, now, now
@@ -296,18 +343,18 @@ func (l *KVLedger) claim(ctx context.Context, id string) (kvEntry, error) {
 		switch {
 		case err == nil:
 			l.remember(id, rev, e)
-			return e, nil
+			return e, false, nil
 		case !errors.Is(err, jetstream.ErrKeyRevisionMismatch):
-			return kvEntry{}, err
+			return kvEntry{}, false, err
 		}
 		// Another process wrote it since the read: read it again.
 	}
 	l.forget(id)
 	if last.State == "" {
-		return kvEntry{}, fmt.Errorf("created and removed elsewhere %d times in a row", kvCASTries)
+		return kvEntry{}, false, fmt.Errorf("created and removed elsewhere %d times in a row", kvCASTries)
 	}
 	// Another process keeps claiming it; it is still pending as last read.
-	return last, nil
+	return last, false, nil
 }
 
 // Sent records the accepted send of a pending delivery. A delivery the

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,9 +20,14 @@ import (
 // newKVLedger returns a ledger of owner in the default bucket of n, its
 // clock stopped at t0, that tries a result's publish for a moment only.
 func newKVLedger(t *testing.T, n *NATS, owner string, log *slog.Logger) *KVLedger {
+	return newKVLedgerAt(t, n, owner, log, func() time.Time { return t0 })
+}
+
+// newKVLedgerAt is newKVLedger on the clock now.
+func newKVLedgerAt(t *testing.T, n *NATS, owner string, log *slog.Logger, now func() time.Time) *KVLedger {
 	t.Helper()
 	l, err := NewKVLedger(awaitCtx(t), n.JetStream(), KVLedgerConfig{Owner: owner, Logger: log,
-		Now: func() time.Time { return t0 }, PublishFor: 200 * time.Millisecond})
+		Now: now, PublishFor: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +186,8 @@ func TestKVLedgerClaimRepublishes(t *testing.T) {
 func TestKVLedgerStaleClaim(t *testing.T) {
 	ctx := awaitCtx(t)
 	n := startNATS(t, t.TempDir())
-	a, b := newKVLedger(t, n, "a", nil), newKVLedger(t, n, "b", nil)
+	later := t0.Add(DefaultAckWait) // the first claim has lapsed
+	a, b := newKVLedger(t, n, "a", nil), newKVLedgerAt(t, n, "b", nil, func() time.Time { return later })
 	ids := randomIDs(1)
 	id := ids[0]
 	claim(t, a, ids, Entry{State: store.DeliveryPending})
@@ -203,11 +210,44 @@ func TestKVLedgerStaleClaim(t *testing.T) {
 		t.Fatal(err)
 	}
 	if e.State != store.DeliverySent || e.Attempts != 1 || e.ProviderID != "<a@example.com>" || e.Owner != "b" ||
-		!e.Claimed.Equal(t0) || !e.Updated.Equal(t0) {
+		!e.Claimed.Equal(later) || !e.Updated.Equal(t0) {
 		t.Fatalf("entry %+v: want sent once by a, last claimed by b", e)
 	}
 	rs := readResults(t, n, 1)
 	wantResult(t, rs[0], Outcome{Delivery: id, State: store.DeliverySent, Attempts: 1, ProviderID: "<a@example.com>"})
+}
+
+// TestKVLedgerClaimIsExclusive: a claim that its owner renews keeps every
+// other process from claiming the delivery, which finds it Busy; once the
+// owner stops renewing, the claim lapses after the lease and another process
+// takes it.
+func TestKVLedgerClaimIsExclusive(t *testing.T) {
+	t.Parallel()
+	ctx := awaitCtx(t)
+	n := startNATS(t, t.TempDir())
+	var now atomic.Int64
+	now.Store(t0.UnixNano())
+	clock := func() time.Time { return time.Unix(0, now.Load()).UTC() }
+	a, b := newKVLedgerAt(t, n, "a", nil, clock), newKVLedgerAt(t, n, "b", nil, clock)
+	ids := randomIDs(1)
+	claim(t, a, ids, Entry{State: store.DeliveryPending})
+	claim(t, b, ids, Entry{State: store.DeliveryPending, Busy: true})
+	for range 3 { // a sends for longer than the lease, renewing its claim
+		now.Add(int64(DefaultAckWait / 2))
+		if err := a.Renew(ctx, ids); err != nil {
+			t.Fatal(err)
+		}
+		claim(t, b, ids, Entry{State: store.DeliveryPending, Busy: true})
+	}
+	now.Add(int64(DefaultAckWait)) // a is gone
+	claim(t, b, ids, Entry{State: store.DeliveryPending})
+	claim(t, a, ids, Entry{State: store.DeliveryPending, Busy: true})
+	if err := a.Renew(ctx, ids); err != nil { // a claim lost is not renewed
+		t.Fatal(err)
+	}
+	if ok, err := b.Sent(ctx, ids[0], "<b@example.com>"); err != nil || !ok {
+		t.Fatalf("Sent by the new holder = %v, %v; want true", ok, err)
+	}
 }
 
 // TestKVLedgerInvalidKey: an id that is no key of the bucket is an error,

@@ -14,7 +14,8 @@ import (
 // for senders on any machine.
 type Ledger interface {
 	// Claim returns the entries of the deliveries ids and claims the pending
-	// ones for a send by this process. An id the ledger does not know (its run
+	// ones for a send by this process, unless another process holds a claim
+	// it keeps renewing (Entry.Busy). An id the ledger does not know (its run
 	// was deleted) is left out of the map.
 	Claim(ctx context.Context, ids []string) (map[string]Entry, error)
 	// Sent records the accepted send of a delivery with the provider's id. It
@@ -35,6 +36,9 @@ type Entry struct {
 	State     string // store.DeliveryPending, store.DeliverySent or store.DeliveryFailed
 	Attempts  int    // failed or accepted sends so far
 	LastError string
+	// Busy is set on a pending delivery that another process claimed and
+	// keeps claiming: it is sending it, so this one must not.
+	Busy bool
 }
 
 // Ledger errors.

@@ -22,8 +22,9 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		handled: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "herald_worker_deliveries_total",
 			Help: "Delivery messages handled, by channel kind and result: sent, failed (for good), retry " +
-				"(a failed attempt that will be retried), skipped (settled before), dropped (its run was deleted), " +
-				"returned (handed back unsent) and busy (a copy was being handled).",
+				"(a failed attempt that will be retried), skipped (settled before), dropped (its run was deleted or called off), " +
+				"returned (handed back unsent), busy (a copy was being handled) and held (its destination took nothing; " +
+				"it waits again, charged nothing).",
 		}, []string{"kind", "result"}),
 		attempts: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "herald_worker_send_attempts_total",
@@ -53,6 +54,7 @@ type collector struct {
 	ackPending  *prometheus.Desc
 	redelivered *prometheus.Desc
 	down        *prometheus.Desc
+	heldDests   *prometheus.Desc
 }
 
 // scrapeTimeout bounds the store and JetStream reads of one scrape.
@@ -69,7 +71,10 @@ func newCollector(w *Worker) *collector {
 		redelivered: prometheus.NewDesc("herald_worker_consumer_redelivered_messages",
 			"Messages handed to the kind's consumer more than once and not yet acknowledged.", kind, nil),
 		down: prometheus.NewDesc("herald_worker_provider_unreachable",
-			"1 while the kind's provider cannot be reached and its sends wait for a probe to connect.", kind, nil),
+			"1 while a destination of the kind (its SMTP relay, a webhook's receiver) is held as unavailable "+
+				"and its sends wait for a probe to get through.", kind, nil),
+		heldDests: prometheus.NewDesc("herald_worker_destinations_held",
+			"Destinations of the kind held as unavailable, whose deliveries wait for a probe to get through.", kind, nil),
 	}
 }
 
@@ -78,6 +83,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.ackPending
 	ch <- c.redelivered
 	ch <- c.down
+	ch <- c.heldDests
 }
 
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
@@ -86,11 +92,13 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	// A series that cannot be read is left out of the scrape rather than failing it:
 	// /readyz tells what is down.
 	for _, k := range c.w.kinds {
+		_, _, held := k.pool.state()
 		down := 0.0
-		if k.breaker.isOpen() {
+		if held > 0 {
 			down = 1
 		}
 		ch <- prometheus.MustNewConstMetric(c.down, prometheus.GaugeValue, down, string(k.kind))
+		ch <- prometheus.MustNewConstMetric(c.heldDests, prometheus.GaugeValue, float64(held), string(k.kind))
 		cons, err := c.w.js.Consumer(ctx, c.w.cfg.Stream, durable(k.kind))
 		if err != nil {
 			continue

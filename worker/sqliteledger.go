@@ -64,7 +64,7 @@ func (l *SQLiteLedger) Claim(ctx context.Context, ids []string) (map[string]Entr
 	}
 	out := make(map[string]Entry, len(rows))
 	for id, e := range rows {
-		out[id] = Entry(e)
+		out[id] = Entry{State: e.State, Attempts: e.Attempts, LastError: e.LastError}
 	}
 	return out, nil
 }

@@ -97,8 +97,7 @@ type kind struct {
 	sender  channels.Sender
 	cfg     KindConfig
 	limiter *rate.Limiter // nil: no limit
-	held    sync.Map      // *task → struct{}: the messages pulled and not yet settled
-	breaker *breaker
+	pool    *pool         // the messages fetched and not yet settled
 }
 
 // New returns a Worker that delivers with the given senders, at most one per
@@ -129,8 +128,10 @@ func New(js jetstream.JetStream, ledger Ledger, files *Files, delivery *secret.B
 		if kc.Rate > 0 {
 			lim = rate.NewLimiter(rate.Limit(kc.Rate), kc.Burst)
 		}
+		policy := breakerPolicy{probeMin: cfg.ProbeInterval, probeMax: cfg.ProbeIntervalMax,
+			failures: cfg.BreakerFailures, window: cfg.BreakerWindow}
 		w.kinds = append(w.kinds, &kind{kind: k, sender: s, cfg: kc, limiter: lim,
-			breaker: newBreaker(cfg.ProbeInterval, cfg.ProbeIntervalMax)})
+			pool: newPool(policy, kc.PerDestination, kc.PerOwner)})
 	}
 	if opt.Registerer != nil {
 		if err := opt.Registerer.Register(newCollector(w)); err != nil {
@@ -175,6 +176,15 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// flush makes sure the acknowledgements sent so far reached the server, so
+// that the messages handed back when stopping go out again at once rather
+// than after the ack wait.
+func (w *Worker) flush() {
+	if err := w.js.Conn().FlushTimeout(time.Second); err != nil {
+		w.log.Debug("flush acknowledgements", "err", err)
+	}
 }
 
 // Local copies of attachments not used for scratchAge are removed every

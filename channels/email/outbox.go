@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/wneessen/go-mail"
+
 	"github.com/heraldhq/herald/channels"
 )
 
@@ -59,31 +61,38 @@ func (o *Outbox) Send(ctx context.Context, m channels.Message) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("compose email: %w", err)
 	}
-	if err := os.MkdirAll(o.dir, 0o700); err != nil {
-		return "", fmt.Errorf("write email: %w", err)
-	}
-	// Only a finished message carries the .eml suffix: whoever watches the
-	// folder never reads one half written.
-	tmp, err := os.CreateTemp(o.dir, ".tmp-*")
-	if err != nil {
-		return "", fmt.Errorf("write email: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // fails harmlessly once renamed
-	if _, err := msg.WriteTo(tmp); err != nil {
-		_ = tmp.Close()
-		return "", fmt.Errorf("write email: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		_ = tmp.Close()
-		return "", fmt.Errorf("write email: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return "", fmt.Errorf("write email: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), o.Path(m.DeliveryID)); err != nil {
-		return "", fmt.Errorf("write email: %w", err)
+	if err := o.write(msg, m.DeliveryID); err != nil {
+		// The folder, not the message: every message would fail alike until
+		// the disk has room or the folder is writable again.
+		return "", channels.Unavailable(fmt.Errorf("write email: %w", err))
 	}
 	id := msg.GetMessageID()
 	o.log.DebugContext(ctx, "email written to outbox", "delivery", m.DeliveryID, "message_id", id)
 	return id, nil
+}
+
+// write writes msg to the file of delivery id: a temporary file, synced, then
+// renamed, so that whoever watches the folder never reads one half written
+// (only a finished message carries the .eml suffix).
+func (o *Outbox) write(msg *mail.Msg, id string) error {
+	if err := os.MkdirAll(o.dir, 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(o.dir, ".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // fails harmlessly once renamed
+	if _, err := msg.WriteTo(tmp); err != nil {
+		_ = tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		_ = tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), o.Path(id))
 }

@@ -29,13 +29,16 @@ type Settings struct {
 	// MaxFileBytes is the largest attachment shared; a larger one fails the
 	// delivery permanently. Default 100 MiB; Slack itself takes up to 1 GB.
 	MaxFileBytes int64 `yaml:"maxFileBytes"`
-	// Concurrency (default 4) and Rate (sends per second, default 0: no limit).
+	// Concurrency (default 8), Rate (sends per second, default 0: no limit),
+	// PerDestination (sends to one workspace at once, default 4) and PerOwner
+	// (sends of one owner at once, default 4).
 	channels.Limits `yaml:",inline"`
 }
 
 // DefaultSettings returns the slack section's defaults.
 func DefaultSettings() *Settings {
-	return &Settings{BaseURL: DefaultBaseURL, MaxFileBytes: DefaultMaxFileBytes, Limits: channels.Limits{Concurrency: 4}}
+	return &Settings{BaseURL: DefaultBaseURL, MaxFileBytes: DefaultMaxFileBytes,
+		Limits: channels.Limits{Concurrency: 8, PerDestination: 4, PerOwner: 4}}
 }
 
 // maxFileBytes is the largest file Slack takes.

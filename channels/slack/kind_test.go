@@ -64,7 +64,8 @@ func TestSettings(t *testing.T) {
 	if err := def.Validate(); err != nil {
 		t.Fatalf("defaults do not validate: %v", err)
 	}
-	if def.BaseURL != "https://slack.com/api/" || def.MaxFileBytes != 100<<20 || def.Concurrency != 4 || def.Rate != 0 {
+	if def.BaseURL != "https://slack.com/api/" || def.MaxFileBytes != 100<<20 || def.Concurrency != 8 || def.Rate != 0 ||
+		def.PerDestination != 4 || def.PerOwner != 4 {
 		t.Fatalf("defaults = %+v", def)
 	}
 	var set slack.Settings

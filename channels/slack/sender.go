@@ -3,6 +3,8 @@ package slack
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -98,6 +100,13 @@ func New(cfg Config) *Sender {
 
 // Kind is the Slack kind.
 func (s *Sender) Kind() channels.Kind { return Kind }
+
+// Destination names the workspace a channel's messages go to by its bot
+// token, which belongs to one workspace: a digest of it, never the token.
+func (s *Sender) Destination(c channels.Channel) string {
+	sum := sha256.Sum256([]byte(c.Secret))
+	return "workspace " + hex.EncodeToString(sum[:6])
+}
 
 // Close releases the sender's idle connections. A Sender may still be used
 // after Close.

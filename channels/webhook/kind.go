@@ -52,13 +52,17 @@ type Settings struct {
 	// Resolver looks up endpoint host names when connecting; nil means
 	// net.DefaultResolver. Not configurable: tests set it.
 	Resolver Resolver `yaml:"-"`
-	// Concurrency (default 4) and Rate (sends per second, default 0: no limit).
+	// Concurrency (default 32), Rate (sends per second, default 0: no limit),
+	// PerDestination (sends to one origin at once, default 4) and PerOwner (sends
+	// of one owner at once, default 16). Receivers are slow or hang at their
+	// owner's cost: a slot is a goroutine and a connection, so there are many.
 	channels.Limits `yaml:",inline"`
 }
 
 // DefaultSettings returns the webhook section's defaults.
 func DefaultSettings() *Settings {
-	return &Settings{AllowNetworks: []string{}, MaxInlineBytes: DefaultMaxInlineBytes, Limits: channels.Limits{Concurrency: 4}}
+	return &Settings{AllowNetworks: []string{}, MaxInlineBytes: DefaultMaxInlineBytes,
+		Limits: channels.Limits{Concurrency: 32, PerDestination: 4, PerOwner: 16}}
 }
 
 // Validate names the wrong key.

@@ -98,7 +98,7 @@ func TestSettingsValidate(t *testing.T) {
 		t.Fatalf("defaults: %v", err)
 	}
 	d := webhook.DefaultSettings()
-	if d.MaxInlineBytes != 4<<20 || d.Concurrency != 4 || len(d.AllowNetworks) != 0 {
+	if d.MaxInlineBytes != 4<<20 || d.Concurrency != 32 || d.PerDestination != 4 || d.PerOwner != 16 || len(d.AllowNetworks) != 0 {
 		t.Fatalf("defaults = %+v", d)
 	}
 	s := webhook.DefaultSettings()

@@ -15,6 +15,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -155,6 +156,25 @@ func (s *Sender) Close() error {
 
 // Kind is the webhook kind.
 func (s *Sender) Kind() channels.Kind { return Kind }
+
+// Destination names the receiver a channel's messages go to by its URL's
+// origin (scheme, host and port), without the path and query, which may hold
+// a token.
+func (s *Sender) Destination(c channels.Channel) string {
+	var e Endpoint
+	if c.Decode(&e) != nil {
+		return ""
+	}
+	u, err := url.Parse(e.URL)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	return u.Scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
+}
 
 // Send posts the message to the channel's URL, signed with the channel's
 // secret, and returns the response's X-Request-Id or, without one, the

@@ -1,0 +1,155 @@
+package worker
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// dispatch starts the sends of the kind's pool, at most the kind's
+// concurrency at once, until ctx ends; then it hands back the waiting
+// messages and returns once every send it started has finished.
+//
+// A message takes its send slot and its claim in the ledger together, when
+// the pool lets it go: a copy of it (redelivered while it waited, or handed
+// to another process) finds the claim and is left to it, and a copy that
+// comes after it was settled finds it settled. A message keeps its slot until
+// its outcome is in the ledger, so that a crash leaves at most one accepted,
+// unrecorded send per slot.
+func (w *Worker) dispatch(ctx context.Context, k *kind) {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		now := time.Now()
+		picked, wakeAt := k.pool.pick(now, w.allowed(k, now))
+		if len(picked) > 0 {
+			w.start(ctx, k, picked, &wg)
+			continue
+		}
+		if r := w.rateWait(k, now); r > 0 && k.pool.waiting() {
+			wakeAt = now.Add(r)
+		}
+		wait := time.Hour
+		if !wakeAt.IsZero() {
+			wait = max(wakeAt.Sub(now), time.Millisecond)
+		}
+		timer.Reset(wait)
+		select {
+		case <-ctx.Done():
+			w.handBack(k)
+			return
+		case <-k.pool.wake:
+		case <-timer.C:
+		}
+	}
+}
+
+// allowed is how many sends may start now: the free slots, within the kind's
+// rate limit.
+func (w *Worker) allowed(k *kind, now time.Time) int {
+	_, sending, _ := k.pool.state()
+	n := k.cfg.Concurrency - sending
+	if k.limiter != nil {
+		n = min(n, int(k.limiter.TokensAt(now)))
+	}
+	return n
+}
+
+// rateWait is how long until the kind's rate limit lets the next send go.
+func (w *Worker) rateWait(k *kind, now time.Time) time.Duration {
+	if k.limiter == nil {
+		return 0
+	}
+	r := k.limiter.ReserveN(now, 1)
+	defer r.CancelAt(now)
+	return r.DelayFrom(now)
+}
+
+// handBack gives the waiting messages back to JetStream when stopping, so that
+// they go out again at once, here after a restart or in another process.
+func (w *Worker) handBack(k *kind) {
+	for _, t := range k.pool.take(nil) {
+		w.settle(t.msg.Nak(), t.id, outcomeReturned)
+		w.report(t.id, outcomeReturned)
+	}
+}
+
+// start claims the picked tasks and starts a send for each that is to be sent.
+func (w *Worker) start(ctx context.Context, k *kind, picked []*task, wg *sync.WaitGroup) {
+	if k.limiter != nil {
+		k.limiter.AllowN(time.Now(), len(picked))
+	}
+	mine := picked[:0]
+	for _, t := range picked {
+		if _, busy := w.running.LoadOrStore(t.id, struct{}{}); busy {
+			// A copy of this message is claimed here: it settles the
+			// message, whose progress it keeps telling JetStream.
+			k.pool.done(t)
+			w.finish(k, t, outcomeBusy)
+			continue
+		}
+		mine = append(mine, t)
+	}
+	if len(mine) == 0 {
+		return
+	}
+	if err := w.claim(ctx, mine); err != nil {
+		w.log.Error("claim deliveries", "kind", k.kind, "err", err)
+		for _, t := range mine {
+			w.running.Delete(t.id)
+			k.pool.requeue(t, time.Now().Add(w.cfg.BackoffBase))
+		}
+		return
+	}
+	for _, t := range mine {
+		if t.entry.Busy {
+			// Claimed by a process that is sending it: held until that
+			// claim is settled or lapses.
+			w.running.Delete(t.id)
+			k.pool.requeue(t, time.Now().Add(w.cfg.AckWait/2))
+			w.report(t.id, outcomeBusy)
+			continue
+		}
+		wg.Go(func() {
+			o := w.deliver(ctx, k, t)
+			w.running.Delete(t.id)
+			if o != outcomeHeld {
+				k.pool.done(t)
+			}
+			w.finish(k, t, o)
+		})
+	}
+}
+
+// claim reads and claims the ledger entries of the tasks.
+func (w *Worker) claim(ctx context.Context, ts []*task) error {
+	ids := make([]string, len(ts))
+	for i, t := range ts {
+		ids[i] = t.id
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ledgerTimeout)
+	defer cancel()
+	entries, err := w.ledger.Claim(ctx, ids)
+	if err != nil {
+		return err
+	}
+	for _, t := range ts {
+		t.entry, t.found = entries[t.id]
+	}
+	return nil
+}
+
+// finish counts what became of a message and tells the test hook.
+func (w *Worker) finish(k *kind, t *task, o outcome) {
+	w.metrics.handled.WithLabelValues(string(k.kind), o.String()).Inc()
+	w.report(t.id, o)
+}
+
+// report tells the test hook what became of a message.
+func (w *Worker) report(id string, o outcome) {
+	if w.onSettle != nil {
+		w.onSettle(id, o)
+	}
+}
