@@ -184,16 +184,20 @@ func (a *App) open(ctx context.Context) error {
 	if cfg.PublicURL == "" {
 		a.log.Info("publicURL is not set: messages carry no unsubscribe link (and mails no List-Unsubscribe header) and no download links")
 	}
-	if cfg.has(RoleWorker) {
-		if a.worker, err = a.newWorker(ctx, d, a.notify.WakeHealth); err != nil {
-			return err
-		}
-	}
 	a.relay, err = worker.NewRelay(st, a.nats.JetStream(), d.files, box, d.key, d.cfg,
 		worker.Options{Logger: a.log.With("component", "relay"), Now: opt.Clock.Now, Registerer: a.reg,
 			Recorded: a.notify.WakeHealth})
 	if err != nil {
 		return err
+	}
+	if cfg.has(RoleWorker) {
+		recorded := func(ids []string) {
+			a.notify.WakeHealth()
+			a.relay.Settled(ids...)
+		}
+		if a.worker, err = a.newWorker(ctx, d, recorded); err != nil {
+			return err
+		}
 	}
 	ecfg := cfg.Engine
 	ecfg.Domain, ecfg.FilesDir, ecfg.Clock, ecfg.Registerer, ecfg.Exclusive = a.notify, filepath.Join(cfg.Data, "runs"), opt.Clock, a.reg, true

@@ -147,8 +147,8 @@ func (a *App) openDelivery(ctx context.Context) (delivery, error) {
 }
 
 // newWorker returns the senders' worker over the configured ledger; recorded
-// is told of the final states the SQLite ledger writes.
-func (a *App) newWorker(ctx context.Context, d delivery, recorded func()) (*worker.Worker, error) {
+// is told of the deliveries the SQLite ledger makes final.
+func (a *App) newWorker(ctx context.Context, d delivery, recorded func(ids []string)) (*worker.Worker, error) {
 	var ledger worker.Ledger
 	if d.cfg.Ledger == worker.LedgerSQLite {
 		ledger = worker.NewSQLiteLedger(a.store, a.opt.Clock.Now, recorded)

@@ -89,6 +89,7 @@ type OutboxItem struct {
 	DeliveryID string
 	Kind       string
 	Created    time.Time
+	Owner      string // the owner of the delivery's subscription
 }
 
 // EnqueueRun hands a run over for delivery in one transaction: the run row,
@@ -152,7 +153,7 @@ func insertDeliveries(ctx context.Context, tx *sql.Tx, hs []handover) error {
 			dargs = append(dargs, h.d.ID, h.run.ID, h.run.SubscriptionID, h.run.ScheduledAt.Unix(), h.d.ChannelID, h.d.Kind,
 				now, now)
 			pargs = append(pargs, h.d.ID, payload)
-			oargs = append(oargs, h.d.ID, h.d.Kind, now)
+			oargs = append(oargs, h.d.ID, h.d.Kind, now, h.run.SubscriptionID)
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO deliveries(id, run_id, subscription_id, scheduled_at, channel_id, kind,
 			created, updated) VALUES `+valueRows(len(chunk), 8), dargs...)
@@ -166,8 +167,9 @@ func insertDeliveries(ctx context.Context, tx *sql.Tx, hs []handover) error {
 		if err != nil {
 			return fmt.Errorf("insert deliveries: %w", err)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO outbox(delivery_id, kind, created) VALUES `+valueRows(len(chunk), 3),
-			oargs...); err != nil {
+		outboxRow := "(?, ?, ?, (SELECT owner FROM subscriptions WHERE id = ?))"
+		if _, err := tx.ExecContext(ctx, `INSERT INTO outbox(delivery_id, kind, created, owner) VALUES `+outboxRow+
+			strings.Repeat(", "+outboxRow, len(chunk)-1), oargs...); err != nil {
 			return fmt.Errorf("insert outbox: %w", err)
 		}
 	}
@@ -195,18 +197,50 @@ func encodePayload(p Payload) (string, error) {
 
 // Outbox returns up to limit deliveries waiting to be published, oldest first.
 func (s *Store) Outbox(ctx context.Context, limit int) ([]OutboxItem, error) {
-	out, err := queryAll(ctx, s.r, scanOutboxItem, `SELECT delivery_id, kind, created FROM outbox ORDER BY rowid LIMIT ?`, limit)
+	out, err := queryAll(ctx, s.r, scanOutboxItem, `SELECT delivery_id, kind, created, owner FROM outbox
+		ORDER BY rowid LIMIT ?`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read outbox: %w", err)
 	}
 	return out, nil
 }
 
-// scanOutboxItem scans a delivery id, kind and creation time.
+// OutboxOf returns up to limit deliveries of owner waiting to be published,
+// oldest first.
+func (s *Store) OutboxOf(ctx context.Context, owner string, limit int) ([]OutboxItem, error) {
+	out, err := queryAll(ctx, s.r, scanOutboxItem, `SELECT delivery_id, kind, created, owner FROM outbox
+		WHERE owner = ? ORDER BY rowid LIMIT ?`, owner, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read outbox: %w", err)
+	}
+	return out, nil
+}
+
+// OutboxOwners returns up to limit owners with deliveries waiting to be
+// published, in order, from the first after after. Each is one seek of the
+// owner index, however many rows an owner has.
+func (s *Store) OutboxOwners(ctx context.Context, after string, limit int) ([]string, error) {
+	var out []string
+	for len(out) < limit {
+		var owner string
+		err := s.r.QueryRowContext(ctx, `SELECT owner FROM outbox WHERE owner > ? ORDER BY owner LIMIT 1`, after).Scan(&owner)
+		if errors.Is(err, sql.ErrNoRows) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read outbox owners: %w", err)
+		}
+		out = append(out, owner)
+		after = owner
+	}
+	return out, nil
+}
+
+// scanOutboxItem scans a delivery id, kind, creation time and owner.
 func scanOutboxItem(row scanner) (OutboxItem, error) {
 	var it OutboxItem
 	var created int64
-	err := row.Scan(&it.DeliveryID, &it.Kind, &created)
+	err := row.Scan(&it.DeliveryID, &it.Kind, &created, &it.Owner)
 	it.Created = time.Unix(created, 0).UTC()
 	return it, err
 }
@@ -347,13 +381,28 @@ func unixOrNull(t time.Time) any {
 
 // StalePending lists, oldest first, up to limit deliveries still pending that have not
 // changed since before and have no outbox row: each should have a message in the stream,
-// and the reconciler checks that it has.
+// and the reconciler checks that it has. With before in the future, it lists every
+// delivery published and not yet final.
 func (s *Store) StalePending(ctx context.Context, before time.Time, limit int) ([]OutboxItem, error) {
-	out, err := queryAll(ctx, s.r, scanOutboxItem, `SELECT d.id, d.kind, d.created FROM deliveries d
+	out, err := queryAll(ctx, s.r, scanOutboxItem, `SELECT d.id, d.kind, d.created, COALESCE(s.owner, '')
+		FROM deliveries d LEFT JOIN subscriptions s ON s.id = d.subscription_id
 		WHERE d.state = 'pending' AND d.updated < ? AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.delivery_id = d.id)
 		ORDER BY d.updated LIMIT ?`, before.Unix(), limit)
 	if err != nil {
 		return nil, fmt.Errorf("stale deliveries: %w", err)
+	}
+	return out, nil
+}
+
+// PendingOf lists the pending deliveries of subscription sub, of its channel
+// ch only when ch is not empty.
+func (s *Store) PendingOf(ctx context.Context, sub, ch string) ([]string, error) {
+	out, err := queryAll(ctx, s.r, func(row scanner) (string, error) {
+		var id string
+		return id, row.Scan(&id)
+	}, `SELECT id FROM deliveries WHERE subscription_id = ? AND state = 'pending' AND (? = '' OR channel_id = ?)`, sub, ch, ch)
+	if err != nil {
+		return nil, fmt.Errorf("pending deliveries: %w", err)
 	}
 	return out, nil
 }

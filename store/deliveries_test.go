@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -346,10 +347,10 @@ func TestOutgoingDeliveries(t *testing.T) {
 		id   string
 		want Outgoing
 	}{
-		{name: "channel present", id: run.ID + "-c1", want: Outgoing{ID: run.ID + "-c1", ChannelID: "c1", Kind: "email",
+		{name: "channel present", id: run.ID + "-c1", want: Outgoing{ID: run.ID + "-c1", SubscriptionID: sub, Owner: "u1", ChannelID: "c1", Kind: "email",
 			State: DeliveryPending, Attempts: 1, LastError: "429 too many requests", Payload: payload,
 			ChannelKind: "sms", ChannelConfig: ch.Config, ChannelSecret: []byte("sealed")}},
-		{name: "channel deleted", id: run.ID + "-gone", want: Outgoing{ID: run.ID + "-gone", ChannelID: "gone", Kind: "email",
+		{name: "channel deleted", id: run.ID + "-gone", want: Outgoing{ID: run.ID + "-gone", SubscriptionID: sub, Owner: "u1", ChannelID: "gone", Kind: "email",
 			State: DeliveryPending, Payload: payload, ChannelGone: true}},
 	}
 	for _, tt := range tests {
@@ -445,5 +446,51 @@ func TestRecordOutcomes(t *testing.T) {
 	}
 	if _, err := s.RecordOutcomes(ctx, []Outcome{{ID: a, State: "lost"}}); err == nil {
 		t.Error("an outcome of an unknown state was recorded")
+	}
+}
+
+// TestOutboxByOwner: outbox rows name their subscription's owner; the
+// owners with rows are listed in order from any point, and each owner's rows
+// read oldest first.
+func TestOutboxByOwner(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, sub := openLedgerStore(t)
+	for _, u := range []string{"u0", "u2"} {
+		if err := s.CreateUser(ctx, User{ID: u, Domain: "default", Login: u + "@example.com", PasswordHash: "x",
+			Created: ledgerT0, Updated: ledgerT0}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.CreateSubscription(ctx, Subscription{ID: "s-" + u, ProjectID: "p1", Owner: u, Title: "S", Enabled: true,
+			Created: ledgerT0, Updated: ledgerT0}, Quota{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r1 := enqueue(t, s, sub, ledgerT0, "a", "b")
+	r2 := enqueue(t, s, "s-u2", ledgerT0.Add(time.Minute), "c")
+	r3 := enqueue(t, s, sub, ledgerT0.Add(2*time.Minute), "d")
+	owners, err := s.OutboxOwners(ctx, "", 10)
+	if err != nil || !slices.Equal(owners, []string{"u1", "u2"}) {
+		t.Fatalf("owners = %v, %v; want u1, u2 (u0 has no rows)", owners, err)
+	}
+	if owners, err := s.OutboxOwners(ctx, "u1", 10); err != nil || !slices.Equal(owners, []string{"u2"}) {
+		t.Fatalf("owners after u1 = %v, %v; want u2", owners, err)
+	}
+	items, err := s.OutboxOf(ctx, "u1", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, it := range items {
+		if it.Owner != "u1" {
+			t.Errorf("row %s of owner %q", it.DeliveryID, it.Owner)
+		}
+		got = append(got, it.DeliveryID)
+	}
+	if want := []string{r1.ID + "-a", r1.ID + "-b", r3.ID + "-d"}; !slices.Equal(got, want) {
+		t.Errorf("u1's rows = %v, want %v", got, want)
+	}
+	if items, err := s.OutboxOf(ctx, "u2", 10); err != nil || len(items) != 1 || items[0].DeliveryID != r2.ID+"-c" {
+		t.Errorf("u2's rows = %v, %v", items, err)
 	}
 }

@@ -104,6 +104,12 @@ type Config struct {
 	// acknowledgements are awaited and the rows deleted. Default 256.
 	RelayBatch int `yaml:"relayBatch"`
 
+	// MaxInFlightPerOwner bounds the deliveries of one owner published to the
+	// stream and not yet final; the rest wait in the outbox, and the relay
+	// publishes the owners' deliveries in turn. Another owner's delivery then
+	// waits behind at most this many of each busy owner. Default 256.
+	MaxInFlightPerOwner int `yaml:"maxInFlightPerOwner"`
+
 	// Kinds tunes each channel kind; kinds left out get KindConfig's defaults.
 	// app fills it from each kind's configuration section.
 	Kinds map[channels.Kind]KindConfig `yaml:"-"`
@@ -147,8 +153,10 @@ const (
 	DefaultBackoffCap    = 30 * time.Minute
 	DefaultSweepInterval = 5 * time.Second
 	DefaultRelayBatch    = 256
-	DefaultMaxPending    = 1000
-	DefaultConcurrency   = 4
+	// DefaultMaxInFlightPerOwner is Config.MaxInFlightPerOwner's default.
+	DefaultMaxInFlightPerOwner = 256
+	DefaultMaxPending          = 1000
+	DefaultConcurrency         = 4
 
 	// maxDeliverSlack is how many deliveries of a message JetStream allows
 	// beyond MaxAttempts: redeliveries that were no attempt (a crash, a stop,
@@ -168,7 +176,8 @@ func DefaultConfig() Config {
 	return Config{Stream: DefaultStream, Ledger: LedgerSQLite, ResultsStream: DefaultResultsStream, DedupeWindow: DefaultDedupeWindow, MaxAge: DefaultMaxAge,
 		SendTimeout: DefaultSendTimeout, AckWait: DefaultAckWait, ProbeInterval: time.Second, ProbeIntervalMax: 5 * time.Second,
 		MaxWait: 24 * time.Hour, BreakerFailures: 5, BreakerWindow: 2 * time.Minute, ReconcileAfter: time.Minute, ReconcileInterval: 30 * time.Second, MaxAttempts: DefaultMaxAttempts,
-		BackoffBase: DefaultBackoffBase, BackoffCap: DefaultBackoffCap, SweepInterval: DefaultSweepInterval, RelayBatch: DefaultRelayBatch}
+		BackoffBase: DefaultBackoffBase, BackoffCap: DefaultBackoffCap, SweepInterval: DefaultSweepInterval, RelayBatch: DefaultRelayBatch,
+		MaxInFlightPerOwner: DefaultMaxInFlightPerOwner}
 }
 
 // Validate checks the bounds an operator may set, naming the key. Tests may
@@ -213,6 +222,9 @@ func (c Config) Validate() error {
 	if c.SweepInterval < 100*time.Millisecond || c.RelayBatch < 1 {
 		bad("sweepInterval: must be at least 100ms, with relayBatch at least 1")
 	}
+	if c.MaxInFlightPerOwner < 1 {
+		bad("maxInFlightPerOwner: must be at least 1, got %d", c.MaxInFlightPerOwner)
+	}
 	return errors.Join(errs...)
 }
 
@@ -239,6 +251,7 @@ func (c Config) withDefaults() (Config, error) {
 	c.BackoffCap = cmp.Or(c.BackoffCap, d.BackoffCap)
 	c.SweepInterval = cmp.Or(c.SweepInterval, d.SweepInterval)
 	c.RelayBatch = cmp.Or(c.RelayBatch, d.RelayBatch)
+	c.MaxInFlightPerOwner = cmp.Or(c.MaxInFlightPerOwner, d.MaxInFlightPerOwner)
 	kinds := make(map[channels.Kind]KindConfig, len(c.Kinds))
 	for k, kc := range c.Kinds {
 		kinds[k] = kc.withDefaults()
@@ -254,7 +267,7 @@ func (c Config) withDefaults() (Config, error) {
 	case c.BackoffCap < c.BackoffBase:
 		return c, fmt.Errorf("worker config: backoff cap %v is below its base %v", c.BackoffCap, c.BackoffBase)
 	case c.DedupeWindow < 0 || c.SendTimeout < 0 || c.MaxAttempts < 0 || c.BackoffBase < 0 ||
-		c.SweepInterval < 0 || c.RelayBatch < 0 || c.Replicas < 0:
+		c.SweepInterval < 0 || c.RelayBatch < 0 || c.Replicas < 0 || c.MaxInFlightPerOwner < 0:
 		return c, errors.New("worker config: negative value")
 	}
 	for kind, k := range c.Kinds {

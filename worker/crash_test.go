@@ -146,7 +146,7 @@ func TestRepublishAfterPublishCrash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if done, err := w.publishBatch(ctx, items); err != nil || len(done) != 1 {
+	if done, _, err := w.publishBatch(ctx, items); err != nil || len(done) != 1 {
 		t.Fatalf("first publish: %v %v", done, err)
 	}
 	// The relay starts again and finds the row still there.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/channels/channeltest"
 	"github.com/heraldhq/herald/channels/webhook"
 	"github.com/heraldhq/herald/store"
 )
@@ -178,4 +179,41 @@ func TestHeldDestinationIsReleasedTogether(t *testing.T) {
 	if n := posts.Load(); n != int64(len(ids)) {
 		t.Errorf("%d posts received, want %d", n, len(ids))
 	}
+}
+
+// TestOwnersTakeTurns: one owner's burst handed over first delays another
+// owner's delivery by no more than what the first owner may have in flight:
+// the relay publishes the owners' deliveries in turn, MaxInFlightPerOwner of
+// each at most, and the sender takes them round-robin by owner.
+func TestOwnersTakeTurns(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	peer := channeltest.NewSMTPServer(t)
+	ch := e.channel(peer.Channel())
+	for i := range 40 {
+		e.enqueue(store.Payload{Subject: "A " + strconv.Itoa(i), Text: "t"}, ch)
+	}
+	other := e.addOwner("v") // served after u1, the first owner, in the relay's turn
+	_, ids := e.enqueueTo(other, store.Payload{Subject: "B", Text: "t"}, e.channelOf("v", peer.Channel()))
+	cfg := testConfig()
+	cfg.MaxInFlightPerOwner = 4
+	// The sender holds little more than that: what the relay published
+	// first is all it sees.
+	cfg.Kinds = map[channels.Kind]KindConfig{"email": {Concurrency: 1, MaxPending: 5}}
+	r := e.start(startNATS(t, t.TempDir()), []channels.Sender{emailSender(t, peer.Host(), peer.Port())}, cfg)
+	r.relay.Notify()
+	r.await(t, ids[0], outcomeSent)
+	msgs, err := peer.Await(awaitCtx(t), 41)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range msgs {
+		if m.Subject == "B" {
+			if i > cfg.MaxInFlightPerOwner {
+				t.Errorf("the other owner's mail came %d of %d, want within the first %d", i+1, len(msgs), cfg.MaxInFlightPerOwner+1)
+			}
+			return
+		}
+	}
+	t.Error("the other owner's mail never came")
 }

@@ -260,7 +260,7 @@ func (e *env) start(n *NATS, senders []channels.Sender, cfg Config) *running {
 	files := e.files(n)
 	cfg.Ledger = e.ledger
 	relay := e.relay(n, files, cfg, Options{Logger: testLogger(e.t), Sweep: r.sweep})
-	var ledger Ledger = NewSQLiteLedger(e.st, nil, nil)
+	var ledger Ledger = NewSQLiteLedger(e.st, nil, func(ids []string) { relay.Settled(ids...) })
 	if e.ledger == LedgerJetStream {
 		kv, err := NewKVLedger(context.Background(), n.JetStream(), KVLedgerConfig{Owner: rand.Text(), Lease: cfg.AckWait, Logger: testLogger(e.t)})
 		if err != nil {

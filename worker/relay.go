@@ -40,6 +40,7 @@ type Relay struct {
 	sweep    <-chan time.Time
 	wake     chan struct{}
 	recorded func()
+	flights  *flights    // what each owner has published and not yet final
 	ready    atomic.Bool // Run has set up the streams
 
 	// onRelayIdle, a test hook, is told when the relay has emptied the outbox and waits.
@@ -55,7 +56,7 @@ func NewRelay(st *store.Store, js jetstream.JetStream, files *Files, atRest, del
 		return nil, err
 	}
 	r := &Relay{st: st, atRest: atRest, delivery: delivery, files: files, js: js, cfg: cfg, log: opt.logger(),
-		now: opt.now(), sweep: opt.Sweep, wake: make(chan struct{}, 1), recorded: opt.recorded()}
+		now: opt.now(), sweep: opt.Sweep, wake: make(chan struct{}, 1), recorded: opt.recorded(), flights: newFlights()}
 	if opt.Registerer != nil {
 		if err := opt.Registerer.Register(&outboxCollector{r: r, depth: prometheus.NewDesc("herald_worker_outbox_depth",
 			"Deliveries written by runs and not yet published to JetStream.", nil, nil)}); err != nil {
@@ -97,6 +98,9 @@ func (r *Relay) Run(ctx context.Context) error {
 		if results, err = ensureResults(ctx, r.log, r.js, r.cfg); err != nil {
 			return err
 		}
+	}
+	if err := r.loadFlights(ctx); err != nil {
+		return fmt.Errorf("relay: %w", err)
 	}
 	r.ready.Store(true)
 	ctx, cancel := context.WithCancel(ctx)
@@ -140,23 +144,28 @@ func (r *Relay) relay(ctx context.Context) {
 			return
 		case <-r.wake:
 		case <-sweep:
+			if err := r.checkFlights(ctx); err != nil && ctx.Err() == nil {
+				r.log.Warn("check the deliveries in flight", "err", err)
+			}
 		}
 	}
 }
 
-// publishOutbox publishes every outbox row, batch by batch, and deletes the
-// rows JetStream acknowledged. The delivery id is the message id, so a row
-// published twice (the delete lost to a crash) is stored once.
+// publishOutbox publishes the outbox rows that the owners' room in flight
+// lets go (see flights), batch by batch, and deletes the rows JetStream
+// acknowledged. The delivery id is the message id, so a row published twice
+// (the delete lost to a crash) is stored once.
 func (r *Relay) publishOutbox(ctx context.Context) error {
 	for ctx.Err() == nil {
-		items, err := r.st.Outbox(ctx, r.cfg.RelayBatch)
+		items, err := r.nextItems(ctx)
 		if err != nil {
 			return err
 		}
 		if len(items) == 0 {
 			return nil
 		}
-		done, perr := r.publishBatch(ctx, items)
+		done, published, perr := r.publishBatch(ctx, items)
+		r.flights.add(published)
 		if len(done) > 0 {
 			if err := r.st.DeleteOutbox(context.WithoutCancel(ctx), done...); err != nil {
 				return err
@@ -170,21 +179,22 @@ func (r *Relay) publishOutbox(ctx context.Context) error {
 }
 
 // publishBatch seals the rows' envelopes and publishes them asynchronously,
-// and returns the ids of those JetStream acknowledged, with the first error.
-// A delivery that cannot be sealed for good is failed in the store, and a
-// delivery that no longer exists is dropped; both count as done.
-func (r *Relay) publishBatch(ctx context.Context, items []store.OutboxItem) ([]string, error) {
+// and returns the ids of the rows done, with the rows JetStream acknowledged
+// among them, and the first error. A delivery that cannot be sealed for good
+// is failed in the store, and a delivery that no longer exists or is settled
+// is dropped; both count as done.
+func (r *Relay) publishBatch(ctx context.Context, items []store.OutboxItem) (done []string, acked []store.OutboxItem, _ error) {
 	ids := make([]string, len(items))
 	for i, it := range items {
 		ids[i] = it.DeliveryID
 	}
 	outgoing, err := r.st.OutgoingDeliveries(ctx, ids...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	done := make([]string, 0, len(items))
+	done = make([]string, 0, len(items))
 	futures := make([]jetstream.PubAckFuture, 0, len(items))
-	published := make([]string, 0, len(items))
+	published := make([]store.OutboxItem, 0, len(items))
 	var firstErr error
 	for _, it := range items {
 		d, ok := outgoing[it.DeliveryID]
@@ -204,7 +214,7 @@ func (r *Relay) publishBatch(ctx context.Context, items []store.OutboxItem) ([]s
 			f, err = r.js.PublishMsgAsync(deliveryMsg(it.Kind, it.DeliveryID, data), jetstream.WithExpectStream(r.cfg.Stream))
 			if err == nil {
 				futures = append(futures, f)
-				published = append(published, it.DeliveryID)
+				published = append(published, it)
 				continue
 			}
 		}
@@ -216,18 +226,19 @@ func (r *Relay) publishBatch(ctx context.Context, items []store.OutboxItem) ([]s
 	for i, f := range futures {
 		select {
 		case <-f.Ok():
-			done = append(done, published[i])
+			done = append(done, published[i].DeliveryID)
+			acked = append(acked, published[i])
 		case err := <-f.Err():
 			if firstErr == nil {
-				firstErr = fmt.Errorf("publish %s: %w", published[i], err)
+				firstErr = fmt.Errorf("publish %s: %w", published[i].DeliveryID, err)
 			}
 		case <-timeout.C:
-			return done, fmt.Errorf("publish: no acknowledgement within %v", publishTimeout)
+			return done, acked, fmt.Errorf("publish: no acknowledgement within %v", publishTimeout)
 		case <-ctx.Done():
-			return done, ctx.Err()
+			return done, acked, ctx.Err()
 		}
 	}
-	return done, firstErr
+	return done, acked, firstErr
 }
 
 // envelope seals one delivery's message within the server's payload limit.

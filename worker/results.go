@@ -114,6 +114,13 @@ func (r *Relay) record(ctx context.Context, batch []jetstream.Msg) {
 	if final > 0 {
 		r.recorded()
 	}
+	var settled []string
+	for _, o := range outcomes {
+		if o.State != store.DeliveryPending {
+			settled = append(settled, o.ID)
+		}
+	}
+	r.Settled(settled...)
 }
 
 // pause waits a moment before the next try after an error, or until ctx ends.

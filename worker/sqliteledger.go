@@ -20,7 +20,7 @@ const maxSentBatch = 128
 type SQLiteLedger struct {
 	st       *store.Store
 	now      func() time.Time
-	recorded func() // told after every write of final states
+	recorded func(ids []string) // told of the deliveries every write made final
 
 	// Accepted sends are recorded in group commits: the sends that finish
 	// while one transaction commits go together in the next, so that the
@@ -43,13 +43,13 @@ type sentResult struct {
 
 // NewSQLiteLedger returns the ledger kept in st. now stamps its writes
 // (default time.Now); recorded, when set, is told after each write of final
-// states, which may have settled runs.
-func NewSQLiteLedger(st *store.Store, now func() time.Time, recorded func()) *SQLiteLedger {
+// states, which may have settled runs, of the deliveries it made final.
+func NewSQLiteLedger(st *store.Store, now func() time.Time, recorded func(ids []string)) *SQLiteLedger {
 	if now == nil {
 		now = time.Now
 	}
 	if recorded == nil {
-		recorded = func() {}
+		recorded = func([]string) {}
 	}
 	return &SQLiteLedger{st: st, now: now, recorded: recorded}
 }
@@ -104,7 +104,11 @@ func (l *SQLiteLedger) commit(batch []sentReq) {
 	defer cancel()
 	changed, err := l.st.MarkSentBatch(ctx, marks, l.now())
 	if err == nil {
-		l.recorded()
+		ids := make([]string, len(marks))
+		for i, m := range marks {
+			ids[i] = m.ID
+		}
+		l.recorded(ids)
 	}
 	for i, req := range batch {
 		res := sentResult{err: err}
@@ -134,7 +138,7 @@ func (l *SQLiteLedger) Failed(ctx context.Context, id, reason string) (bool, err
 		return false, ErrUnknown
 	}
 	if err == nil {
-		l.recorded()
+		l.recorded([]string{id})
 	}
 	return changed, err
 }
