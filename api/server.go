@@ -14,6 +14,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/heraldhq/herald/analytics"
+	"github.com/heraldhq/herald/internal/httpguard"
 	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/store"
 )
@@ -264,8 +265,8 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	e := asError(err)
 	if e.Status >= 500 {
-		s.log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path,
-			"requestId", requestID(r.Context()), "err", err)
+		s.log.ErrorContext(r.Context(), "request failed", "method", httpguard.MethodLabel(r.Method), "path", httpguard.Clip(r.URL.Path),
+			"requestId", httpguard.Clip(requestID(r.Context())), "err", err)
 	}
 	for k, v := range e.header {
 		w.Header()[k] = v

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/internal/httpguard"
 )
 
 // Prefix is where the console is served.
@@ -105,8 +106,13 @@ func (c *Console) routes() {
 	c.mux.HandleFunc("/console/", c.page(c.notFound))
 }
 
-// ServeHTTP serves the console with its security headers.
+// ServeHTTP serves the console with its security headers. A method the
+// service does not know is refused before any work.
 func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !httpguard.KnownMethod(r.Method) {
+		http.Error(w, "The request's method is not one this service implements.", http.StatusNotImplemented)
+		return
+	}
 	h := w.Header()
 	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "+
 		"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
@@ -198,7 +204,7 @@ func (c *Console) fail(w http.ResponseWriter, q *req, err error) {
 	}
 	var ae *apiError
 	if !errors.As(err, &ae) {
-		c.opt.Logger.Error("console request failed", "path", q.r.URL.Path, "err", err)
+		c.opt.Logger.Error("console request failed", "path", httpguard.Clip(q.r.URL.Path), "err", err)
 		ae = &apiError{Status: http.StatusInternalServerError, Message: "Something went wrong on our side; it is logged."}
 	}
 	c.render(w, q, ae.Status, "error", map[string]any{"Title": http.StatusText(ae.Status), "Error": ae})
