@@ -2,13 +2,26 @@ package app_test
 
 import (
 	"bufio"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	crand "crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
 	"io"
+	"math/big"
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/heraldhq/herald/app/apptest"
 )
@@ -121,4 +134,159 @@ func TestMethodFloodAddsNoSeries(t *testing.T) {
 		t.Errorf("the flood grew the resident memory by %d MiB and its peak by %d MiB, want under 64 MiB each",
 			grewRSS>>20, grewPeak>>20)
 	}
+}
+
+// smuggle sends on conn a request to path that states its length both ways: its
+// Content-Length covers a second request, which a proxy in front that reads the
+// Content-Length takes for the body, while a server that reads it as chunked
+// takes it for a request of its own. It fails the test unless the answer is 400
+// with the connection closed, and nothing else is answered.
+func smuggle(t *testing.T, conn net.Conn, method, path string) {
+	t.Helper()
+	defer conn.Close()
+	second := "GET /svc/account/profile/current HTTP/1.1\r\nHost: herald\r\n\r\n"
+	body := "0\r\n\r\n" + second
+	req := method + " " + path + " HTTP/1.1\r\nHost: herald\r\nContent-Type: application/json\r\n" +
+		"Content-Length: " + strconv.Itoa(len(body)) + "\r\nTransfer-Encoding: chunked\r\n\r\n" + body
+	if _, err := io.WriteString(conn, req); err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second)) // a bound on a socket read, not a wait
+	br := bufio.NewReader(conn)
+	res, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("%s %s: no answer: %v", method, path, err)
+	}
+	_, _ = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusBadRequest || !res.Close {
+		t.Errorf("%s %s with Transfer-Encoding and Content-Length: %s, connection closed: %v; want 400 and closed",
+			method, path, res.Status, res.Close)
+	}
+	if next, err := http.ReadResponse(br, nil); err == nil {
+		t.Errorf("%s %s: the request smuggled after it was answered: %s", method, path, next.Status)
+	} else if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("%s %s: the connection was not closed: %v", method, path, err)
+	}
+}
+
+// TestTwoLengthsAreRefusedAndTheConnectionClosed: a request with both Transfer-Encoding
+// and Content-Length, to the API or the console, is answered 400 and its connection
+// closed, so a request smuggled after it is never answered; an ordinary request on a
+// kept-alive connection is served as before.
+func TestTwoLengthsAreRefusedAndTheConnectionClosed(t *testing.T) {
+	t.Parallel()
+	b := apptest.Start(t)
+	host := strings.TrimPrefix(b.URL, "http://")
+	dial := func() net.Conn {
+		c, err := net.Dial("tcp", host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	smuggle(t, dial(), "GET", "/console/login")
+	smuggle(t, dial(), "POST", "/svc/account/login")
+
+	// "OPTIONS *" reaches the handler too, so the requests the handler sees stay
+	// in step with those the connection carried: after it, two lengths are
+	// refused, unless its answer closed the connection.
+	c := dial()
+	if _, err := io.WriteString(c, "OPTIONS * HTTP/1.1\r\nHost: herald\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.ReadResponse(bufio.NewReaderSize(c, 16), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Body.Close(); !res.Close {
+		smuggle(t, c, "GET", "/console/login")
+	}
+
+	c = dial()
+	defer c.Close()
+	br := bufio.NewReader(c)
+	for range 2 {
+		if _, err := io.WriteString(c, "GET /console/login HTTP/1.1\r\nHost: herald\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		res, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK || res.Close {
+			t.Fatalf("an ordinary request: %s, closed %v", res.Status, res.Close)
+		}
+	}
+}
+
+// selfSigned writes a certificate for 127.0.0.1 and its key into dir and returns
+// their paths and a pool that trusts the certificate.
+func selfSigned(t *testing.T, dir string) (certFile, keyFile string, pool *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), crand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "herald test"},
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(crand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	pool = x509.NewCertPool()
+	pool.AddCert(cert)
+	return certFile, keyFile, pool
+}
+
+// TestTLSServesAndRefusesTwoLengths serves over TLS from http.tlsCert and http.tlsKey:
+// the console and the API answer over HTTPS, and a request with both lengths is refused
+// there too, since TLS ends where the framing of requests is followed.
+func TestTLSServesAndRefusesTwoLengths(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the herald binary")
+	}
+	t.Parallel()
+	certFile, keyFile, pool := selfSigned(t, t.TempDir())
+	p := apptest.StartProcess(t, t.TempDir(), "HERALD_HTTP_TLSCERT="+certFile, "HERALD_HTTP_TLSKEY="+keyFile)
+	if !strings.HasPrefix(p.URL, "https://") {
+		t.Fatalf("listening on %s, want https", p.URL)
+	}
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	res, err := hc.Get(p.URL + "/console/login")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	secure := false
+	for _, ck := range res.Cookies() {
+		secure = secure || ck.Secure
+	}
+	if res.StatusCode != http.StatusOK || !secure {
+		t.Errorf("GET /console/login over TLS: %s, a Secure cookie: %v", res.Status, secure)
+	}
+	dial := func() net.Conn {
+		c, err := tls.Dial("tcp", strings.TrimPrefix(p.URL, "https://"), &tls.Config{RootCAs: pool})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	smuggle(t, dial(), "GET", "/console/login")
+	smuggle(t, dial(), "POST", "/svc/account/login")
 }
