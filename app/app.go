@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
 	"golang.org/x/crypto/bcrypt"
 	"golang.org/x/net/netutil"
 
@@ -216,8 +217,9 @@ func (a *App) open(ctx context.Context) error {
 	return a.listenOps()
 }
 
-// listen binds the API's listener: at most http.maxConnections at once, TLS
-// when a certificate is configured, and the framing of every connection's
+// listen binds the API's listener: at most http.maxConnections at once and
+// http.maxConnectionsPerClient from one client, TLS when a certificate is
+// configured, and the framing of every connection's
 // requests followed as they are read (httpguard.Framing), which needs the
 // plain bytes, so TLS is ended here rather than by the http.Server, and
 // connections speak HTTP/1.1.
@@ -236,6 +238,11 @@ func (a *App) listen() (net.Listener, error) {
 		return nil, fmt.Errorf("listen: %w", err)
 	}
 	ln = netutil.LimitListener(ln, cfg.MaxConnections)
+	refused := promauto.With(a.reg).NewCounter(prometheus.CounterOpts{
+		Name: "herald_http_connections_refused_total",
+		Help: "Connections closed as soon as they were accepted: their client address held http.maxConnectionsPerClient.",
+	})
+	ln = httpguard.LimitPerClient(ln, cfg.MaxConnectionsPerClient, prefixes(cfg.TrustedProxies), refused.Inc)
 	if tlsCfg != nil {
 		ln = tls.NewListener(ln, tlsCfg)
 	}

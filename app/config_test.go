@@ -62,6 +62,7 @@ func TestValidateNamesTheKey(t *testing.T) {
 		{"tt lifetime", func(c *Config) { c.Auth.TTLifetime = 0 }, "auth.ttLifetime"},
 		{"sst shorter than tt", func(c *Config) { c.Auth.SSTLifetime = time.Minute }, "auth.sstLifetime"},
 		{"tls half", func(c *Config) { c.HTTP.TLSCert = "x.pem" }, "http.tlsCert"},
+		{"connections per client", func(c *Config) { c.HTTP.MaxConnectionsPerClient = 0 }, "http.maxConnectionsPerClient"},
 		{"secret key", func(c *Config) { c.Secrets.Key = "short" }, "secrets.key"},
 		{"timezone", func(c *Config) { c.Subs.DefaultTimezone = "Mars/Base" }, "subscriptions.defaultTimezone"},
 		{"tls policy", func(c *Config) { smtpOf(c).TLSPolicy = "maybe" }, "smtp.tlsPolicy"},

@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldhq/herald/app"
 	"github.com/heraldhq/herald/app/apptest"
 )
 
@@ -289,4 +290,41 @@ func TestTLSServesAndRefusesTwoLengths(t *testing.T) {
 	}
 	smuggle(t, dial(), "GET", "/console/login")
 	smuggle(t, dial(), "POST", "/svc/account/login")
+}
+
+// TestOneClientCannotHoldEveryConnection: 100 half-sent requests from 127.0.0.2, as
+// many as http.maxConnections, leave a request from 127.0.0.1 served at once: the
+// first http.maxConnectionsPerClient of them hold their places (until
+// http.readHeaderTimeout) and the others are closed as soon as they are accepted.
+func TestOneClientCannotHoldEveryConnection(t *testing.T) {
+	t.Parallel()
+	b := apptest.Start(t, func(c *app.Config) { c.HTTP.MaxConnections = 100 })
+	host := strings.TrimPrefix(b.URL, "http://")
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}}
+	for range 100 {
+		c, err := d.Dial("tcp", host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		if _, err := io.WriteString(c, "GET /console/login HTTP/1.1\r\nHost: herald\r\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hc := &http.Client{Timeout: time.Minute, Transport: &http.Transport{DisableKeepAlives: true}}
+	began := time.Now()
+	res, err := hc.Get(b.URL + "/console/login")
+	took := time.Since(began)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	t.Logf("a request from 127.0.0.1 beside 100 half-sent ones from 127.0.0.2: %s in %s", res.Status, took.Round(time.Millisecond))
+	if res.StatusCode != http.StatusOK || took > 2*time.Second {
+		t.Errorf("a request from another address: %s after %s, want 200 at once", res.Status, took.Round(time.Millisecond))
+	}
+	waitFor(t, func() bool {
+		m, err := apptest.Metrics(b.App.OpsURL())
+		return err == nil && m["herald_http_connections_refused_total"] == 100-64
+	})
 }

@@ -3,5 +3,5 @@
 // else is one label value, "other"), the clipping of request-provided strings
 // before they are logged, and, at the connection, the refusal of requests
 // that state their length two ways at once (Transfer-Encoding and
-// Content-Length).
+// Content-Length) and the bound on the connections of one client address.
 package httpguard
