@@ -88,10 +88,14 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // refuse answers, before any work, a request whose method the service does not
-// know (501).
+// know (501), and a state-changing request that a browser says another site
+// sent (403).
 func refuse(r *http.Request) error {
 	if !httpguard.KnownMethod(r.Method) {
 		return newError(http.StatusNotImplemented, classUser, "api", "The request's method is not one this service implements")
+	}
+	if httpguard.CrossSite(r) {
+		return forbidden("api", "A request that another site sent (%s) may not change anything here", "Sec-Fetch-Site: cross-site")
 	}
 	return nil
 }

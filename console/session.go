@@ -41,6 +41,7 @@ func (c *Console) login(w http.ResponseWriter, q *req) error {
 		return err
 	}
 	q.passCookies(rec)
+	c.endSignIn(w)
 	return redirect(w, q, next)
 }
 
