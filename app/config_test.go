@@ -65,6 +65,7 @@ func TestValidateNamesTheKey(t *testing.T) {
 		{"connections per client", func(c *Config) { c.HTTP.MaxConnectionsPerClient = 0 }, "http.maxConnectionsPerClient"},
 		{"secret key", func(c *Config) { c.Secrets.Key = "short" }, "secrets.key"},
 		{"timezone", func(c *Config) { c.Subs.DefaultTimezone = "Mars/Base" }, "subscriptions.defaultTimezone"},
+		{"link ttl", func(c *Config) { c.Subs.LinkTTL = time.Minute }, "subscriptions.linkTTL"},
 		{"tls policy", func(c *Config) { smtpOf(c).TLSPolicy = "maybe" }, "smtp.tlsPolicy"},
 		{"kind concurrency", func(c *Config) { smtpOf(c).Concurrency = 0 }, "smtp.concurrency"},
 		{"backoff", func(c *Config) { c.Delivery.BackoffCap = time.Millisecond }, "delivery.backoffCap"},
