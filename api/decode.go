@@ -9,17 +9,18 @@ import (
 	"mime"
 	"net/http"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/heraldhq/herald/internal/httpguard"
 )
 
 // decodeBody reads a JSON body into dst (a pointer to a struct) strictly: the
 // body is capped, unknown fields and values of the wrong type are 400 errors
-// that name the field's full path.
+// that name the field's full path. Its media type was checked by the route
+// (mediaTypes.check).
 func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, dst any) error {
-	if err := jsonContentType(r); err != nil {
-		return err
-	}
 	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
 	if err != nil {
 		var tooBig *http.MaxBytesError
@@ -32,19 +33,48 @@ func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, dst any) err
 	return decodeJSON(data, dst)
 }
 
-// jsonContentType refuses a body declared as anything but JSON with 415. A body
-// without a Content-Type is read as JSON: some of the platform's clients send none.
-func jsonContentType(r *http.Request) error {
-	ct := r.Header.Get("Content-Type")
-	if ct == "" {
+// mediaTypes are the media types a route takes a body in; the first is the one
+// its errors ask for.
+type mediaTypes []string
+
+var (
+	// jsonBody is what almost every route takes: application/json, or a type
+	// with the +json suffix.
+	jsonBody = mediaTypes{"application/json"}
+	// csvBody is what a data load takes.
+	csvBody = mediaTypes{"text/csv", "application/csv", "text/plain"}
+	// formBody is what an unsubscribe link's page and a mail client's
+	// one-click request (RFC 8058) post.
+	formBody = mediaTypes{"application/x-www-form-urlencoded", "multipart/form-data"}
+)
+
+// check refuses with 415 a request that has a body without naming its media
+// type, or naming one the route does not take: a browser sends a body of
+// another site's form or script without asking only as a form or text, so a
+// JSON route takes nothing another site can send. A request without a body
+// needs no type.
+func (m mediaTypes) check(r *http.Request) error {
+	if r.ContentLength == 0 {
 		return nil
 	}
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return newError(http.StatusUnsupportedMediaType, classUser, "api",
+			"The request has a body but no %s header; send %s", "Content-Type", m[0])
+	}
 	mt, _, err := mime.ParseMediaType(ct)
-	if err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json")) {
+	if err == nil && m.takes(mt) {
 		return nil
 	}
 	return newError(http.StatusUnsupportedMediaType, classUser, "api",
-		"Content-Type %s is not accepted here; send application/json", ct)
+		"%s %s is not accepted here; send %s", "Content-Type", httpguard.Clip(ct), m[0])
+}
+
+func (m mediaTypes) takes(mt string) bool {
+	if m[0] == "application/json" && strings.HasSuffix(mt, "+json") {
+		return true
+	}
+	return slices.Contains(m, mt)
 }
 
 func decodeJSON(data []byte, dst any) error { return decodeJSONAt(data, dst, "") }

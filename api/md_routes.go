@@ -22,7 +22,7 @@ func (s *Server) mdRoutes() {
 	s.route("GET "+md, permProjectView, s.aboutMetadata)
 	s.route("POST "+md+"/ldm/manage", permProjectEdit, s.manageModel)
 	s.route("GET "+md+"/tasks/{tid}/status", permProjectView, s.taskStatus)
-	s.route("POST "+md+"/datasets/{dataset}/data", permProjectEdit, s.loadData)
+	s.routeTaking(csvBody, "POST "+md+"/datasets/{dataset}/data", permProjectEdit, s.loadData)
 
 	s.route("POST "+md+"/obj", permProjectEdit, s.createObject)
 	s.route("POST "+md+"/obj/{$}", permProjectEdit, s.createObject)

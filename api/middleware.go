@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/heraldhq/herald/internal/httpguard"
 )
 
 type ctxKey int
@@ -38,12 +40,18 @@ func (s *Server) withRequestID(next http.Handler) http.Handler {
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		r = r.WithContext(context.WithValue(r.Context(), requestIDKey, id))
 		sw := &statusWriter{ResponseWriter: w}
+		if err := refuse(r); err != nil {
+			// Before any work: no authentication, no body read.
+			s.writeError(sw, r, err)
+			s.observe(r.Context(), r, sw, id, time.Since(start))
+			return
+		}
 		defer func() {
 			if p := recover(); p != nil {
 				if p == http.ErrAbortHandler {
 					panic(p)
 				}
-				s.log.ErrorContext(r.Context(), "panic serving request", "requestId", id, "path", r.URL.Path,
+				s.log.ErrorContext(r.Context(), "panic serving request", "requestId", httpguard.Clip(id), "path", httpguard.Clip(r.URL.Path),
 					"panic", p, "stack", string(debug.Stack()))
 				if sw.status == 0 {
 					s.writeError(sw, r, newError(http.StatusInternalServerError, classInternal, "api", "Internal error"))
@@ -78,3 +86,16 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 }
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// refuse answers, before any work, a request whose method the service does not
+// know (501), and a state-changing request that a browser says another site
+// sent (403).
+func refuse(r *http.Request) error {
+	if !httpguard.KnownMethod(r.Method) {
+		return newError(http.StatusNotImplemented, classUser, "api", "The request's method is not one this service implements")
+	}
+	if httpguard.CrossSite(r) {
+		return forbidden("api", "A request that another site sent (%s) may not change anything here", "Sec-Fetch-Site: cross-site")
+	}
+	return nil
+}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
+
+	"github.com/heraldhq/herald/internal/httpguard"
 )
 
 // AccessLog says which requests get a line in the log.
@@ -45,7 +47,8 @@ func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
 }
 
 // observe records a finished request in the metrics and the access log. The route is the
-// pattern the request matched, so the series stay few whatever paths clients send.
+// pattern the request matched and the method one of the known ones or "other", so the
+// series stay few whatever paths and methods clients send.
 func (s *Server) observe(ctx context.Context, r *http.Request, sw *statusWriter, id string, took time.Duration) {
 	route := r.Pattern
 	if route == "" {
@@ -55,20 +58,21 @@ func (s *Server) observe(ctx context.Context, r *http.Request, sw *statusWriter,
 	if status == 0 {
 		status = http.StatusOK
 	}
-	s.metrics.requests.WithLabelValues(route, r.Method, strconv.Itoa(status)).Inc()
-	s.metrics.duration.WithLabelValues(route, r.Method).Observe(took.Seconds())
+	method := httpguard.MethodLabel(r.Method)
+	s.metrics.requests.WithLabelValues(route, method, strconv.Itoa(status)).Inc()
+	s.metrics.duration.WithLabelValues(route, method).Observe(took.Seconds())
 	a := s.access
 	level := a.Level
 	switch {
 	case a.Off:
 		return
-	case status >= 500:
+	case status >= 500 && method != httpguard.OtherMethod: // a method nobody implements is the client's fault
 		level = slog.LevelWarn
 	case status >= 400:
 		level = max(level, slog.LevelInfo)
 	case a.Sample < 1 && rand.Float64() >= a.Sample:
 		return
 	}
-	s.log.Log(ctx, level, "request", "requestId", id, "route", route, "method", r.Method, "status", status,
+	s.log.Log(ctx, level, "request", "requestId", httpguard.Clip(id), "route", route, "method", method, "status", status,
 		"bytes", sw.bytes, "duration", took)
 }

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/heraldhq/herald/analytics"
+	"github.com/heraldhq/herald/internal/httpguard"
 	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/store"
 )
@@ -152,27 +153,46 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // that the server writes as the error body (and logs when it is internal).
 type handlerFunc func(w http.ResponseWriter, r *http.Request, c *caller) error
 
-// route registers pattern under the permission perm; see authz.go.
+// route registers pattern under the permission perm (see authz.go); its body,
+// if any, is JSON.
 func (s *Server) route(pattern string, perm permission, h handlerFunc) {
-	s.mux.Handle(pattern, s.guard(perm, h))
+	s.routeTaking(jsonBody, pattern, perm, h)
 }
 
-// public registers a route that needs no temporary token.
-func (s *Server) public(pattern string, h func(w http.ResponseWriter, r *http.Request) error) {
-	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+// routeTaking registers pattern under the permission perm, taking a body in one
+// of types, which is checked before the caller is.
+func (s *Server) routeTaking(types mediaTypes, pattern string, perm permission, h handlerFunc) {
+	s.mux.Handle(pattern, s.taking(types, s.guard(perm, h)))
+}
+
+// public registers a route that needs no temporary token and takes a body in
+// one of types.
+func (s *Server) public(types mediaTypes, pattern string, h func(w http.ResponseWriter, r *http.Request) error) {
+	s.mux.Handle(pattern, s.taking(types, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := h(w, r); err != nil {
 			s.writeError(w, r, err)
 		}
+	})))
+}
+
+// taking refuses a body of another media type than types before h runs.
+func (s *Server) taking(types mediaTypes, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := types.check(r); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		h.ServeHTTP(w, r)
 	})
 }
 
 func (s *Server) routes() {
-	s.public("POST /svc/account/login", s.login)
-	s.public("GET /svc/account/token", s.token)
+	s.public(jsonBody, "POST /svc/account/login", s.login)
+	s.public(jsonBody, "GET /svc/account/token", s.token)
 	// The links of messages (extension): the signed token is the permission.
-	s.public("GET "+notify.UnsubscribePath+"{token}", s.unsubscribe)
-	s.public("POST "+notify.UnsubscribePath+"{token}", s.unsubscribe)
-	s.public("GET "+notify.FilePath+"{token}", s.sharedFile)
+	s.public(formBody, "GET "+notify.UnsubscribePath+"{token}", s.unsubscribe)
+	s.public(formBody, "POST "+notify.UnsubscribePath+"{token}", s.unsubscribe)
+	s.public(formBody, "GET "+notify.FilePath+"{token}", s.sharedFile)
 
 	s.route("DELETE /svc/account/login/{uid}", permAuthenticated, s.logout)
 	s.route("GET /svc/account/profile/current", permAuthenticated, s.currentProfile)
@@ -264,8 +284,8 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	e := asError(err)
 	if e.Status >= 500 {
-		s.log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path,
-			"requestId", requestID(r.Context()), "err", err)
+		s.log.ErrorContext(r.Context(), "request failed", "method", httpguard.MethodLabel(r.Method), "path", httpguard.Clip(r.URL.Path),
+			"requestId", httpguard.Clip(requestID(r.Context())), "err", err)
 	}
 	for k, v := range e.header {
 		w.Header()[k] = v

@@ -101,8 +101,9 @@ func TestSmallerAnswers(t *testing.T) {
 }
 
 // TestMethodsAndContentTypes: a path with routes for other methods answers 405 with
-// Allow; a JSON endpoint refuses a body declared as another type with 415, and takes one
-// declared as nothing; every answer carries nosniff.
+// Allow; a JSON endpoint refuses a body declared as another type, or as nothing, with
+// 415 naming the header, and takes one without a body whatever it declares; every
+// answer carries nosniff.
 func TestMethodsAndContentTypes(t *testing.T) {
 	b := apptest.Start(t)
 	br := newBrowser(t, b.URL, "ua")
@@ -118,13 +119,17 @@ func TestMethodsAndContentTypes(t *testing.T) {
 	wantStatus(t, br.do("GET", "/svc/nothing/here", ""), 404)
 
 	const project = `{"project":{"meta":{"title":"T"}}}`
-	for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "text/csv"} {
+	for _, ct := range []string{"", "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "text/csv"} {
 		r := br.do("POST", "/svc/projects/", project, "Content-Type", ct)
-		if r.status != 415 || !strings.Contains(r.body, "application/json") {
-			t.Errorf("Content-Type %s: %d %s, want 415", ct, r.status, r.body)
+		if r.status != 415 || !strings.Contains(r.body, "application/json") || !strings.Contains(r.body, `"Content-Type"`) {
+			t.Errorf("Content-Type %q: %d %s, want 415 naming the header", ct, r.status, r.body)
 		}
 	}
-	for _, ct := range []string{"", "application/json", "application/json; charset=utf-8"} {
+	// A request without a body needs no type: send now and a channel's test post none.
+	if r := br.do("POST", "/svc/projects/", "", "Content-Type", ""); r.status != 400 || !strings.Contains(r.body, "empty") {
+		t.Errorf("no body and no Content-Type: %d %s, want 400 for the empty body", r.status, r.body)
+	}
+	for _, ct := range []string{"application/json", "application/json; charset=utf-8"} {
 		if r := br.do("POST", "/svc/projects/", project, "Content-Type", ct); r.status != 201 {
 			t.Errorf("Content-Type %q: %d %s, want 201", ct, r.status, r.body)
 		}

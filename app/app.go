@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
 	"golang.org/x/crypto/bcrypt"
 	"golang.org/x/net/netutil"
 
@@ -29,6 +31,7 @@ import (
 	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/console"
 	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/internal/httpguard"
 	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/secret"
 	"github.com/heraldhq/herald/store"
@@ -211,12 +214,43 @@ func (a *App) open(ctx context.Context) error {
 			return fmt.Errorf("demo: %w", err)
 		}
 	}
-	if a.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
-		return fmt.Errorf("listen: %w", err)
+	if a.ln, err = a.listen(); err != nil {
+		return err
 	}
-	a.ln = netutil.LimitListener(a.ln, cfg.HTTP.MaxConnections)
 	a.reg.MustRegister(newStateCollector(a))
 	return a.listenOps()
+}
+
+// listen binds the API's listener: at most http.maxConnections at once and
+// http.maxConnectionsPerClient from one client, TLS when a certificate is
+// configured, and the framing of every connection's
+// requests followed as they are read (httpguard.Framing), which needs the
+// plain bytes, so TLS is ended here rather than by the http.Server, and
+// connections speak HTTP/1.1.
+func (a *App) listen() (net.Listener, error) {
+	cfg := a.cfg.HTTP
+	var tlsCfg *tls.Config
+	if cfg.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
+		if err != nil {
+			return nil, fmt.Errorf("http.tlsCert: %w", err)
+		}
+		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}}
+	}
+	ln, err := net.Listen("tcp", a.cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("listen: %w", err)
+	}
+	ln = netutil.LimitListener(ln, cfg.MaxConnections)
+	refused := promauto.With(a.reg).NewCounter(prometheus.CounterOpts{
+		Name: "herald_http_connections_refused_total",
+		Help: "Connections closed as soon as they were accepted: their client address held http.maxConnectionsPerClient.",
+	})
+	ln = httpguard.LimitPerClient(ln, cfg.MaxConnectionsPerClient, prefixes(cfg.TrustedProxies), refused.Inc)
+	if tlsCfg != nil {
+		ln = tls.NewListener(ln, tlsCfg)
+	}
+	return httpguard.Framing(ln), nil
 }
 
 // openAPI opens the analytics warehouse, the report executor and exporter
@@ -287,13 +321,18 @@ func (a *App) Run(ctx context.Context) error {
 	}
 	fresh := &freshConns{m: make(map[net.Conn]bool)}
 	srv := &http.Server{
-		Handler:           a.root,
-		ReadHeaderTimeout: a.cfg.HTTP.ReadHeaderTimeout,
-		ReadTimeout:       a.cfg.HTTP.ReadTimeout,
-		WriteTimeout:      a.cfg.HTTP.WriteTimeout,
-		IdleTimeout:       a.cfg.HTTP.IdleTimeout,
-		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
-		ConnState:         fresh.track,
+		// Requests framed two ways are refused here, before the API and the
+		// console; every request reaches this handler, "OPTIONS *" too, so
+		// that the framer and the server count the requests alike.
+		Handler:                      httpguard.RefuseAmbiguous(a.root, a.log),
+		ConnContext:                  httpguard.ConnContext,
+		DisableGeneralOptionsHandler: true,
+		ReadHeaderTimeout:            a.cfg.HTTP.ReadHeaderTimeout,
+		ReadTimeout:                  a.cfg.HTTP.ReadTimeout,
+		WriteTimeout:                 a.cfg.HTTP.WriteTimeout,
+		IdleTimeout:                  a.cfg.HTTP.IdleTimeout,
+		ErrorLog:                     slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
+		ConnState:                    fresh.track,
 	}
 	fmt.Fprintf(a.opt.Stdout, "Herald is listening on %s (data in %s)\n", a.URL(), a.cfg.Data)
 	fmt.Fprintf(a.opt.Stdout, "Console: %s%s\n", a.URL(), console.Prefix)
@@ -301,15 +340,7 @@ func (a *App) Run(ctx context.Context) error {
 		"-d '{\"postUserLogin\":{\"login\":\"%s\",\"password\":\"...\",\"remember\":0}}' %s/svc/account/login\n",
 		a.cfg.AdminLogin, a.URL())
 	errc := make(chan error, 1)
-	go func() {
-		var err error
-		if a.cfg.HTTP.TLSCert != "" {
-			err = srv.ServeTLS(a.ln, a.cfg.HTTP.TLSCert, a.cfg.HTTP.TLSKey)
-		} else {
-			err = srv.Serve(a.ln)
-		}
-		errc <- err
-	}()
+	go func() { errc <- srv.Serve(a.ln) }()
 	go a.pruneLoop(ctx)
 	stopOps := a.serveOps()
 

@@ -141,6 +141,11 @@ type HTTPConfig struct {
 	LongTimeout time.Duration `yaml:"longTimeout"`
 	// MaxConnections caps the connections served at once; more wait to be accepted. Default 1024.
 	MaxConnections int `yaml:"maxConnections"`
+	// MaxConnectionsPerClient caps the connections one client address (an IPv6
+	// client: its /64) holds at once; one more is closed as soon as it is
+	// accepted. The trusted proxies' addresses are not capped: their
+	// connections carry many clients. Default 64.
+	MaxConnectionsPerClient int `yaml:"maxConnectionsPerClient"`
 	// ShutdownTimeout bounds the graceful shutdown of the server. Default 15s.
 	ShutdownTimeout time.Duration `yaml:"shutdownTimeout"`
 	// TrustedProxies are the networks (CIDR) of reverse proxies whose X-Forwarded-For
@@ -158,16 +163,17 @@ func DefaultConfig() Config {
 		AdminLogin: "admin@herald.local",
 		Log:        LogConfig{Level: "info", Format: "text", Access: "info", AccessSample: 1},
 		HTTP: HTTPConfig{
-			MaxBodyBytes:      1 << 20,
-			MaxLoadBytes:      1 << 30,
-			ReadHeaderTimeout: 10 * time.Second,
-			ReadTimeout:       30 * time.Second,
-			WriteTimeout:      2 * time.Minute,
-			IdleTimeout:       2 * time.Minute,
-			LongTimeout:       time.Hour,
-			MaxConnections:    1024,
-			ShutdownTimeout:   15 * time.Second,
-			TrustedProxies:    []string{},
+			MaxBodyBytes:            1 << 20,
+			MaxLoadBytes:            1 << 30,
+			ReadHeaderTimeout:       10 * time.Second,
+			ReadTimeout:             30 * time.Second,
+			WriteTimeout:            2 * time.Minute,
+			IdleTimeout:             2 * time.Minute,
+			LongTimeout:             time.Hour,
+			MaxConnections:          1024,
+			MaxConnectionsPerClient: 64,
+			ShutdownTimeout:         15 * time.Second,
+			TrustedProxies:          []string{},
 		},
 		Auth:      api.DefaultAuthConfig(),
 		Subs:      notify.DefaultConfig(),
@@ -541,6 +547,9 @@ func (c HTTPConfig) Validate() error {
 	}
 	if c.MaxConnections < 8 {
 		bad("maxConnections", "must be at least 8, got %d", c.MaxConnections)
+	}
+	if c.MaxConnectionsPerClient < 1 {
+		bad("maxConnectionsPerClient", "must be at least 1, got %d", c.MaxConnectionsPerClient)
 	}
 	for i, p := range c.TrustedProxies {
 		if _, err := netip.ParsePrefix(p); err != nil {

@@ -65,7 +65,8 @@ var cidRef = regexp.MustCompile(`<img src="cid:([^"]+)"`)
 // (region names, numbers in the metric's format) and its chart as an inline
 // image, the PDF, and one-click unsubscribe headers. A POST to the unsubscribe
 // link pauses the subscription for that channel: the history says who, and
-// the next fire sends nothing; listing the channel again in a PUT resumes it.
+// the next fire sends nothing; listing the channel again in a PUT resumes it,
+// and the link of the mail before no longer pauses it.
 func TestReportMailInlineAndUnsubscribe(t *testing.T) {
 	b, smtp, m := demoMail(t)
 	admin := newBrowser(t, b.URL, "ua")
@@ -181,8 +182,22 @@ func TestReportMailInlineAndUnsubscribe(t *testing.T) {
 	put["subscription"].(map[string]any)["pausedChannels"] = []any{}
 	wantStatus(t, admin.do("PUT", subURI, jsonString(put)), 200)
 	b.Clock.Advance(time.Minute)
-	if _, err := smtp.Await(ctx, 2); err != nil {
+	mails, err := smtp.Await(ctx, 2)
+	if err != nil {
 		t.Fatalf("after resuming: %v", err)
+	}
+	// The link of the mail before the resume no longer pauses the channel; the
+	// new mail's link does.
+	if status, _, page = anonymous(t, b.URL, "POST", link, "List-Unsubscribe=One-Click"); status != 410 ||
+		!bytes.Contains(page, []byte("turned back on")) {
+		t.Errorf("the old link after the resume: %d %s, want 410", status, page)
+	}
+	if p := admin.do("GET", subURI, "").json(t)["subscription"].(map[string]any)["pausedChannels"]; p != nil {
+		t.Fatalf("the old link paused the channel again: %v", p)
+	}
+	fresh := follow(t, strings.Trim(mails[1].Header.Get("List-Unsubscribe"), "<>"))
+	if status, _, page = anonymous(t, b.URL, "GET", fresh, ""); status != 200 || !bytes.Contains(page, []byte("Unsubscribe?")) {
+		t.Errorf("the new mail's link: %d %s", status, page)
 	}
 }
 

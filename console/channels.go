@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/heraldhq/herald/channels"
@@ -70,8 +69,15 @@ func (c *Console) channelList(w http.ResponseWriter, q *req) error {
 		}
 		rows = append(rows, r)
 	}
-	c.render(w, q, http.StatusOK, "channels", map[string]any{"Title": "Channels", "Rows": rows,
-		"Notice": q.r.URL.Query().Get("notice")})
+	msg := notice(q)
+	if q.r.URL.Query().Get("notice") == "channelSaved" {
+		for _, r := range rows {
+			if r.ID == q.r.URL.Query().Get("channel") {
+				msg = "Saved “" + r.Title + "”."
+			}
+		}
+	}
+	c.render(w, q, http.StatusOK, "channels", map[string]any{"Title": "Channels", "Rows": rows, "Notice": msg})
 	return nil
 }
 
@@ -137,6 +143,11 @@ func (c *Console) newChannel(w http.ResponseWriter, q *req) error {
 }
 
 func (c *Console) editChannel(w http.ResponseWriter, q *req) error {
+	return c.showChannel(w, q, notice(q))
+}
+
+// showChannel shows the channel of the path with the message msg.
+func (c *Console) showChannel(w http.ResponseWriter, q *req, msg string) error {
 	var out struct {
 		ChannelConfiguration channel `json:"channelConfiguration"`
 	}
@@ -144,8 +155,7 @@ func (c *Console) editChannel(w http.ResponseWriter, q *req) error {
 		return err
 	}
 	ch := out.ChannelConfiguration
-	c.render(w, q, http.StatusOK, "channel", map[string]any{"Title": ch.Meta.Title, "F": c.chanFormOf(ch, false),
-		"Notice": q.r.URL.Query().Get("notice")})
+	c.render(w, q, http.StatusOK, "channel", map[string]any{"Title": ch.Meta.Title, "F": c.chanFormOf(ch, false), "Notice": msg})
 	return nil
 }
 
@@ -201,7 +211,7 @@ func (c *Console) saveChannel(w http.ResponseWriter, q *req, method, path string
 	if err != nil {
 		return err
 	}
-	return redirect(w, q, "/console/channels?notice="+url.QueryEscape("Saved “"+out.ChannelConfiguration.Meta.Title+"”."))
+	return redirect(w, q, noticeURL("/console/channels", "channelSaved", "channel", out.ChannelConfiguration.ID()))
 }
 
 func (c *Console) createChannel(w http.ResponseWriter, q *req) error {
@@ -216,10 +226,12 @@ func (c *Console) deleteChannel(w http.ResponseWriter, q *req) error {
 	if _, err := q.do(q.ctx, http.MethodDelete, channelsPath(q.user)+"/"+q.r.PathValue("cid"), nil, nil); err != nil {
 		return err
 	}
-	return redirect(w, q, "/console/channels?notice="+url.QueryEscape("Channel deleted."))
+	return redirect(w, q, noticeURL("/console/channels", "channelDeleted"))
 }
 
-// testChannel sends a test message through the API and says what the provider answered.
+// testChannel sends a test message through the API and shows the channel with
+// what the provider answered: the answer is the page, not a redirect, so that
+// no text of it travels in an address.
 func (c *Console) testChannel(w http.ResponseWriter, q *req) error {
 	cid := q.r.PathValue("cid")
 	var out struct {
@@ -231,16 +243,16 @@ func (c *Console) testChannel(w http.ResponseWriter, q *req) error {
 	}
 	_, err := q.do(q.ctx, http.MethodPost, channelsPath(q.user)+"/"+cid+"/test", nil, &out)
 	var ae *apiError
-	notice := ""
+	msg := ""
 	switch {
 	case errors.As(err, &ae) && ae.Status == http.StatusTooManyRequests:
-		notice = "A test went out a moment ago; try again in " + ae.Retry + " seconds."
+		msg = "A test went out a moment ago; try again in " + ae.Retry + " seconds."
 	case err != nil:
 		return err
 	case out.ChannelTest.Accepted:
-		notice = "Test message accepted by the provider (id " + out.ChannelTest.ProviderID + ")."
+		msg = "Test message accepted by the provider (id " + out.ChannelTest.ProviderID + ")."
 	default:
-		notice = "The provider refused the test message: " + out.ChannelTest.Error
+		msg = "The provider refused the test message: " + out.ChannelTest.Error
 	}
-	return redirect(w, q, "/console/channels/"+cid+"?notice="+url.QueryEscape(notice))
+	return c.showChannel(w, q, msg)
 }

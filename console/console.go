@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/internal/httpguard"
 )
 
 // Prefix is where the console is served.
@@ -105,8 +106,13 @@ func (c *Console) routes() {
 	c.mux.HandleFunc("/console/", c.page(c.notFound))
 }
 
-// ServeHTTP serves the console with its security headers.
+// ServeHTTP serves the console with its security headers. A method the
+// service does not know is refused before any work.
 func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !httpguard.KnownMethod(r.Method) {
+		http.Error(w, "The request's method is not one this service implements.", http.StatusNotImplemented)
+		return
+	}
 	h := w.Header()
 	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "+
 		"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
@@ -140,7 +146,9 @@ func (c *Console) page(h handler) http.HandlerFunc {
 	return c.serve(h, false)
 }
 
-// form serves a POST: its CSRF token must match the console's cookie.
+// form serves a POST: it must come from the console's own pages, and its
+// CSRF token must be the one of the browser's session (of its sign-in page,
+// for the sign-in form).
 func (c *Console) form(h handler) http.HandlerFunc {
 	return c.serve(h, true)
 }
@@ -148,16 +156,29 @@ func (c *Console) form(h handler) http.HandlerFunc {
 func (c *Console) serve(h handler, post bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		q := &req{call: &call{api: c.opt.API, w: w, r: r}, ctx: r.Context()}
-		q.csrf = c.csrfToken(w, r)
+		signIn := r.URL.Path == "/console/login"
+		switch {
+		case signIn && !post:
+			q.csrf = c.newSignInToken(w)
+		case signIn:
+			q.csrf = c.signInToken(r)
+		default:
+			q.csrf = c.sessionToken(r)
+		}
 		if post {
+			if httpguard.OtherOrigin(r) {
+				c.fail(w, q, &apiError{Status: http.StatusForbidden,
+					Message: "The form was sent from another site; the console takes forms only from its own pages."})
+				return
+			}
 			r.Body = http.MaxBytesReader(w, r.Body, 1<<20)
-			if err := r.ParseForm(); err != nil || !hmac.Equal([]byte(r.PostFormValue("csrf")), []byte(q.csrf)) {
+			if err := r.ParseForm(); err != nil || q.csrf == "" || !hmac.Equal([]byte(r.PostFormValue("csrf")), []byte(q.csrf)) {
 				c.fail(w, q, &apiError{Status: http.StatusForbidden,
 					Message: "The form has expired or did not come from this console; go back, reload the page and try again."})
 				return
 			}
 		}
-		open := r.URL.Path == "/console/login" || strings.HasPrefix(r.URL.Path, "/console/static/")
+		open := signIn || strings.HasPrefix(r.URL.Path, "/console/static/")
 		if !open {
 			uid, err := c.whoami(q)
 			if err != nil {
@@ -198,26 +219,73 @@ func (c *Console) fail(w http.ResponseWriter, q *req, err error) {
 	}
 	var ae *apiError
 	if !errors.As(err, &ae) {
-		c.opt.Logger.Error("console request failed", "path", q.r.URL.Path, "err", err)
+		c.opt.Logger.Error("console request failed", "path", httpguard.Clip(q.r.URL.Path), "err", err)
 		ae = &apiError{Status: http.StatusInternalServerError, Message: "Something went wrong on our side; it is logged."}
 	}
 	c.render(w, q, ae.Status, "error", map[string]any{"Title": http.StatusText(ae.Status), "Error": ae})
 }
 
-// csrfToken is the request's CSRF token: an HMAC of the console's own
-// random cookie, which it sets on the first visit.
-func (c *Console) csrfToken(w http.ResponseWriter, r *http.Request) string {
-	var seed string
-	if ck, err := r.Cookie("herald_console"); err == nil && len(ck.Value) >= 32 {
-		seed = ck.Value
-	} else {
-		seed = rand.Text() + rand.Text()
-		http.SetCookie(w, &http.Cookie{Name: "herald_console", Value: seed, Path: Prefix, HttpOnly: true,
-			Secure: c.opt.Secure, SameSite: http.SameSiteStrictMode})
-		r.AddCookie(&http.Cookie{Name: "herald_console", Value: seed}) // for a form posted on this very request
+// signInCookie names the cookie that the sign-in form's token is bound to.
+// Over TLS it has the __Host- prefix, which a browser takes only from this
+// very host: a sibling site cannot plant one.
+func (c *Console) signInCookie() string {
+	if c.opt.Secure {
+		return "__Host-herald_signin"
+	}
+	return "herald_signin"
+}
+
+// newSignInToken sets a fresh random cookie for the sign-in page and returns
+// the token of its form, bound to that cookie: a token and cookie from before
+// (the attacker's own, planted in a victim's browser) do not sign anyone in
+// once the page was shown again.
+func (c *Console) newSignInToken(w http.ResponseWriter) string {
+	seed := rand.Text() + rand.Text()
+	http.SetCookie(w, &http.Cookie{Name: c.signInCookie(), Value: seed, Path: "/", HttpOnly: true,
+		Secure: c.opt.Secure, SameSite: http.SameSiteStrictMode})
+	return c.token("console sign-in", seed)
+}
+
+// signInToken is the token the sign-in form must carry: bound to the cookie
+// its page set; "" without one, or with more than one: a cookie planted with
+// a longer path than the page's own would come first and shadow it.
+func (c *Console) signInToken(r *http.Request) string {
+	var seeds []string
+	for _, ck := range r.CookiesNamed(c.signInCookie()) {
+		seeds = append(seeds, ck.Value)
+	}
+	if len(seeds) != 1 {
+		return ""
+	}
+	return c.token("console sign-in", seeds[0])
+}
+
+// endSignIn clears the sign-in page's cookie once it has signed someone in.
+func (c *Console) endSignIn(w http.ResponseWriter) {
+	http.SetCookie(w, &http.Cookie{Name: c.signInCookie(), Path: "/", MaxAge: -1, HttpOnly: true,
+		Secure: c.opt.Secure, SameSite: http.SameSiteStrictMode})
+}
+
+// sessionToken is the CSRF token of a signed-in browser: bound to its API
+// session (the super-secure token), so it changes at every sign-in, is void
+// once the session ends, and is another for another user; "" without a session.
+func (c *Console) sessionToken(r *http.Request) string {
+	ck, err := r.Cookie(cookieSST)
+	if err != nil {
+		return ""
+	}
+	return c.token("console session", ck.Value)
+}
+
+// token is an HMAC of seed for purpose under the console's key; "" for no seed.
+func (c *Console) token(purpose, seed string) string {
+	if seed == "" {
+		return ""
 	}
 	m := hmac.New(sha256.New, c.opt.Key)
-	m.Write([]byte("console csrf\x00" + seed))
+	m.Write([]byte(purpose))
+	m.Write([]byte{0})
+	m.Write([]byte(seed))
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 

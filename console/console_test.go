@@ -1,6 +1,11 @@
 package console
 
-import "testing"
+import (
+	"net/url"
+	"path"
+	"strings"
+	"testing"
+)
 
 func TestFieldNameMapsErrorPaths(t *testing.T) {
 	for path, want := range map[string]string{
@@ -25,16 +30,50 @@ func TestFieldNameMapsErrorPaths(t *testing.T) {
 
 func TestSafeNextStaysInTheConsole(t *testing.T) {
 	for next, want := range map[string]string{
-		"/console/channels":       "/console/channels",
-		"/console/projects/p?x=1": "/console/projects/p?x=1",
-		"https://evil.example/":   "/console/projects",
-		"//evil.example/console/": "/console/projects",
-		"/svc/account/login":      "/console/projects",
-		"/console/\\evil":         "/console/projects",
-		"":                        "/console/projects",
+		"/console/channels":         "/console/channels",
+		"/console/projects/p?x=1":   "/console/projects/p?x=1",
+		"https://evil.example/":     "/console/projects",
+		"//evil.example/console/":   "/console/projects",
+		"/svc/account/login":        "/console/projects",
+		"/console/\\evil":           "/console/projects",
+		"":                          "/console/projects",
+		"/console/\t/evil.example":  "/console/projects",
+		"/console/\x00":             "/console/projects",
+		"/\t/evil.example":          "/console/projects",
+		"/console/a//evil":          "/console/projects",
+		"/console/%2F%2Fevil":       "/console/projects",
+		"/console/%09x":             "/console/projects",
+		"/console/../svc/x":         "/console/projects",
+		"/console/./channels":       "/console/projects",
+		"/console/channels#x":       "/console/projects",
+		"/console/a b":              "/console/projects",
+		"/console/é":                "/console/projects",
+		"/console/":                 "/console/",
+		"/console/projects/":        "/console/projects/",
+		"/console/p/s?page=2&x=%20": "/console/p/s?page=2&x=%20",
 	} {
 		if got := safeNext(next); got != want {
 			t.Errorf("safeNext(%q) = %q, want %q", next, got, want)
 		}
 	}
+}
+
+// FuzzSafeNext: whatever it is given, safeNext answers the console home or a path
+// of the console that a browser cannot read as another host or another path.
+func FuzzSafeNext(f *testing.F) {
+	for _, s := range []string{"/console/channels", "/console/\t/x", "//evil", "/console/%2e%2e/svc", "/console/p?x=1#y"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, next string) {
+		got := safeNext(next)
+		if got == consoleHome {
+			return
+		}
+		u, err := url.Parse(got)
+		if got != next || err != nil || u.Host != "" || u.Scheme != "" || !strings.HasPrefix(u.Path, Prefix) ||
+			path.Clean(u.Path) != strings.TrimSuffix(u.Path, "/") || strings.ContainsAny(got, "\\\t\r\n\x00 ") ||
+			strings.Contains(got, "//") || strings.Contains(u.Path, "//") {
+			t.Fatalf("safeNext(%q) = %q", next, got)
+		}
+	})
 }

@@ -8,6 +8,8 @@
 // form writes through the same /svc/ endpoints, with the browser's own
 // two-token session (it fetches new temporary tokens itself), so the API's
 // permissions, validation and error field paths are the console's. Forms
-// carry a CSRF token bound to a cookie of the console's; pages are sent with a
-// Content-Security-Policy that allows no inline script and no framing.
+// carry a CSRF token bound to the browser's API session (the sign-in form: to
+// a fresh cookie its page sets) and are taken only from the console's own
+// pages (Sec-Fetch-Site); pages are sent with a Content-Security-Policy that
+// allows no inline script and no framing.
 package console

@@ -3,7 +3,6 @@ package console
 import (
 	"errors"
 	"net/http"
-	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -202,7 +201,7 @@ func (c *Console) saveForm(w http.ResponseWriter, q *req, pid string, s subscrip
 	if sid == "" {
 		sid = last(path)
 	}
-	return redirect(w, q, consoleSub(pid, sid)+"?notice="+url.QueryEscape("Saved."))
+	return redirect(w, q, noticeURL(consoleSub(pid, sid), "saved"))
 }
 
 func (c *Console) showForm(w http.ResponseWriter, q *req, status int, pid string, f *subForm, s subscription) error {

@@ -4,17 +4,45 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"path"
 	"strings"
 )
 
 func urlQueryEscape(s string) string { return url.QueryEscape(s) }
 
-// safeNext keeps a redirect after sign-in inside the console.
+// consoleHome is where sign-in leads when no clean next page is given.
+const consoleHome = "/console/projects"
+
+// safeNext keeps a redirect after sign-in to a clean path of the console: of
+// printable ASCII (no TAB, NUL or line break, which browsers drop or stop at,
+// no space), with no "//" or "\\" anywhere (which browsers read as another host),
+// no scheme or host, no dot segments and no fragment; anything else leads home.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, Prefix) || strings.HasPrefix(next, "//") || strings.ContainsAny(next, "\\\r\n") {
-		return "/console/projects"
+	if len(next) > 2048 || !strings.HasPrefix(next, Prefix) || strings.Contains(next, "//") || strings.Contains(next, "\\") {
+		return consoleHome
+	}
+	for i := range len(next) {
+		if next[i] <= ' ' || next[i] >= 0x7f {
+			return consoleHome
+		}
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" || u.Fragment != "" ||
+		!strings.HasPrefix(u.Path, Prefix) || !clean(u.Path) {
+		return consoleHome
 	}
 	return next
+}
+
+// clean reports whether p, a decoded path, has no dot segments, no empty
+// segments and no control characters.
+func clean(p string) bool {
+	for i := range len(p) {
+		if p[i] < ' ' || p[i] == 0x7f || p[i] == '\\' {
+			return false
+		}
+	}
+	return !strings.Contains(p, "//") && path.Clean(p) == strings.TrimSuffix(p, "/")
 }
 
 func (c *Console) loginForm(w http.ResponseWriter, q *req) error {
@@ -41,6 +69,7 @@ func (c *Console) login(w http.ResponseWriter, q *req) error {
 		return err
 	}
 	q.passCookies(rec)
+	c.endSignIn(w)
 	return redirect(w, q, next)
 }
 

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"sort"
 	"strconv"
 	"time"
@@ -169,7 +168,7 @@ func (c *Console) subscriptions(w http.ResponseWriter, q *req) error {
 		}
 		rows = append(rows, r)
 	}
-	c.render(w, q, http.StatusOK, "subscriptions", map[string]any{"Title": p.Title, "Project": p, "Rows": rows})
+	c.render(w, q, http.StatusOK, "subscriptions", map[string]any{"Title": p.Title, "Project": p, "Rows": rows, "Notice": notice(q)})
 	return nil
 }
 
@@ -220,7 +219,7 @@ func (c *Console) subscription(w http.ResponseWriter, q *req) error {
 	c.render(w, q, http.StatusOK, "subscription", map[string]any{
 		"Title": s.Meta.Title, "Project": p, "Sub": s, "ID": sid, "Schedule": scheduleOf(s.Triggers, c.opt.Now(), 5),
 		"Runs": list, "Page": page, "More": more, "Channels": names, "Names": mergeNames(reports, metrics),
-		"Notice": q.r.URL.Query().Get("notice"),
+		"Notice": notice(q),
 	})
 	return nil
 }
@@ -274,7 +273,7 @@ func (c *Console) deleteSubscription(w http.ResponseWriter, q *req) error {
 	if _, err := q.do(q.ctx, http.MethodDelete, subsPath(pid, q.user)+"/"+sid, nil, nil); err != nil {
 		return err
 	}
-	return redirect(w, q, "/console/projects/"+pid+"?notice="+url.QueryEscape("Subscription deleted."))
+	return redirect(w, q, noticeURL("/console/projects/"+pid, "subscriptionDeleted"))
 }
 
 func (c *Console) sendSubscription(w http.ResponseWriter, q *req) error {
@@ -282,12 +281,12 @@ func (c *Console) sendSubscription(w http.ResponseWriter, q *req) error {
 	_, err := q.do(q.ctx, http.MethodPost, subsPath(pid, q.user)+"/"+sid+"/send", nil, nil)
 	var ae *apiError
 	if errors.As(err, &ae) && ae.Status == http.StatusTooManyRequests {
-		return redirect(w, q, consoleSub(pid, sid)+"?notice="+url.QueryEscape("Sent a moment ago; try again in "+ae.Retry+" seconds."))
+		return redirect(w, q, noticeURL(consoleSub(pid, sid), "sentRecently", "wait", ae.Retry))
 	}
 	if err != nil {
 		return err
 	}
-	return redirect(w, q, consoleSub(pid, sid)+"?notice="+url.QueryEscape("Sending now: the run is at the top of the history."))
+	return redirect(w, q, noticeURL(consoleSub(pid, sid), "sending"))
 }
 
 // setEnabled pauses or resumes a subscription: a PUT of it with enabled changed.
@@ -302,11 +301,11 @@ func (c *Console) setEnabled(w http.ResponseWriter, q *req) error {
 	if _, err := q.do(q.ctx, http.MethodPut, subsPath(pid, q.user)+"/"+sid, subscriptionDoc{Subscription: s}, nil); err != nil {
 		return err
 	}
-	notice := "Paused: it fires no more until you resume it."
+	key := "paused"
 	if s.Enabled {
-		notice = "Resumed: it fires on its schedule again."
+		key = "resumed"
 	}
-	return redirect(w, q, consoleSub(pid, sid)+"?notice="+url.QueryEscape(notice))
+	return redirect(w, q, noticeURL(consoleSub(pid, sid), key))
 }
 
 func (c *Console) preview(w http.ResponseWriter, q *req) error {

@@ -33,13 +33,19 @@ type Config struct {
 	// FileLinkTTL is how long the download link of an attachment, which messages
 	// that cannot carry files (SMS, feed chat) get, keeps working. Default 168h (7 days).
 	FileLinkTTL time.Duration `yaml:"fileLinkTTL"`
+	// LinkTTL is how long the unsubscribe link of a message keeps working
+	// (unless the channel is turned back on after it, which voids it at once).
+	// Default 2400h (100 days): longer than the longest quarter, so that the
+	// link of the latest message of anything sent at least quarterly works
+	// until the next one comes, with its own link.
+	LinkTTL time.Duration `yaml:"linkTTL"`
 }
 
 // DefaultConfig returns the documented defaults.
 func DefaultConfig() Config {
 	return Config{MinInterval: time.Minute, DefaultTimezone: "UTC", MaxPerUser: 1000, MaxPerProject: 10000,
 		MaxChannelsPerUser: 100, FailuresBeforeNotice: 3, SendNowEvery: 10 * time.Second, TestEvery: 10 * time.Second,
-		HealthInterval: 2 * time.Second, FileLinkTTL: 7 * 24 * time.Hour}
+		HealthInterval: 2 * time.Second, FileLinkTTL: 7 * 24 * time.Hour, LinkTTL: 100 * 24 * time.Hour}
 }
 
 // Validate names the wrong field.
@@ -68,6 +74,9 @@ func (c Config) Validate() error {
 	}
 	if c.FileLinkTTL < time.Minute {
 		errs = append(errs, fmt.Errorf("fileLinkTTL: must be at least 1m, got %s", c.FileLinkTTL))
+	}
+	if c.LinkTTL < time.Hour {
+		errs = append(errs, fmt.Errorf("linkTTL: must be at least 1h, got %s", c.LinkTTL))
 	}
 	return errors.Join(errs...)
 }

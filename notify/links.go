@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -47,7 +48,7 @@ func (s *Service) Links(sub store.Subscription, runID, cid string, files []store
 	if s.publicURL == "" || len(s.linkKey) == 0 {
 		return channels.Links{}
 	}
-	l := channels.Links{Unsubscribe: s.publicURL + UnsubscribePath + s.sign(purposeUnsubscribe, sub.ID, cid, runID),
+	l := channels.Links{Unsubscribe: s.publicURL + UnsubscribePath + s.unsubscribeToken(sub, cid, runID),
 		Subscription: s.publicURL + ConsolePath(sub)}
 	expires := s.now().Add(s.cfg.FileLinkTTL).Truncate(time.Second)
 	exp := strconv.FormatInt(expires.Unix(), 36)
@@ -59,6 +60,14 @@ func (s *Service) Links(sub store.Subscription, runID, cid string, files []store
 			URL: s.publicURL + FilePath + s.sign(purposeFile, runID, strconv.Itoa(i), exp)})
 	}
 	return l
+}
+
+// unsubscribeToken is the token of the unsubscribe link of run's message to
+// channel cid: the subscription, the channel, the run, the channel's
+// generation (a resume moves it on, voiding the link) and when the link expires.
+func (s *Service) unsubscribeToken(sub store.Subscription, cid, runID string) string {
+	exp := s.now().Add(s.cfg.LinkTTL).Unix()
+	return s.sign(purposeUnsubscribe, sub.ID, cid, runID, strconv.FormatInt(sub.Generations[cid], 36), strconv.FormatInt(exp, 36))
 }
 
 // sign joins fields with dots and appends their MAC. Fields are ids of
@@ -76,8 +85,9 @@ func (s *Service) mac(purpose, body string) []byte {
 	return m.Sum(nil)[:macLen]
 }
 
-// verify returns the n fields of a token signed for purpose.
-func (s *Service) verify(purpose, token string, n int) ([]string, error) {
+// verify returns the fields of a token signed for purpose, which must be
+// one of the counts n.
+func (s *Service) verify(purpose, token string, n ...int) ([]string, error) {
 	if len(s.linkKey) == 0 || len(token) > 256 {
 		return nil, errBadLink
 	}
@@ -91,7 +101,7 @@ func (s *Service) verify(purpose, token string, n int) ([]string, error) {
 		return nil, errBadLink
 	}
 	fields := strings.Split(body, ".")
-	if len(fields) != n {
+	if !slices.Contains(n, len(fields)) {
 		return nil, errBadLink
 	}
 	return fields, nil
@@ -105,16 +115,31 @@ type Unsubscription struct {
 	Recipient    string // the channel's address, as a person reads it
 	Paused       *store.Pause
 	runID        string
+	generation   int64 // the channel's generation when the link was made
 }
 
+// errResumed is the answer of a link made before its channel was turned back on.
+var errResumed = gone("This link was made before the subscription was turned back on for this channel, " +
+	"so it no longer works; the latest message carries one that does")
+
 // Unsubscription reads what the unsubscribe token stands for, without
-// changing anything.
+// changing anything. A link works until it expires (subscriptions.linkTTL
+// after it was made), and only while its channel is in the generation the
+// link was made in: once the owner turned the channel back on, the links
+// sent before no longer pause it.
+//
+// Links made before they carried a generation and an expiry (three fields)
+// are read as of generation 0, expiring linkTTL after their run was
+// scheduled, and not at all once the run is no longer kept.
 func (s *Service) Unsubscription(ctx context.Context, token string) (Unsubscription, error) {
-	f, err := s.verify(purposeUnsubscribe, token, 3)
+	f, err := s.verify(purposeUnsubscribe, token, 3, 5)
 	if err != nil {
 		return Unsubscription{}, err
 	}
 	u := Unsubscription{ChannelID: f[1], runID: f[2]}
+	if err := s.checkExpiry(ctx, &u, f); err != nil {
+		return u, err
+	}
 	u.Subscription, err = s.st.SubscriptionByID(ctx, f[0])
 	if errors.Is(err, store.ErrNotFound) {
 		return u, notFound("The subscription this message came from was deleted: nothing more will be sent")
@@ -129,6 +154,9 @@ func (s *Service) Unsubscription(ctx context.Context, token string) (Unsubscript
 	if err != nil {
 		return u, err
 	}
+	if u.Subscription.Generations[u.ChannelID] != u.generation {
+		return u, errResumed
+	}
 	if d, ok := s.kinds.Lookup(channels.Kind(ch.Kind)); ok {
 		u.Recipient = d.Recipient(ch.Config)
 	}
@@ -136,6 +164,33 @@ func (s *Service) Unsubscription(ctx context.Context, token string) (Unsubscript
 		u.Paused = &p
 	}
 	return u, nil
+}
+
+// checkExpiry sets u's generation from the token's fields f and answers
+// whether the link has expired.
+func (s *Service) checkExpiry(ctx context.Context, u *Unsubscription, f []string) error {
+	var expires time.Time
+	if len(f) == 5 {
+		gen, err1 := strconv.ParseInt(f[3], 36, 64)
+		exp, err2 := strconv.ParseInt(f[4], 36, 64)
+		if err1 != nil || err2 != nil {
+			return errBadLink
+		}
+		u.generation, expires = gen, time.Unix(exp, 0)
+	} else {
+		run, err := s.st.RunByID(ctx, u.runID)
+		if errors.Is(err, store.ErrNotFound) {
+			return gone("This link has expired")
+		}
+		if err != nil {
+			return err
+		}
+		expires = run.ScheduledAt.Add(s.cfg.LinkTTL)
+	}
+	if !s.now().Before(expires) {
+		return gone("This link expired on %s", expires.UTC().Format(time.RFC1123))
+	}
+	return nil
 }
 
 // Unsubscribe pauses the subscription for the channel the token names, and
@@ -152,9 +207,12 @@ func (s *Service) Unsubscribe(ctx context.Context, token string) (Unsubscription
 	}
 	by += " (unsubscribe link)"
 	at := s.now().UTC().Truncate(time.Second)
-	changed, err := s.st.PauseChannel(ctx, u.Subscription.ID, u.ChannelID, u.runID, by, at)
+	changed, err := s.st.PauseChannel(ctx, u.Subscription.ID, u.ChannelID, u.generation, u.runID, by, at)
 	if errors.Is(err, store.ErrNotFound) {
 		return u, notFound("The subscription no longer sends to this channel")
+	}
+	if errors.Is(err, store.ErrConflict) {
+		return u, errResumed // turned back on since the read above
 	}
 	if err != nil {
 		return u, err

@@ -2,6 +2,9 @@ package notify_test
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"net/url"
@@ -205,4 +208,93 @@ func FuzzLinkToken(f *testing.F) {
 		}
 		_, _ = w.svc.SharedFile(ctx, tok)
 	})
+}
+
+// resume turns every channel of w.sub back on, as the owner does.
+func (w *linkWorld) resume(t *testing.T) {
+	t.Helper()
+	_, err := w.svc.UpdateSubscription(context.Background(), "p1", "u1", w.sub.ID, subBody(t, `{"triggers":[{"timerEvent":{"cronExpression":"0 0 8 * * *"}}],
+		"condition":{"condition":{"expression":"true"}},"message":{"template":{"expression":"hi"}},
+		"channels":["/svc/account/profile/u1/channelConfigurations/`+w.mail+`"],"meta":{"title":"Morning"},"pausedChannels":[]}`))
+	must(t, err)
+}
+
+// TestUnsubscribeLinkIsVoidOnceResumed: a recipient unsubscribes, the owner turns the
+// channel back on, and the old link no longer pauses it (a page saying so, gone); the
+// link of a message sent after the resume works.
+func TestUnsubscribeLinkIsVoidOnceResumed(t *testing.T) {
+	w := newLinkWorld(t)
+	ctx := context.Background()
+	old := token(t, w.svc.Links(w.sub, "r1", w.mail, nil).Unsubscribe, notify.UnsubscribePath)
+	if _, err := w.svc.Unsubscribe(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	w.resume(t)
+	if _, err := w.svc.Unsubscription(ctx, old); !isCode(err, notify.Gone) {
+		t.Errorf("reading the old link after the resume: %v, want gone", err)
+	}
+	if _, err := w.svc.Unsubscribe(ctx, old); !isCode(err, notify.Gone) {
+		t.Errorf("the old link after the resume: %v, want gone", err)
+	}
+	sub, err := w.st.SubscriptionByID(ctx, w.sub.ID)
+	must(t, err)
+	if len(sub.Paused) != 0 {
+		t.Fatalf("the old link paused the channel again: %+v", sub.Paused)
+	}
+	fresh := token(t, w.svc.Links(sub, "r1", w.mail, nil).Unsubscribe, notify.UnsubscribePath)
+	if u, err := w.svc.Unsubscribe(ctx, fresh); err != nil || u.Paused == nil {
+		t.Fatalf("the link of a message after the resume: %+v, %v", u, err)
+	}
+}
+
+// TestUnsubscribeLinkExpires: a link works until subscriptions.linkTTL after it was
+// made, and is gone from then on.
+func TestUnsubscribeLinkExpires(t *testing.T) {
+	w := newLinkWorld(t)
+	ctx := context.Background()
+	tok := token(t, w.svc.Links(w.sub, "r1", w.mail, nil).Unsubscribe, notify.UnsubscribePath)
+	ttl := notify.DefaultConfig().LinkTTL
+	w.now = t0.Add(ttl - time.Second)
+	if _, err := w.svc.Unsubscription(ctx, tok); err != nil {
+		t.Fatalf("a second before it expires: %v", err)
+	}
+	w.now = t0.Add(ttl)
+	if _, err := w.svc.Unsubscribe(ctx, tok); !isCode(err, notify.Gone) {
+		t.Fatalf("at expiry: %v, want gone", err)
+	}
+}
+
+// TestUnsubscribeLinkOfAnEarlierVersion: a link made before links carried a generation
+// and an expiry (subscription.channel.run and its MAC) still works, as of generation 0,
+// until linkTTL after its run; not once the channel was turned back on, nor once the
+// run is no longer kept.
+func TestUnsubscribeLinkOfAnEarlierVersion(t *testing.T) {
+	w := newLinkWorld(t)
+	ctx := context.Background()
+	body := w.sub.ID + "." + w.mail + ".r1"
+	m := hmac.New(sha256.New, []byte("0123456789abcdef0123456789abcdef"))
+	m.Write([]byte("unsubscribe\x00" + body))
+	old := body + "." + base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:16])
+
+	if u, err := w.svc.Unsubscription(ctx, old); err != nil || u.Recipient != "a@example.com" {
+		t.Fatalf("an earlier version's link: %+v, %v", u, err)
+	}
+	w.now = t0.Add(notify.DefaultConfig().LinkTTL) // r1 was scheduled at t0
+	if _, err := w.svc.Unsubscription(ctx, old); !isCode(err, notify.Gone) {
+		t.Errorf("an earlier version's link linkTTL after its run: %v, want gone", err)
+	}
+	w.now = t0.Add(time.Hour)
+	if _, err := w.svc.Unsubscribe(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	w.resume(t)
+	if _, err := w.svc.Unsubscribe(ctx, old); !isCode(err, notify.Gone) {
+		t.Errorf("an earlier version's link after the resume: %v, want gone", err)
+	}
+	body = w.sub.ID + "." + w.mail + ".pruned"
+	m.Reset()
+	m.Write([]byte("unsubscribe\x00" + body))
+	if _, err := w.svc.Unsubscription(ctx, body+"."+base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:16])); !isCode(err, notify.Gone) {
+		t.Errorf("an earlier version's link of a run no longer kept: %v, want gone", err)
+	}
 }

@@ -116,3 +116,34 @@ func TestMigrationMovesDeliveryPayloads(t *testing.T) {
 		t.Fatalf("payloads left after the run was pruned: %d, %v", left, err)
 	}
 }
+
+// TestMigrationStartsChannelsInGenerationZero builds a database as version 14 left
+// it, with a subscription whose one channel is paused, and opens it: the channel is
+// in generation 0, which links made before name, and turning it back on moves it on.
+func TestMigrationStartsChannelsInGenerationZero(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "herald.db")
+	old, mustExec := databaseOfVersion(t, path, 14)
+	mustExec(`INSERT INTO channels VALUES ('c1', 'u1', 'email', 'Mail', '{"to":"u1@x.io"}', NULL, 0, 0)`)
+	mustExec(`INSERT INTO subscriptions(id, project_id, owner, title, doc, created, updated) VALUES ('s1', 'p1', 'u1', 'S', '{}', 0, 0)`)
+	mustExec(`INSERT INTO subscription_channels(subscription_id, channel_id, position, paused_at, paused_by) VALUES ('s1', 'c1', 0, 60, 'u1@x.io')`)
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatalf("open the version 14 database: %v", err)
+	}
+	defer s.Close()
+	sub, err := s.SubscriptionByID(ctx, "s1")
+	if err != nil || len(sub.Generations) != 0 || len(sub.Paused) != 1 {
+		t.Fatalf("subscription after the migration = %+v, %v", sub, err)
+	}
+	sub.Paused = nil
+	if err := s.UpdateSubscription(ctx, sub); err != nil {
+		t.Fatal(err)
+	}
+	if sub, _ = s.SubscriptionByID(ctx, "s1"); sub.Generations["c1"] != 1 {
+		t.Fatalf("generations after the resume: %v", sub.Generations)
+	}
+}

@@ -22,9 +22,13 @@ type Subscription struct {
 	Channels  []string // channel ids, in the order given
 	// Paused are the channels this subscription does not send to, by channel
 	// id; each is one of Channels.
-	Paused  map[string]Pause
-	Created time.Time
-	Updated time.Time
+	Paused map[string]Pause
+	// Generations are the channels' generations other than 0, by channel id: a
+	// channel's moves on each time it is resumed or added back, and an
+	// unsubscribe link names the one it was made in.
+	Generations map[string]int64
+	Created     time.Time
+	Updated     time.Time
 }
 
 // SubscriptionDef is what a subscription does, as it is stored.
@@ -89,12 +93,54 @@ func (s *Store) CreateSubscription(ctx context.Context, sub Subscription, q Quot
 		if err != nil {
 			return fmt.Errorf("create subscription: %w", err)
 		}
-		return putSubscriptionChannels(ctx, tx, sub)
+		return putSubscriptionChannels(ctx, tx, sub, true)
 	})
 }
 
-// putSubscriptionChannels replaces the channels of sub and their pauses.
-func putSubscriptionChannels(ctx context.Context, tx *sql.Tx, sub Subscription) error {
+// channelState is what putSubscriptionChannels keeps of a channel's row.
+type channelState struct {
+	paused     bool
+	generation int64
+}
+
+// channelStates reads the channels subscription id sends to now, and the last
+// generation of its sequence.
+func channelStates(ctx context.Context, tx *sql.Tx, id string) (map[string]channelState, int64, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT channel_id, paused_at IS NOT NULL, generation FROM subscription_channels
+		WHERE subscription_id = ?`, id)
+	if err != nil {
+		return nil, 0, fmt.Errorf("subscription channels: %w", err)
+	}
+	defer rows.Close()
+	out := make(map[string]channelState)
+	for rows.Next() {
+		var cid string
+		var st channelState
+		if err := rows.Scan(&cid, &st.paused, &st.generation); err != nil {
+			return nil, 0, fmt.Errorf("subscription channels: %w", err)
+		}
+		out[cid] = st
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("subscription channels: %w", err)
+	}
+	var seq int64
+	if err := tx.QueryRowContext(ctx, `SELECT link_gen FROM subscriptions WHERE id = ?`, id).Scan(&seq); err != nil {
+		return nil, 0, fmt.Errorf("subscription channels: %w", err)
+	}
+	return out, seq, nil
+}
+
+// putSubscriptionChannels replaces the channels of sub and their pauses. A
+// channel that was paused and is not any more, or that the subscription did
+// not send to before (unless it is new), moves on to the next generation of
+// the subscription's sequence, which voids the unsubscribe links made before.
+func putSubscriptionChannels(ctx context.Context, tx *sql.Tx, sub Subscription, created bool) error {
+	old, seq, err := channelStates(ctx, tx, sub.ID)
+	if err != nil {
+		return err
+	}
+	next := seq
 	if _, err := tx.ExecContext(ctx, `DELETE FROM subscription_channels WHERE subscription_id = ?`, sub.ID); err != nil {
 		return fmt.Errorf("subscription channels: %w", err)
 	}
@@ -104,11 +150,22 @@ func putSubscriptionChannels(ctx context.Context, tx *sql.Tx, sub Subscription) 
 		if paused {
 			at = sql.NullInt64{Int64: p.At.Unix(), Valid: true}
 		}
+		was, kept := old[c]
+		gen := was.generation
+		if (!kept && !created) || (was.paused && !paused) {
+			next++
+			gen = next
+		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO subscription_channels(subscription_id, channel_id, position,
-			paused_at, paused_by) VALUES (?, ?, ?, ?, ?)`, sub.ID, c, i, at, p.By); err != nil {
+			paused_at, paused_by, generation) VALUES (?, ?, ?, ?, ?, ?)`, sub.ID, c, i, at, p.By, gen); err != nil {
 			if isForeignKey(err) {
 				return ErrNotFound
 			}
+			return fmt.Errorf("subscription channels: %w", err)
+		}
+	}
+	if next != seq {
+		if _, err := tx.ExecContext(ctx, `UPDATE subscriptions SET link_gen = ? WHERE id = ?`, next, sub.ID); err != nil {
 			return fmt.Errorf("subscription channels: %w", err)
 		}
 	}
@@ -130,22 +187,28 @@ func (s *Store) UpdateSubscription(ctx context.Context, sub Subscription) error 
 		if err := affected(res); err != nil {
 			return err
 		}
-		return putSubscriptionChannels(ctx, tx, sub)
+		return putSubscriptionChannels(ctx, tx, sub, false)
 	})
 }
 
 // PauseChannel stops subscription id from sending to channel cid, for by at
 // at, and notes it in the run whose message carried the request (runID; ""
-// for none). It reports false when the channel was paused already; a
-// subscription that no longer sends to the channel gives ErrNotFound.
-func (s *Store) PauseChannel(ctx context.Context, id, cid, runID, by string, at time.Time) (bool, error) {
+// for none), if the channel is still in generation gen (the one the request
+// was made in; ErrConflict otherwise). It reports false when the channel was
+// paused already; a subscription that no longer sends to the channel gives
+// ErrNotFound.
+func (s *Store) PauseChannel(ctx context.Context, id, cid string, gen int64, runID, by string, at time.Time) (bool, error) {
 	paused := false
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		var was sql.NullInt64
-		err := tx.QueryRowContext(ctx, `SELECT paused_at FROM subscription_channels WHERE subscription_id = ? AND channel_id = ?`,
-			id, cid).Scan(&was)
+		var now int64
+		err := tx.QueryRowContext(ctx, `SELECT paused_at, generation FROM subscription_channels WHERE subscription_id = ? AND channel_id = ?`,
+			id, cid).Scan(&was, &now)
 		if errors.Is(err, sql.ErrNoRows) {
 			return ErrNotFound
+		}
+		if err == nil && now != gen {
+			return ErrConflict
 		}
 		if err != nil || was.Valid {
 			return err
@@ -180,15 +243,17 @@ const subscriptionSelect = `SELECT s.id, s.project_id, s.owner, s.title, s.doc, 
 	(SELECT group_concat(channel_id, ' ') FROM (SELECT channel_id FROM subscription_channels c
 		WHERE c.subscription_id = s.id ORDER BY position)),
 	(SELECT json_group_object(channel_id, json_object('by', paused_by, 'at', paused_at)) FROM subscription_channels c
-		WHERE c.subscription_id = s.id AND paused_at IS NOT NULL)
+		WHERE c.subscription_id = s.id AND paused_at IS NOT NULL),
+	(SELECT json_group_object(channel_id, generation) FROM subscription_channels c
+		WHERE c.subscription_id = s.id AND generation <> 0)
 	FROM subscriptions s`
 
 func scanSubscription(row scanner) (Subscription, error) {
 	var sub Subscription
 	var doc string
-	var channels, paused sql.NullString
+	var channels, paused, gens sql.NullString
 	var created, updated int64
-	err := row.Scan(&sub.ID, &sub.ProjectID, &sub.Owner, &sub.Title, &doc, &sub.Enabled, &created, &updated, &channels, &paused)
+	err := row.Scan(&sub.ID, &sub.ProjectID, &sub.Owner, &sub.Title, &doc, &sub.Enabled, &created, &updated, &channels, &paused, &gens)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Subscription{}, ErrNotFound
 	}
@@ -201,6 +266,11 @@ func scanSubscription(row scanner) (Subscription, error) {
 	sub.Channels = strings.Fields(channels.String)
 	if sub.Paused, err = scanPauses(paused.String); err != nil {
 		return Subscription{}, fmt.Errorf("subscription %s: %w", sub.ID, err)
+	}
+	if gens.String != "" && gens.String != "{}" {
+		if err := json.Unmarshal([]byte(gens.String), &sub.Generations); err != nil {
+			return Subscription{}, fmt.Errorf("subscription %s: %w", sub.ID, err)
+		}
 	}
 	sub.Created, sub.Updated = time.Unix(created, 0).UTC(), time.Unix(updated, 0).UTC()
 	return sub, nil

@@ -136,20 +136,26 @@ func (p *Process) Wait(d time.Duration) (exited bool, err error) {
 }
 
 // PeakRSS is the most resident memory the process has had, in bytes (VmHWM).
-func (p *Process) PeakRSS() int64 {
+func (p *Process) PeakRSS() int64 { return p.status("VmHWM") }
+
+// RSS is the resident memory of the process now, in bytes (VmRSS).
+func (p *Process) RSS() int64 { return p.status("VmRSS") }
+
+// status reads a size in kB from the process's /proc status, in bytes.
+func (p *Process) status(field string) int64 {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
 	if err != nil {
 		p.t.Fatalf("read the process status: %v", err)
 	}
 	for line := range strings.Lines(string(data)) {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
 			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
 			if err != nil {
-				p.t.Fatalf("VmHWM %q: %v", rest, err)
+				p.t.Fatalf("%s %q: %v", field, rest, err)
 			}
 			return kb << 10
 		}
 	}
-	p.t.Fatal("no VmHWM in the process status")
+	p.t.Fatalf("no %s in the process status", field)
 	return 0
 }
