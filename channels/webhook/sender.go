@@ -85,12 +85,13 @@ func New(set *Settings, env channels.Env) (*Sender, error) {
 		return nil, fmt.Errorf("webhook: %w", err)
 	}
 	s := &Sender{
-		guard:     newGuard(set.AllowNetworks),
+		guard:     newGuard(set),
 		maxInline: set.MaxInlineBytes,
 		timeout:   env.SendTimeout,
 		now:       env.Now,
 		log:       env.Logger,
 	}
+	s.guard.host.warm()
 	if s.timeout <= 0 {
 		s.timeout = DefaultTimeout
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -277,6 +278,21 @@ func counter(t *testing.T) (*httptest.Server, *atomic.Int32) {
 	return srv, &n
 }
 
+// loopbackOnly is a Settings.Dial that dials loopback addresses and fails
+// the test, dialling nothing, for any other: tests connect to this machine only.
+func loopbackOnly(t *testing.T, dialled *atomic.Int32) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dialled.Add(1)
+		ap, err := netip.ParseAddrPort(addr)
+		if err != nil || !ap.Addr().Unmap().IsLoopback() {
+			t.Errorf("the guard let %s be dialled", addr)
+			return nil, &net.OpError{Op: "dial", Net: network, Err: errors.New("not dialled by the test")}
+		}
+		var d net.Dialer
+		return d.DialContext(ctx, network, addr)
+	}
+}
+
 func TestConnectTimeGuard(t *testing.T) {
 	srv, requests := counter(t)
 	port := strconv.Itoa(srv.Listener.Addr().(*net.TCPAddr).Port)
@@ -291,21 +307,33 @@ func TestConnectTimeGuard(t *testing.T) {
 		{"name resolving to loopback", nil, addrs("127.0.0.1"), "https://" + name + "/hook",
 			"webhook: hooks.example.test resolves to 127.0.0.1, a loopback address, refused unless webhook.allowNetworks admits it"},
 		{"allowed network", []string{"127.0.0.0/8"}, addrs("127.0.0.1"), "http://" + name + "/hook", ""},
-		{"one address of several internal", nil, addrs("203.0.113.7", "127.0.0.1"), "https://" + name + "/hook",
+		{"one address of several internal", nil, addrs("8.8.8.8", "127.0.0.1"), "https://" + name + "/hook",
 			"hooks.example.test resolves to 127.0.0.1, a loopback address"},
 		{"IPv4-mapped private address", nil, addrs("::ffff:10.0.0.1"), "https://" + name + "/hook",
 			"hooks.example.test resolves to 10.0.0.1, a private address"},
 		{"cloud metadata", nil, addrs("169.254.169.254"), "https://" + name + "/hook", "169.254.169.254, the cloud metadata address"},
 		{"cloud metadata over IPv6", nil, addrs("fd00:ec2::254"), "https://" + name + "/hook", "fd00:ec2::254, the cloud metadata address"},
 		{"carrier-grade NAT", nil, addrs("100.100.1.1"), "https://" + name + "/hook", "100.100.1.1, a carrier-grade NAT address"},
-		{"plain http outside the allowed networks", []string{"127.0.0.0/8"}, addrs("203.0.113.7"), "http://" + name + "/hook",
-			"hooks.example.test resolves to 203.0.113.7, outside webhook.allowNetworks"},
+		{"benchmarking", nil, addrs("198.18.0.1"), "https://" + name + "/hook", "198.18.0.1, a benchmarking address"},
+		{"reserved", nil, addrs("240.0.0.1"), "https://" + name + "/hook", "240.0.0.1, a reserved address"},
+		{"IETF protocol assignment", nil, addrs("192.0.0.8"), "https://" + name + "/hook", "192.0.0.8, an IETF protocol assignment"},
+		{"NAT64 of loopback", nil, addrs("64:ff9b::7f00:1"), "https://" + name + "/hook",
+			"64:ff9b::7f00:1, the NAT64 form of 127.0.0.1, a loopback address"},
+		{"NAT64 of loopback, allowed as IPv4 only", []string{"127.0.0.0/8"}, addrs("64:ff9b::7f00:1"), "https://" + name + "/hook",
+			"the NAT64 form of 127.0.0.1"},
+		{"6to4 of loopback", nil, addrs("2002:7f00:1::"), "https://" + name + "/hook", "2002:7f00:1::, the 6to4 form of 127.0.0.1"},
+		{"IPv4-compatible loopback", nil, addrs("::127.0.0.1"), "https://" + name + "/hook", "::7f00:1, an IPv4-compatible address"},
+		{"IPv4-translated loopback", nil, addrs("::ffff:0:7f00:1"), "https://" + name + "/hook", "an IPv4-translated address"},
+		{"plain http outside the allowed networks", []string{"127.0.0.0/8"}, addrs("8.8.8.8"), "http://" + name + "/hook",
+			"hooks.example.test resolves to 8.8.8.8, outside webhook.allowNetworks"},
 		{"literal address kept under other settings", nil, nil, "https://127.0.0.1:" + port + "/hook", "127.0.0.1 is a loopback address"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			set := settings(tc.allow...)
 			set.Resolver = resolver{"hooks.example.test": tc.resolves}
+			var dialled atomic.Int32
+			set.Dial = loopbackOnly(t, &dialled)
 			before := requests.Load()
 			_, err := newSender(t, set, channels.Env{}).Send(t.Context(), message(unchecked(tc.url, "whsec-guard"), "d1"))
 			got := requests.Load() - before
@@ -318,8 +346,8 @@ func TestConnectTimeGuard(t *testing.T) {
 			if !channels.IsPermanent(err) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Send = %v, want a permanent error saying %q", err, tc.want)
 			}
-			if got != 0 {
-				t.Fatalf("the receiver got %d requests", got)
+			if got != 0 || dialled.Load() != 0 {
+				t.Fatalf("the receiver got %d requests, %d dials", got, dialled.Load())
 			}
 			if strings.Contains(err.Error(), "whsec-guard") || strings.Contains(err.Error(), "/hook") {
 				t.Fatalf("the error reveals the secret or the path: %v", err)
@@ -328,14 +356,53 @@ func TestConnectTimeGuard(t *testing.T) {
 	}
 }
 
+// TestConnectTimeGuardRefusesTheHostsOwnAddresses: a name that resolves to an
+// address of one of this host's interfaces, or to an IPv6 form of one, is
+// refused when the sender connects, and nothing is dialled. The host's
+// addresses are read again once they are a minute old, not at every send.
+func TestConnectTimeGuardRefusesTheHostsOwnAddresses(t *testing.T) {
+	var reads atomic.Int32
+	own := interfaces("127.0.0.1/8", "9.9.9.9/24")
+	set := settings()
+	set.InterfaceAddrs = func() ([]net.Addr, error) { reads.Add(1); return own() }
+	set.Resolver = resolver{"a.example.test": addrs("9.9.9.9"), "b.example.test": addrs("::ffff:9.9.9.9"),
+		"c.example.test": addrs("64:ff9b::909:909")}
+	var dialled atomic.Int32
+	set.Dial = loopbackOnly(t, &dialled)
+	s := newSender(t, set, channels.Env{})
+	if n := reads.Load(); n != 1 {
+		t.Errorf("the interfaces were read %d times at start, want once", n)
+	}
+	for url, want := range map[string]string{
+		"https://a.example.test/hook": "a.example.test resolves to 9.9.9.9, an address of this host",
+		"https://b.example.test/hook": "b.example.test resolves to 9.9.9.9, an address of this host",
+		"https://c.example.test/hook": "the NAT64 form of 9.9.9.9, an address of this host",
+		"https://9.9.9.9/hook":        "9.9.9.9 is an address of this host",
+	} {
+		_, err := s.Send(t.Context(), message(unchecked(url, "s"), "d1"))
+		if !channels.IsPermanent(err) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: Send = %v, want a permanent error saying %q", url, err, want)
+		}
+	}
+	if dialled.Load() != 0 {
+		t.Errorf("%d dials", dialled.Load())
+	}
+	if n := reads.Load(); n != 1 {
+		t.Errorf("the interfaces were read %d times, want once: they are kept for a minute", n)
+	}
+}
+
+// TestLocalhostRefused: localhost is refused at save, and a channel kept
+// under other settings is refused when it is sent to.
 func TestLocalhostRefused(t *testing.T) {
 	srv, requests := counter(t)
 	url := "https://localhost:" + strconv.Itoa(srv.Listener.Addr().(*net.TCPAddr).Port) + "/hook"
-	ch := channel(t, settings(), url, "whsec-local") // a name passes validation
-	_, err := newSender(t, settings(), channels.Env{}).Send(t.Context(), message(ch, "d1"))
-	if !channels.IsPermanent(err) || !strings.Contains(err.Error(), "webhook: localhost resolves to ") ||
-		!strings.Contains(err.Error(), "a loopback address") {
-		t.Fatalf("Send = %v, want a permanent error naming localhost and its loopback address", err)
+	if _, err := webhook.Descriptor.Parse(settings(), channels.Encode(webhook.Endpoint{URL: url})); err == nil {
+		t.Fatal("Parse admitted localhost")
+	}
+	_, err := newSender(t, settings(), channels.Env{}).Send(t.Context(), message(unchecked(url, "whsec-local"), "d1"))
+	if !channels.IsPermanent(err) || !strings.Contains(err.Error(), "localhost names this host") {
+		t.Fatalf("Send = %v, want a permanent error saying that localhost names this host", err)
 	}
 	if n := requests.Load(); n != 0 {
 		t.Fatalf("the receiver got %d requests", n)
