@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"time"
 
 	"github.com/heraldhq/herald/channels"
@@ -38,9 +39,10 @@ const TestSubject = "Test message from Herald"
 // Config.TestEvery (default 10s; TooSoon with RetryAfter otherwise); bounded by ctx and the
 // sender's own timeout.
 //
-// A refusal of the provider is no error of TestChannel: it is in the result.
-// TestChannel's errors are NotFound, TooSoon, ErrNoTester and internal ones.
-// by names who asked, in the message's text.
+// A refusal of the provider is no error of TestChannel: it is in the result,
+// which for every failure to reach the receiver says channels.UnreachableText
+// and no more. TestChannel's errors are NotFound, TooSoon, ErrNoTester and
+// internal ones. by names who asked, in the message's text.
 func (s *Service) TestChannel(ctx context.Context, owner, id, by string) (TestResult, error) {
 	ch, err := s.Channel(ctx, owner, id)
 	if err != nil {
@@ -67,6 +69,9 @@ func (s *Service) TestChannel(ctx context.Context, owner, id, by string) (TestRe
 			return TestResult{}, fmt.Errorf("test channel %s: %w", ch.ID, sendErr)
 		}
 		r := TestResult{Error: sendErr.Error(), Permanent: channels.IsPermanent(sendErr)}
+		if unreachable(sendErr) {
+			r.Error = channels.UnreachableText
+		}
 		s.log.Info("channel test refused", "channel", ch.ID, "kind", ch.Kind, "by", by, "delivery", m.DeliveryID,
 			"permanent", r.Permanent, "err", sendErr)
 		return r, nil
@@ -92,4 +97,11 @@ func (s *Service) testMessage(ch store.Channel, by string, now time.Time) (chann
 		Subject:    TestSubject,
 		Text:       text,
 	}, nil
+}
+
+// unreachable reports whether a send failed before the receiver answered:
+// a sender said so (channels.Unreachable), or the connection was not made.
+func unreachable(err error) bool {
+	var op *net.OpError
+	return channels.IsUnreachable(err) || errors.As(err, &op)
 }

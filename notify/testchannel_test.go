@@ -3,6 +3,7 @@ package notify_test
 import (
 	"context"
 	"errors"
+	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -128,6 +129,31 @@ func TestTestChannelTooSoon(t *testing.T) {
 	}
 	if len(w.tester.msgs) != 3 {
 		t.Fatalf("tester got %d messages, want 3", len(w.tester.msgs))
+	}
+}
+
+// TestTestChannelSaysOnlyThatTheReceiverWasNotReached: whatever kept the
+// test from its receiver, the result says channels.UnreachableText and no
+// more; a provider's answer is the result as it is.
+func TestTestChannelSaysOnlyThatTheReceiverWasNotReached(t *testing.T) {
+	cfg := notify.DefaultConfig()
+	cfg.TestEvery = 0
+	w := newTestWorld(t, cfg)
+	ctx := context.Background()
+	ch, err := w.svc.CreateChannel(ctx, "u1", channelBody(t, smsChannel))
+	must(t, err)
+	for _, sendErr := range []error{
+		channels.Unreachable(errors.New("dial tcp 127.0.0.1:9: connect: connection refused")),
+		channels.Unreachable(errors.New("webhook: post to 127.0.0.1:22: malformed HTTP response \"SSH-2.0\"")),
+		channels.Permanent(channels.Unreachable(errors.New("webhook: hooks.test resolves to 10.0.0.1, a private address"))),
+		&net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connect: connection refused")},
+	} {
+		w.tester.err = sendErr
+		res, err := w.svc.TestChannel(ctx, "u1", ch.ID, "u1")
+		must(t, err)
+		if res.Error != "could not reach the receiver" || res.Permanent != channels.IsPermanent(sendErr) {
+			t.Errorf("%v: result %+v", sendErr, res)
+		}
 	}
 }
 
