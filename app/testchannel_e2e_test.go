@@ -26,9 +26,10 @@ func channelTest(t *testing.T, r reply) map[string]any {
 
 // TestChannelTestMessage: jane tests her e-mail channel; the answer says the
 // relay accepted it with its Message-ID, and the relay got exactly that mail.
-// A second test at once is 429 with Retry-After; a channel whose relay
-// refuses answers accepted:false with the error; another user gets 404; her
-// Slack channel, with its token, is tested through the same sender too.
+// A second test at once, of that channel or another of hers, is 429 with
+// Retry-After; a channel whose relay refuses answers accepted:false with the
+// error; another user gets 404; her Slack channel, with its token, is tested
+// through the same sender too.
 func TestChannelTestMessage(t *testing.T) {
 	w := newNotifyWorld(t)
 	r := w.jane.do("POST", w.channel+"/test", "")
@@ -63,6 +64,9 @@ func TestChannelTestMessage(t *testing.T) {
 	refused := r.json(t)["channelConfiguration"].(map[string]any)["meta"].(map[string]any)["uri"].(string)
 	w.smtp.FailNext(1, 550)
 	r = w.jane.do("POST", refused+"/test", "")
+	wantStatus(t, r, 429) // subscriptions.testEvery holds per owner, not per channel
+	w.b.Clock.Advance(10 * time.Second)
+	r = w.jane.do("POST", refused+"/test", "")
 	ct = channelTest(t, r)
 	msg, _ := ct["error"].(string)
 	if ct["accepted"] != false || ct["permanent"] != true || !strings.Contains(msg, "550") || ct["providerId"] != nil {
@@ -82,6 +86,7 @@ func TestChannelTestMessage(t *testing.T) {
 	wantStatus(t, w.jane.do("POST", joeURI+"/channelConfigurations/"+cid+"/test", ""), 404)
 	wantStatus(t, w.jane.do("POST", w.janeURI+"/channelConfigurations/000000000000000000000000/test", ""), 404)
 
+	w.b.Clock.Advance(10 * time.Second)
 	r = w.jane.do("POST", w.slackChannel+"/test", "")
 	ct = channelTest(t, r)
 	if ct["accepted"] != true || strings.Contains(r.body, w.slack.Token()) {

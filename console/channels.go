@@ -234,7 +234,7 @@ func (c *Console) testChannel(w http.ResponseWriter, q *req) error {
 	notice := ""
 	switch {
 	case errors.As(err, &ae) && ae.Status == http.StatusTooManyRequests:
-		notice = "A test went out a moment ago; try again in " + ae.Retry + " seconds."
+		notice = "No more tests for now; try again in " + ae.Retry + " seconds."
 	case err != nil:
 		return err
 	case out.ChannelTest.Accepted:

@@ -282,7 +282,7 @@ func (c *Console) sendSubscription(w http.ResponseWriter, q *req) error {
 	_, err := q.do(q.ctx, http.MethodPost, subsPath(pid, q.user)+"/"+sid+"/send", nil, nil)
 	var ae *apiError
 	if errors.As(err, &ae) && ae.Status == http.StatusTooManyRequests {
-		return redirect(w, q, consoleSub(pid, sid)+"?notice="+url.QueryEscape("Sent a moment ago; try again in "+ae.Retry+" seconds."))
+		return redirect(w, q, consoleSub(pid, sid)+"?notice="+url.QueryEscape("Not sent: too soon; try again in "+ae.Retry+" seconds."))
 	}
 	if err != nil {
 		return err

@@ -57,7 +57,8 @@ type Service struct {
 	tester    Tester
 	wake      chan struct{} // wakes the health roll-up
 	sendNow   *limiter      // send now, per subscription
-	tests     *limiter      // test messages, per channel
+	tests     *limiter      // test messages, per owner
+	budgets   *budgets      // sends on demand, per owner and per project
 
 	mu         sync.Mutex
 	scheduler  Scheduler
@@ -69,7 +70,7 @@ func New(st *store.Store, cfg Config, opt Options) *Service {
 	s := &Service{st: st, cfg: cfg, kinds: opt.Kinds, settings: opt.Settings, box: opt.Box, now: opt.Now,
 		publicURL: strings.TrimRight(opt.PublicURL, "/"), linkKey: opt.LinkKey,
 		log: opt.Logger, tester: opt.Tester, wake: make(chan struct{}, 1),
-		sendNow: newLimiter(cfg.SendNowEvery), tests: newLimiter(cfg.TestEvery)}
+		sendNow: newLimiter(cfg.SendNowEvery), tests: newLimiter(cfg.TestEvery), budgets: newBudgets()}
 	if s.now == nil {
 		s.now = time.Now
 	}

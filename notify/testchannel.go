@@ -35,9 +35,10 @@ type TestResult struct {
 const TestSubject = "Test message from Herald"
 
 // TestChannel sends a test message to channel id of owner through its kind's
-// sender and says what the provider answered. At most one test per channel per
-// Config.TestEvery (default 10s; TooSoon with RetryAfter otherwise); bounded by ctx and the
-// sender's own timeout.
+// sender and says what the provider answered. At most one test per owner per
+// Config.TestEvery (default 10s), and each test spends one of the owner's
+// Config.SendNowPerHour (TooSoon with RetryAfter otherwise); bounded by ctx
+// and the sender's own timeout.
 //
 // A refusal of the provider is no error of TestChannel: it is in the result,
 // which for every failure to reach the receiver says channels.UnreachableText
@@ -52,8 +53,13 @@ func (s *Service) TestChannel(ctx context.Context, owner, id, by string) (TestRe
 		return TestResult{}, ErrNoTester
 	}
 	now := s.now()
-	if wait, ok := s.tests.take(ch.ID, now); !ok {
-		return TestResult{}, tooSoon(wait, "Channel configuration %s was tested moments ago; it may be tested again in %s s", ch.ID)
+	budget := s.ownerBudget(ch.Owner)
+	if err := s.spend(now, budget); err != nil {
+		return TestResult{}, err
+	}
+	if wait, ok := s.tests.take(ch.Owner, now); !ok {
+		s.budgets.refund(budget)
+		return TestResult{}, tooSoon(wait, "A channel configuration was tested moments ago; %s may be tested in %s s", ch.ID)
 	}
 	m, err := s.testMessage(ch, by, now)
 	if err != nil {
