@@ -173,6 +173,8 @@ func (s *Server) routes() {
 	s.public("GET "+notify.UnsubscribePath+"{token}", s.unsubscribe)
 	s.public("POST "+notify.UnsubscribePath+"{token}", s.unsubscribe)
 	s.public("GET "+notify.FilePath+"{token}", s.sharedFile)
+	s.public("GET "+notify.ConfirmPath+"{token}", s.confirmRecipient)
+	s.public("POST "+notify.ConfirmPath+"{token}", s.confirmRecipient)
 
 	s.route("DELETE /svc/account/login/{uid}", permAuthenticated, s.logout)
 	s.route("GET /svc/account/profile/current", permAuthenticated, s.currentProfile)
@@ -200,6 +202,7 @@ func (s *Server) routes() {
 	s.route("PUT "+channels+"/{cid}", permSelf, s.putChannel)
 	s.route("DELETE "+channels+"/{cid}", permSelf, s.deleteChannel)
 	s.route("POST "+channels+"/{cid}/test", permSelf, s.testChannel)
+	s.route("POST "+channels+"/{cid}/confirmation", permSelf, s.resendConfirmation)
 
 	const subs = "/svc/projects/{pid}/users/{uid}/subscriptions"
 	s.route("POST "+subs, permSubscriptionWrite, s.createSubscription)
