@@ -247,6 +247,8 @@ func (c *Console) testChannel(w http.ResponseWriter, q *req) error {
 	switch {
 	case errors.As(err, &ae) && ae.Status == http.StatusTooManyRequests:
 		notice = "No more tests for now; try again in " + ae.Retry + " seconds."
+	case errors.As(err, &ae) && ae.Status == http.StatusConflict:
+		notice = ae.Message
 	case err != nil:
 		return err
 	case out.ChannelTest.Accepted:

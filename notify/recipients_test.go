@@ -71,14 +71,17 @@ func TestTrustedDomainsNeedNoConfirmation(t *testing.T) {
 
 // TestConfirmationsSpendTheOwnersBudget: a confirmation spends one of the
 // owner's sends on demand; with none left the channel is saved, unverified,
-// and no confirmation goes, until the owner sends it again.
+// and no confirmation goes, until the owner sends it again. A channel whose
+// recipient has not confirmed may not be tested either.
 func TestConfirmationsSpendTheOwnersBudget(t *testing.T) {
 	cfg := notify.DefaultConfig()
 	cfg.SendNowPerHour = 1
 	w := newTestWorld(t, cfg)
-	svc := verifyService(w, cfg, true)
+	svc := verifyService(w, cfg, true, "example.com")
 	ctx := context.Background()
-	_, err := svc.CreateChannel(ctx, "u1", channelBody(t, mailTo("one@example.net")))
+	own, err := svc.CreateChannel(ctx, "u1", channelBody(t, mailTo("me@example.com")))
+	must(t, err)
+	_, err = svc.CreateChannel(ctx, "u1", channelBody(t, mailTo("one@example.net")))
 	must(t, err)
 	two, err := svc.CreateChannel(ctx, "u1", channelBody(t, mailTo("two@example.net")))
 	must(t, err)
@@ -96,8 +99,14 @@ func TestConfirmationsSpendTheOwnersBudget(t *testing.T) {
 	if res.ProviderID == "" || len(w.tester.msgs) != 2 {
 		t.Fatalf("resend an hour later: %+v, %d messages", res, len(w.tester.msgs))
 	}
-	if _, err := svc.TestChannel(ctx, "u1", two.ID, "u1"); !errors.As(err, &de) || de.Code != notify.TooSoon {
+	if _, err := svc.TestChannel(ctx, "u1", own.ID, "u1"); !errors.As(err, &de) || de.Code != notify.TooSoon {
 		t.Fatalf("a test with the budget spent: %v", err)
+	}
+	if _, err := svc.TestChannel(ctx, "u1", two.ID, "u1"); !errors.As(err, &de) || de.Code != notify.Conflict {
+		t.Fatalf("a test of a channel whose recipient has not confirmed: %v", err)
+	}
+	if n := len(w.tester.msgs); n != 2 {
+		t.Fatalf("%d messages, want the two confirmations", n)
 	}
 }
 

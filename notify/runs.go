@@ -74,9 +74,13 @@ func (s *Service) SendNow(ctx context.Context, projectID, owner, id, by string) 
 	sc := s.scheduler
 	s.mu.Unlock()
 	if sc == nil {
+		s.budgets.refund(budget...)
 		return store.Run{}, errors.New("the engine is not running")
 	}
 	run, err := sc.SendNow(ctx, sub, by)
+	if err != nil { // nothing was sent
+		s.budgets.refund(budget...)
+	}
 	if errors.Is(err, store.ErrConflict) {
 		return store.Run{}, &Error{Code: TooSoon, RetryAfter: time.Second,
 			Message: "Subscription %s already has a run at this second; try again", Params: []string{id}}

@@ -42,8 +42,9 @@ const TestSubject = "Test message from Herald"
 //
 // A refusal of the provider is no error of TestChannel: it is in the result,
 // which for every failure to reach the receiver says channels.UnreachableText
-// and no more. TestChannel's errors are NotFound, TooSoon, ErrNoTester and
-// internal ones. by names who asked, in the message's text.
+// and no more. TestChannel's errors are NotFound, Conflict (a recipient who
+// has not confirmed), TooSoon, ErrNoTester and internal ones. by names who
+// asked, in the message's text.
 func (s *Service) TestChannel(ctx context.Context, owner, id, by string) (TestResult, error) {
 	ch, err := s.Channel(ctx, owner, id)
 	if err != nil {
@@ -51,6 +52,12 @@ func (s *Service) TestChannel(ctx context.Context, owner, id, by string) (TestRe
 	}
 	if s.tester == nil {
 		return TestResult{}, ErrNoTester
+	}
+	if v, err := s.Verification(ctx, ch); err != nil {
+		return TestResult{}, err
+	} else if v == Unverified { // a test is a message like any other
+		return TestResult{}, conflict("The recipient of channel configuration %s has not accepted its messages yet; "+
+			"send the confirmation again instead", ch.ID)
 	}
 	now := s.now()
 	budget := s.ownerBudget(ch.Owner)
