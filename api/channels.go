@@ -19,16 +19,32 @@ type metaIn = notify.Meta
 
 func channelURI(uid, cid string) string { return profileURI(uid) + "/channelConfigurations/" + cid }
 
-// channelJSON is the record as the API shows it: never a secret.
-func (s *Server) channelJSON(c store.Channel) map[string]any {
+// channelJSON is the record as the API shows it: never a secret. With
+// recipient verification on, a channel to a mailbox or phone says whether its
+// recipient confirmed (extension): "verification":"verified" or "unverified".
+func (s *Server) channelJSON(c store.Channel, verification string) map[string]any {
 	wire, config := s.notify.ShowChannel(c)
-	return map[string]any{"channelConfiguration": map[string]any{
+	out := map[string]any{
 		"configuration": map[string]json.RawMessage{wire: config},
 		"meta": map[string]string{
 			"title": c.Title, "author": profileURI(c.Owner), "category": "channelConfiguration",
 			"created": timestamp(c.Created), "updated": timestamp(c.Updated), "uri": channelURI(c.Owner, c.ID),
 		},
-	}}
+	}
+	if verification != "" {
+		out["verification"] = verification
+	}
+	return map[string]any{"channelConfiguration": out}
+}
+
+// respondChannel answers the channel with its verification.
+func (s *Server) respondChannel(w http.ResponseWriter, r *http.Request, status int, ch store.Channel) error {
+	v, err := s.notify.Verification(r.Context(), ch)
+	if err != nil {
+		return err
+	}
+	respond(w, r, status, s.channelJSON(ch, v))
+	return nil
 }
 
 func (s *Server) createChannel(w http.ResponseWriter, r *http.Request, c *caller) error {
@@ -45,8 +61,7 @@ func (s *Server) createChannel(w http.ResponseWriter, r *http.Request, c *caller
 		return fromDomain("channels", err)
 	}
 	w.Header().Set("Location", channelURI(uid, ch.ID))
-	respond(w, r, http.StatusCreated, s.channelJSON(ch))
-	return nil
+	return s.respondChannel(w, r, http.StatusCreated, ch)
 }
 
 func (s *Server) getChannel(w http.ResponseWriter, r *http.Request, c *caller) error {
@@ -54,8 +69,7 @@ func (s *Server) getChannel(w http.ResponseWriter, r *http.Request, c *caller) e
 	if err != nil {
 		return fromDomain("channels", err)
 	}
-	respond(w, r, http.StatusOK, s.channelJSON(ch))
-	return nil
+	return s.respondChannel(w, r, http.StatusOK, ch)
 }
 
 func (s *Server) listChannels(w http.ResponseWriter, r *http.Request, c *caller) error {
@@ -67,9 +81,13 @@ func (s *Server) listChannels(w http.ResponseWriter, r *http.Request, c *caller)
 	if err != nil {
 		return err
 	}
+	states, err := s.notify.Verifications(r.Context(), uid, chans)
+	if err != nil {
+		return err
+	}
 	items := make([]map[string]any, 0, len(chans))
 	for _, ch := range chans {
-		items = append(items, s.channelJSON(ch))
+		items = append(items, s.channelJSON(ch, states[ch.ID]))
 	}
 	respond(w, r, http.StatusOK, map[string]any{"channelConfigurations": map[string]any{"items": items}})
 	return nil
@@ -87,8 +105,7 @@ func (s *Server) putChannel(w http.ResponseWriter, r *http.Request, c *caller) e
 	if err != nil {
 		return fromDomain("channels", err)
 	}
-	respond(w, r, http.StatusOK, s.channelJSON(ch))
-	return nil
+	return s.respondChannel(w, r, http.StatusOK, ch)
 }
 
 func (s *Server) deleteChannel(w http.ResponseWriter, r *http.Request, c *caller) error {
@@ -116,10 +133,32 @@ func (s *Server) testChannel(w http.ResponseWriter, r *http.Request, c *caller) 
 	if err != nil {
 		return fromDomain("channels", err)
 	}
-	out := map[string]any{"accepted": true, "providerId": res.ProviderID}
+	respond(w, r, http.StatusOK, map[string]any{"channelTest": testJSON(res)})
+	return nil
+}
+
+// testJSON is what the provider answered a test or a confirmation.
+func testJSON(res notify.TestResult) map[string]any {
 	if res.Error != "" {
-		out = map[string]any{"accepted": false, "error": res.Error, "permanent": res.Permanent}
+		return map[string]any{"accepted": false, "error": res.Error, "permanent": res.Permanent}
 	}
-	respond(w, r, http.StatusOK, map[string]any{"channelTest": out})
+	return map[string]any{"accepted": true, "providerId": res.ProviderID}
+}
+
+// resendConfirmation (extension) sends the recipient of a channel that waits
+// for it a new confirmation message and answers what the provider said, as a
+// test does: {"channelConfirmation":{"accepted":true,"providerId":"…"}}. A
+// channel that needs no confirmation, or has it, is a 409; one whose
+// recipient got one moments ago, or whose owner spent their sends on demand,
+// a 429.
+func (s *Server) resendConfirmation(w http.ResponseWriter, r *http.Request, c *caller) error {
+	res, err := s.notify.ResendConfirmation(r.Context(), r.PathValue("uid"), r.PathValue("cid"))
+	if errors.Is(err, notify.ErrNoTester) {
+		return newError(http.StatusServiceUnavailable, classUnavailable, "channels", "Confirmations are not available: no sender is running")
+	}
+	if err != nil {
+		return fromDomain("channels", err)
+	}
+	respond(w, r, http.StatusOK, map[string]any{"channelConfirmation": testJSON(res)})
 	return nil
 }

@@ -28,12 +28,14 @@ h1{font-size:1.35rem;margin:0 0 .75rem}
 p{margin:0 0 1rem}
 button{font:inherit;font-weight:600;padding:.6rem 1.2rem;border:0;border-radius:8px;background:#b91c1c;color:#fff;cursor:pointer}
 button:focus-visible{outline:3px solid #1d4ed8;outline-offset:2px}
+button.accept{background:#15803d}
 .muted{color:#6b7280;font-size:.9rem}
 </style></head>
 <body><main>
 <h1>{{.Heading}}</h1>
 {{range .Lines}}<p>{{.}}</p>{{end}}
 {{if .Ask}}<form method="post"><input type="hidden" name="List-Unsubscribe" value="One-Click"><button type="submit">Unsubscribe</button></form>{{end}}
+{{if .Accept}}<form method="post"><button type="submit" class="accept">Accept the messages</button></form>{{end}}
 <p class="muted">Herald · scheduled reports and alerts</p>
 </main></body></html>
 `))
@@ -41,7 +43,8 @@ button:focus-visible{outline:3px solid #1d4ed8;outline-offset:2px}
 type linkView struct {
 	Heading string
 	Lines   []string
-	Ask     bool
+	Ask     bool // the unsubscribe button
+	Accept  bool // the button that accepts a channel's messages
 }
 
 // pageHeaders keep a link page from being framed, cached or scripted.

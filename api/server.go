@@ -193,6 +193,8 @@ func (s *Server) routes() {
 	s.public(formBody, "GET "+notify.UnsubscribePath+"{token}", s.unsubscribe)
 	s.public(formBody, "POST "+notify.UnsubscribePath+"{token}", s.unsubscribe)
 	s.public(formBody, "GET "+notify.FilePath+"{token}", s.sharedFile)
+	s.public(formBody, "GET "+notify.ConfirmPath+"{token}", s.confirmRecipient)
+	s.public(formBody, "POST "+notify.ConfirmPath+"{token}", s.confirmRecipient)
 
 	s.route("DELETE /svc/account/login/{uid}", permAuthenticated, s.logout)
 	s.route("GET /svc/account/profile/current", permAuthenticated, s.currentProfile)
@@ -220,6 +222,7 @@ func (s *Server) routes() {
 	s.route("PUT "+channels+"/{cid}", permSelf, s.putChannel)
 	s.route("DELETE "+channels+"/{cid}", permSelf, s.deleteChannel)
 	s.route("POST "+channels+"/{cid}/test", permSelf, s.testChannel)
+	s.route("POST "+channels+"/{cid}/confirmation", permSelf, s.resendConfirmation)
 
 	const subs = "/svc/projects/{pid}/users/{uid}/subscriptions"
 	s.route("POST "+subs, permSubscriptionWrite, s.createSubscription)

@@ -183,7 +183,14 @@ func (a *App) open(ctx context.Context) error {
 	}
 	a.notify = notify.New(st, cfg.Subs, notify.Options{Kinds: Kinds, Settings: settings, Box: box, Now: opt.Clock.Now,
 		PublicURL: cfg.PublicURL, LinkKey: secret.Derive(key, "links"), Logger: a.log.With("component", "notify"),
-		Tester: newTester(d.senders, cfg.Delivery.SendTimeout)})
+		Tester: newTester(d.senders, cfg.Delivery.SendTimeout), VerifyRecipients: cfg.Delivery.VerifyRecipients,
+		TrustedDomains: cfg.Delivery.TrustedDomains})
+	if n, err := a.notify.RecheckRecipients(ctx); err != nil {
+		return fmt.Errorf("recipients: %w", err)
+	} else if n > 0 {
+		a.log.Info("channels whose recipients must confirm changed with the configuration", "channels", n,
+			"verifyRecipients", cfg.Delivery.VerifyRecipients)
+	}
 	if cfg.PublicURL == "" {
 		a.log.Info("publicURL is not set: messages carry no unsubscribe link (and mails no List-Unsubscribe header) and no download links")
 	}

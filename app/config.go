@@ -453,6 +453,9 @@ func (c *Config) Validate() error {
 	if err := notify.CheckPublicURL(c.PublicURL); err != nil {
 		bad("publicURL", "%s", err)
 	}
+	if c.Delivery.VerifyRecipients && c.PublicURL == "" {
+		bad("delivery.verifyRecipients", "needs publicURL, which the links of confirmation messages are built on")
+	}
 	if c.Domain == "" || strings.ContainsAny(c.Domain, "/ ") {
 		bad("domain", "%q is not a valid domain name", c.Domain)
 	}

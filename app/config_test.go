@@ -71,6 +71,10 @@ func TestValidateNamesTheKey(t *testing.T) {
 		{"backoff", func(c *Config) { c.Delivery.BackoffCap = time.Millisecond }, "delivery.backoffCap"},
 		{"engine workers", func(c *Config) { c.Engine.Workers = 0 }, "engine.workers"},
 		{"gc percent", func(c *Config) { c.Runtime.GCPercent = 0 }, "runtime.gcPercent"},
+		{"send budget", func(c *Config) { c.Subs.SendNowPerHour = -1 }, "subscriptions.sendNowPerHour"},
+		{"project send budget", func(c *Config) { c.Subs.ProjectSendNowPerHour = -1 }, "subscriptions.projectSendNowPerHour"},
+		{"verification without a public URL", func(c *Config) { c.Delivery.VerifyRecipients = true }, "delivery.verifyRecipients"},
+		{"trusted domain", func(c *Config) { c.Delivery.TrustedDomains = []string{"jane@example.com"} }, "delivery.trustedDomains[0]"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

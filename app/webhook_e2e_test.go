@@ -1,10 +1,14 @@
 package app_test
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -107,12 +111,16 @@ func TestWebhookFiresSigned(t *testing.T) {
 // TestWebhookRefusesInternalAddresses: without webhook.allowNetworks a webhook
 // to 127.0.0.1 is refused with a 400 naming the URL field, and one to a name
 // that resolves to a loopback address is accepted but refused at connect
-// time: the delivery fails for good, and the receiver sees nothing.
+// time: the delivery fails for good, saying no more than that the receiver
+// could not be reached, and the receiver sees nothing.
 func TestWebhookRefusesInternalAddresses(t *testing.T) {
-	w := newSubWorld(t)
+	w := newSubWorldWith(t, func(c *app.Config) {
+		c.Channels["webhook"].(*webhook.Settings).Resolver = staticResolver{"hooks.example.test": "127.0.0.1"}
+	})
 	hook := newHookReceiver(t, "s", w.b.Clock.Now)
 	const path = "channelConfiguration.configuration.webhookConfiguration.url"
-	for _, url := range []string{hook.URL + "/herald", "https://127.0.0.1/hook", "https://169.254.169.254/latest", "https://[::1]/x"} {
+	for _, url := range []string{hook.URL + "/herald", "https://127.0.0.1/hook", "https://169.254.169.254/latest", "https://[::1]/x",
+		"https://localhost/hook"} {
 		r := w.jane.do("POST", w.janeURI+"/channelConfigurations", `{"channelConfiguration":{"configuration":{"webhookConfiguration":`+
 			`{"url":"`+url+`","secret":"s"}},"meta":{"title":"Hook"}}}`)
 		wantStatus(t, r, 400)
@@ -122,7 +130,7 @@ func TestWebhookRefusesInternalAddresses(t *testing.T) {
 	}
 	port := hook.URL[strings.LastIndex(hook.URL, ":")+1:]
 	r := w.jane.do("POST", w.janeURI+"/channelConfigurations", `{"channelConfiguration":{"configuration":{"webhookConfiguration":`+
-		`{"url":"https://localhost:`+port+`/herald","secret":"s"}},"meta":{"title":"Hook"}}}`)
+		`{"url":"https://hooks.example.test:`+port+`/herald","secret":"s"}},"meta":{"title":"Hook"}}}`)
 	wantStatus(t, r, 201)
 	channel := r.json(t)["channelConfiguration"].(map[string]any)["meta"].(map[string]any)["uri"].(string)
 	body := w.body(t, func(s map[string]any) {
@@ -149,11 +157,61 @@ func TestWebhookRefusesInternalAddresses(t *testing.T) {
 		d = dels[0].(map[string]any)
 		return run["state"] == "failed"
 	})
-	if d["state"] != "failed" || !strings.Contains(d["lastError"].(string), "localhost resolves to") ||
-		!strings.Contains(d["lastError"].(string), "loopback") {
+	if d["state"] != "failed" || d["lastError"] != "could not reach the receiver" || d["attempts"] != 1.0 {
 		t.Errorf("delivery = %v", d)
 	}
 	if got, bad := hook.payloads(); len(got)+len(bad) != 0 {
 		t.Errorf("the receiver was reached: %v %v", got, bad)
+	}
+}
+
+// staticResolver answers each name with one address, as DNS under someone
+// else's control might.
+type staticResolver map[string]string
+
+func (r staticResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	if a, ok := r[host]; ok {
+		return []netip.Addr{netip.MustParseAddr(a)}, nil
+	}
+	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+}
+
+// TestWebhookRefusesEverySpecialPurposeAddress: a webhook at an address of
+// any range of IANA's special-purpose registries that is not globally
+// reachable, or at an IPv6 form of such an IPv4 address, is refused at save
+// with a 400 naming the URL field; nothing is dialled. Public addresses and
+// their IPv6 forms are kept.
+func TestWebhookRefusesEverySpecialPurposeAddress(t *testing.T) {
+	w := newSubWorld(t)
+	const path = "channelConfiguration.configuration.webhookConfiguration.url"
+	save := func(addr string) reply {
+		host := addr
+		if strings.Contains(host, ":") {
+			host = "[" + host + "]"
+		}
+		return w.jane.do("POST", w.janeURI+"/channelConfigurations", `{"channelConfiguration":{"configuration":{"webhookConfiguration":`+
+			`{"url":"https://`+host+`/hook","secret":"s"}},"meta":{"title":"Hook"}}}`)
+	}
+	for _, addr := range []string{
+		"0.0.0.0", "0.1.2.3", "10.0.0.1", "100.64.0.1", "127.0.0.1", "169.254.169.254", "172.16.0.1", "192.0.0.1",
+		"192.0.0.170", "192.0.2.1", "192.88.99.1", "192.168.0.1", "198.18.0.1", "198.19.255.255", "198.51.100.1",
+		"203.0.113.1", "224.0.0.1", "240.0.0.1", "255.255.255.255",
+		"::", "::1", "::127.0.0.1", "::ffff:127.0.0.1", "::ffff:0:7f00:1", "64:ff9b::7f00:1", "64:ff9b:1::a00:1",
+		"100::1", "2001:0:4136:e378:8000:63bf:80ff:fffe", "2001:2::1", "2001:db8::1", "2002:7f00:1::", "3fff::1",
+		"fc00::1", "fd00:ec2::254", "fe80::1", "ff02::1",
+	} {
+		r := save(addr)
+		if r.status != 400 {
+			t.Errorf("%s: status %d, want 400: %s", addr, r.status, r.body)
+			continue
+		}
+		if e := r.errorBody(t); !strings.Contains(e["parameters"].([]any)[0].(string), path) ||
+			!strings.Contains(fmt.Sprint(e["message"]), "refused unless webhook.allowNetworks admits it") {
+			t.Errorf("%s: error %v does not name %s and the refusal", addr, e, path)
+		}
+	}
+	for _, addr := range []string{"8.8.8.8", "2001:4860:4860::8888", "64:ff9b::808:808", "2002:808:808::1",
+		"2001:0:4136:e378:8000:63bf:f7f7:f7f7"} {
+		wantStatus(t, save(addr), 201)
 	}
 }

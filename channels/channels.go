@@ -231,3 +231,33 @@ func RetryDelay(err error) (time.Duration, bool) {
 	}
 	return 0, false
 }
+
+// UnreachableText is all that a failure to reach a receiver says to the
+// owner of the channel: see Unreachable.
+const UnreachableText = "could not reach the receiver"
+
+type unreachableError struct{ err error }
+
+func (e *unreachableError) Error() string { return UnreachableText }
+func (e *unreachableError) Unwrap() error { return e.err }
+
+// Unreachable marks err as a failure to reach the receiver at all, before
+// it answered anything: a name that does not resolve, an address the kind
+// refuses, a connection refused, reset or timed out, a TLS handshake or an
+// answer that is not the protocol's. Its text is UnreachableText and
+// nothing more, so that what the owner of a channel learns of an address
+// they named does not tell a closed port from an open one (or one that
+// speaks another protocol); err, which a sender logs, stays reachable
+// through errors.Unwrap, IsPermanent and RetryDelay. Unreachable(nil) is nil.
+func Unreachable(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &unreachableError{err: err}
+}
+
+// IsUnreachable reports whether err or any error it wraps was marked by Unreachable.
+func IsUnreachable(err error) bool {
+	var u *unreachableError
+	return errors.As(err, &u)
+}

@@ -42,6 +42,13 @@ type Descriptor struct {
 	// Recipient names where a kept configuration sends to: an address, a
 	// number, a user name, a host.
 	Recipient func(config json.RawMessage) string
+	// Mailbox, for a kind that sends to a person's mailbox or phone, returns
+	// the address of a kept configuration as its holder confirms it
+	// (delivery.verifyRecipients), in one form for the same address (an
+	// e-mail address in lower case, a number in E.164), and for e-mail its
+	// domain, which delivery.trustedDomains may trust. nil for a kind whose
+	// channels post with credentials of their own (webhook, Slack, feed chat).
+	Mailbox func(config json.RawMessage) (address, domain string)
 	// NewSender builds the kind's sender over its settings. The closer, which
 	// may be nil, releases what the sender holds.
 	NewSender func(s Settings, env Env) (Sender, func() error, error)

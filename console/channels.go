@@ -47,9 +47,10 @@ func (c *Console) kindTitle(ch channel) string {
 	return ""
 }
 
-// channelRow is a channel in the list.
+// channelRow is a channel in the list; Verification is "unverified" when
+// its recipient has yet to accept its messages.
 type channelRow struct {
-	ID, Title, Kind, To string
+	ID, Title, Kind, To, Verification string
 }
 
 func (c *Console) channelList(w http.ResponseWriter, q *req) error {
@@ -60,7 +61,7 @@ func (c *Console) channelList(w http.ResponseWriter, q *req) error {
 	rows := make([]channelRow, 0, len(chs))
 	for _, ch := range chs {
 		d, conf := c.kindOf(ch)
-		r := channelRow{ID: ch.ID(), Title: ch.Meta.Title}
+		r := channelRow{ID: ch.ID(), Title: ch.Meta.Title, Verification: ch.Verification}
 		if d != nil {
 			r.Kind = d.Title
 			if len(d.Fields) > 0 {
@@ -74,6 +75,9 @@ func (c *Console) channelList(w http.ResponseWriter, q *req) error {
 		for _, r := range rows {
 			if r.ID == q.r.URL.Query().Get("channel") {
 				msg = "Saved “" + r.Title + "”."
+				if r.Verification == "unverified" {
+					msg += " It sends once its recipient accepts the confirmation message."
+				}
 			}
 		}
 	}
@@ -93,13 +97,15 @@ func recipientKey(d *channels.Descriptor) string {
 
 // chanForm is the channel form.
 type chanForm struct {
-	New    bool
-	ID     string
-	Title  string
-	Kind   string // the wire key
-	Kinds  []kindForm
-	Errors map[string]string
-	Error  string
+	New          bool
+	ID           string
+	Title        string
+	Kind         string // the wire key
+	Kinds        []kindForm
+	Errors       map[string]string
+	Error        string
+	Verification string // "verified", "unverified", or "" when recipients are not verified
+	To           string // where it sends, for the verification's note
 }
 
 type kindForm struct {
@@ -115,7 +121,12 @@ type fieldForm struct {
 
 // chanFormOf fills the form: every kind's fields, the channel's values in its own.
 func (c *Console) chanFormOf(ch channel, isNew bool) *chanForm {
-	f := &chanForm{New: isNew, ID: ch.ID(), Title: ch.Meta.Title, Errors: map[string]string{}}
+	f := &chanForm{New: isNew, ID: ch.ID(), Title: ch.Meta.Title, Errors: map[string]string{}, Verification: ch.Verification}
+	if d, conf := c.kindOf(ch); d != nil && len(d.Fields) > 0 {
+		if v, ok := conf[recipientKey(d)].(string); ok {
+			f.To = v
+		}
+	}
 	for _, d := range c.opt.Kinds.All() {
 		k := kindForm{Wire: d.Wire, Title: d.Title, Secret: d.Secret}
 		conf := ch.Configuration[d.Wire]
@@ -246,13 +257,43 @@ func (c *Console) testChannel(w http.ResponseWriter, q *req) error {
 	msg := ""
 	switch {
 	case errors.As(err, &ae) && ae.Status == http.StatusTooManyRequests:
-		msg = "A test went out a moment ago; try again in " + ae.Retry + " seconds."
+		msg = "No more tests for now; try again in " + ae.Retry + " seconds."
+	case errors.As(err, &ae) && ae.Status == http.StatusConflict:
+		msg = ae.Message
 	case err != nil:
 		return err
 	case out.ChannelTest.Accepted:
 		msg = "Test message accepted by the provider (id " + out.ChannelTest.ProviderID + ")."
 	default:
 		msg = "The provider refused the test message: " + out.ChannelTest.Error
+	}
+	return c.showChannel(w, q, msg)
+}
+
+// resendConfirmation sends the channel's recipient a new confirmation message
+// through the API and says what the provider answered.
+func (c *Console) resendConfirmation(w http.ResponseWriter, q *req) error {
+	cid := q.r.PathValue("cid")
+	var out struct {
+		ChannelConfirmation struct {
+			Accepted bool   `json:"accepted"`
+			Error    string `json:"error"`
+		} `json:"channelConfirmation"`
+	}
+	_, err := q.do(q.ctx, http.MethodPost, channelsPath(q.user)+"/"+cid+"/confirmation", nil, &out)
+	var ae *apiError
+	msg := ""
+	switch {
+	case errors.As(err, &ae) && ae.Status == http.StatusTooManyRequests:
+		msg = "No confirmation now; try again in " + ae.Retry + " seconds."
+	case errors.As(err, &ae) && ae.Status == http.StatusConflict:
+		msg = ae.Message
+	case err != nil:
+		return err
+	case out.ChannelConfirmation.Accepted:
+		msg = "A new confirmation message is on its way."
+	default:
+		msg = "The provider refused the confirmation message: " + out.ChannelConfirmation.Error
 	}
 	return c.showChannel(w, q, msg)
 }

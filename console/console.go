@@ -103,6 +103,7 @@ func (c *Console) routes() {
 	c.mux.HandleFunc("POST /console/channels/{cid}", c.form(c.updateChannel))
 	c.mux.HandleFunc("POST /console/channels/{cid}/delete", c.form(c.deleteChannel))
 	c.mux.HandleFunc("POST /console/channels/{cid}/test", c.form(c.testChannel))
+	c.mux.HandleFunc("POST /console/channels/{cid}/confirmation", c.form(c.resendConfirmation))
 	c.mux.HandleFunc("/console/", c.page(c.notFound))
 }
 

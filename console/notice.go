@@ -13,7 +13,7 @@ var notices = map[string]string{
 	"saved":               "Saved.",
 	"subscriptionDeleted": "Subscription deleted.",
 	"sending":             "Sending now: the run is at the top of the history.",
-	"sentRecently":        "Sent a moment ago; try again in a few seconds.",
+	"sentRecently":        "Not sent: too soon; try again in a few seconds.",
 	"paused":              "Paused: it fires no more until you resume it.",
 	"resumed":             "Resumed: it fires on its schedule again.",
 	"channelSaved":        "Channel saved.",
@@ -38,7 +38,7 @@ func notice(q *req) string {
 	msg := notices[key]
 	if key == "sentRecently" {
 		if n, err := strconv.Atoi(query.Get("wait")); err == nil && n > 0 && n <= 3600 {
-			msg = "Sent a moment ago; try again in " + strconv.Itoa(n) + " seconds."
+			msg = "Not sent: too soon; try again in " + strconv.Itoa(n) + " seconds."
 		}
 	}
 	return msg

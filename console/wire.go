@@ -117,6 +117,7 @@ type channel struct {
 		Title string `json:"title"`
 		URI   string `json:"uri"`
 	} `json:"meta"`
+	Verification string `json:"verification,omitempty"` // "verified", "unverified", or none
 }
 
 func (c channel) ID() string { return last(c.Meta.URI) }

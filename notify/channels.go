@@ -17,6 +17,9 @@ import (
 type ChannelBody struct {
 	Configuration map[string]json.RawMessage `json:"configuration"`
 	Meta          *Meta                      `json:"meta"`
+	// Verification is server-set (see Service.Verification); a client
+	// echoes it back on PUT, and it is ignored.
+	Verification string `json:"verification"`
 }
 
 // Meta is the meta of a record as clients send it: the title, and the
@@ -48,6 +51,7 @@ func (s *Service) CreateChannel(ctx context.Context, owner string, body *Channel
 	} else if err != nil {
 		return store.Channel{}, err
 	}
+	s.askRecipient(ctx, ch)
 	return ch, nil
 }
 
@@ -79,6 +83,7 @@ func (s *Service) UpdateChannel(ctx context.Context, owner, id string, body *Cha
 	if err := s.st.UpdateChannel(ctx, ch); err != nil {
 		return store.Channel{}, err
 	}
+	s.askRecipient(ctx, ch)
 	return ch, nil
 }
 
@@ -163,6 +168,7 @@ func (s *Service) parseChannel(body *ChannelBody, ch *store.Channel, old *store.
 		return invalid(path, err.Error())
 	}
 	ch.Kind, ch.Config = string(d.Kind), cfg
+	ch.Recipient = s.mustConfirm(ch.Kind, cfg)
 	switch {
 	case d.Secret == "":
 		ch.Secret = nil

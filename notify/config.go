@@ -24,9 +24,17 @@ type Config struct {
 	FailuresBeforeNotice int `yaml:"failuresBeforeNotice"`
 	// SendNowEvery is how often one subscription may be sent now. Default 10s.
 	SendNowEvery time.Duration `yaml:"sendNowEvery"`
-	// TestEvery is how often one channel configuration may be sent a test
-	// message (TestChannel); 0: no bound. Default 10s.
+	// TestEvery is how often one owner may have a channel configuration of
+	// theirs sent a test message (TestChannel); 0: no bound. Default 10s.
 	TestEvery time.Duration `yaml:"testEvery"`
+	// SendNowPerHour is how many sends on demand one owner may make in any
+	// hour: send now, channel tests and confirmations of recipients
+	// together; 0: no bound. Default 60.
+	SendNowPerHour int `yaml:"sendNowPerHour"`
+	// ProjectSendNowPerHour is how many times the subscriptions of one
+	// project, all owners together, may be sent now in any hour; 0: no
+	// bound. Default 600.
+	ProjectSendNowPerHour int `yaml:"projectSendNowPerHour"`
 	// HealthInterval is how often finished runs are rolled up into their
 	// subscriptions' health when nothing wakes the roll-up sooner. Default 2s.
 	HealthInterval time.Duration `yaml:"healthInterval"`
@@ -45,7 +53,8 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{MinInterval: time.Minute, DefaultTimezone: "UTC", MaxPerUser: 1000, MaxPerProject: 10000,
 		MaxChannelsPerUser: 100, FailuresBeforeNotice: 3, SendNowEvery: 10 * time.Second, TestEvery: 10 * time.Second,
-		HealthInterval: 2 * time.Second, FileLinkTTL: 7 * 24 * time.Hour, LinkTTL: 100 * 24 * time.Hour}
+		SendNowPerHour: 60, ProjectSendNowPerHour: 600, HealthInterval: 2 * time.Second, FileLinkTTL: 7 * 24 * time.Hour,
+		LinkTTL: 100 * 24 * time.Hour}
 }
 
 // Validate names the wrong field.
@@ -58,7 +67,8 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("defaultTimezone: %q is not an IANA time zone", c.DefaultTimezone))
 	}
 	for name, v := range map[string]int{"maxPerUser": c.MaxPerUser, "maxPerProject": c.MaxPerProject,
-		"maxChannelsPerUser": c.MaxChannelsPerUser} {
+		"maxChannelsPerUser": c.MaxChannelsPerUser, "sendNowPerHour": c.SendNowPerHour,
+		"projectSendNowPerHour": c.ProjectSendNowPerHour} {
 		if v < 0 {
 			errs = append(errs, fmt.Errorf("%s: must be 0 (no bound) or more, got %d", name, v))
 		}

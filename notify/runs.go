@@ -48,7 +48,9 @@ const (
 
 // SendNow runs subscription id of owner at once through the same pipeline as
 // a scheduled fire, whatever its condition says, and returns the claimed
-// run. One subscription may be sent now once per Config.SendNowEvery.
+// run. One subscription may be sent now once per Config.SendNowEvery, and
+// each send spends one of the owner's Config.SendNowPerHour and one of the
+// project's Config.ProjectSendNowPerHour.
 func (s *Service) SendNow(ctx context.Context, projectID, owner, id, by string) (store.Run, error) {
 	sub, err := s.Subscription(ctx, projectID, owner, id)
 	if err != nil {
@@ -59,16 +61,26 @@ func (s *Service) SendNow(ctx context.Context, projectID, owner, id, by string) 
 	} else if reason != "" {
 		return store.Run{}, forbidden("The subscription cannot be sent: %s", reason)
 	}
-	if wait, ok := s.sendNow.take(id, s.now()); !ok {
+	now := s.now()
+	budget := []claim{s.ownerBudget(owner), s.projectBudget(projectID)}
+	if err := s.spend(now, budget...); err != nil {
+		return store.Run{}, err
+	}
+	if wait, ok := s.sendNow.take(id, now); !ok {
+		s.budgets.refund(budget...)
 		return store.Run{}, tooSoon(wait, "Subscription %s was sent moments ago; it may be sent again in %s s", id)
 	}
 	s.mu.Lock()
 	sc := s.scheduler
 	s.mu.Unlock()
 	if sc == nil {
+		s.budgets.refund(budget...)
 		return store.Run{}, errors.New("the engine is not running")
 	}
 	run, err := sc.SendNow(ctx, sub, by)
+	if err != nil { // nothing was sent
+		s.budgets.refund(budget...)
+	}
 	if errors.Is(err, store.ErrConflict) {
 		return store.Run{}, &Error{Code: TooSoon, RetryAfter: time.Second,
 			Message: "Subscription %s already has a run at this second; try again", Params: []string{id}}

@@ -37,9 +37,16 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives the log. Default: discarded.
 	Logger *slog.Logger
-	// Tester sends the test messages of TestChannel; nil refuses them with
-	// ErrNoTester.
+	// Tester sends the test messages of TestChannel, and the confirmations
+	// of recipients; nil refuses them with ErrNoTester.
 	Tester Tester
+	// VerifyRecipients holds the channels to an e-mail address or phone
+	// number outside TrustedDomains until their recipients accept them
+	// (delivery.verifyRecipients). Needs PublicURL.
+	VerifyRecipients bool
+	// TrustedDomains are mail domains whose addresses, and those of their
+	// subdomains, need no confirmation (delivery.trustedDomains).
+	TrustedDomains []string
 }
 
 // Service is the notification side's rules over the store.
@@ -57,7 +64,11 @@ type Service struct {
 	tester    Tester
 	wake      chan struct{} // wakes the health roll-up
 	sendNow   *limiter      // send now, per subscription
-	tests     *limiter      // test messages, per channel
+	tests     *limiter      // test messages, per owner
+	budgets   *budgets      // sends on demand, per owner and per project
+	confirms  *limiter      // confirmations sent again, per recipient
+	verifying bool          // recipients confirm before their channels send
+	trusted   []string      // mail domains that need no confirmation, in lower case
 
 	mu         sync.Mutex
 	scheduler  Scheduler
@@ -69,7 +80,11 @@ func New(st *store.Store, cfg Config, opt Options) *Service {
 	s := &Service{st: st, cfg: cfg, kinds: opt.Kinds, settings: opt.Settings, box: opt.Box, now: opt.Now,
 		publicURL: strings.TrimRight(opt.PublicURL, "/"), linkKey: opt.LinkKey,
 		log: opt.Logger, tester: opt.Tester, wake: make(chan struct{}, 1),
-		sendNow: newLimiter(cfg.SendNowEvery), tests: newLimiter(cfg.TestEvery)}
+		sendNow: newLimiter(cfg.SendNowEvery), tests: newLimiter(cfg.TestEvery), budgets: newBudgets(),
+		confirms: newLimiter(confirmEvery), verifying: opt.VerifyRecipients}
+	for _, d := range opt.TrustedDomains {
+		s.trusted = append(s.trusted, strings.ToLower(strings.Trim(strings.TrimSpace(d), ".")))
+	}
 	if s.now == nil {
 		s.now = time.Now
 	}

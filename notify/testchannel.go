@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"time"
 
 	"github.com/heraldhq/herald/channels"
@@ -34,13 +35,16 @@ type TestResult struct {
 const TestSubject = "Test message from Herald"
 
 // TestChannel sends a test message to channel id of owner through its kind's
-// sender and says what the provider answered. At most one test per channel per
-// Config.TestEvery (default 10s; TooSoon with RetryAfter otherwise); bounded by ctx and the
-// sender's own timeout.
+// sender and says what the provider answered. At most one test per owner per
+// Config.TestEvery (default 10s), and each test spends one of the owner's
+// Config.SendNowPerHour (TooSoon with RetryAfter otherwise); bounded by ctx
+// and the sender's own timeout.
 //
-// A refusal of the provider is no error of TestChannel: it is in the result.
-// TestChannel's errors are NotFound, TooSoon, ErrNoTester and internal ones.
-// by names who asked, in the message's text.
+// A refusal of the provider is no error of TestChannel: it is in the result,
+// which for every failure to reach the receiver says channels.UnreachableText
+// and no more. TestChannel's errors are NotFound, Conflict (a recipient who
+// has not confirmed), TooSoon, ErrNoTester and internal ones. by names who
+// asked, in the message's text.
 func (s *Service) TestChannel(ctx context.Context, owner, id, by string) (TestResult, error) {
 	ch, err := s.Channel(ctx, owner, id)
 	if err != nil {
@@ -49,9 +53,20 @@ func (s *Service) TestChannel(ctx context.Context, owner, id, by string) (TestRe
 	if s.tester == nil {
 		return TestResult{}, ErrNoTester
 	}
+	if v, err := s.Verification(ctx, ch); err != nil {
+		return TestResult{}, err
+	} else if v == Unverified { // a test is a message like any other
+		return TestResult{}, conflict("The recipient of channel configuration %s has not accepted its messages yet; "+
+			"send the confirmation again instead", ch.ID)
+	}
 	now := s.now()
-	if wait, ok := s.tests.take(ch.ID, now); !ok {
-		return TestResult{}, tooSoon(wait, "Channel configuration %s was tested moments ago; it may be tested again in %s s", ch.ID)
+	budget := s.ownerBudget(ch.Owner)
+	if err := s.spend(now, budget); err != nil {
+		return TestResult{}, err
+	}
+	if wait, ok := s.tests.take(ch.Owner, now); !ok {
+		s.budgets.refund(budget)
+		return TestResult{}, tooSoon(wait, "A channel configuration was tested moments ago; %s may be tested in %s s", ch.ID)
 	}
 	m, err := s.testMessage(ch, by, now)
 	if err != nil {
@@ -67,6 +82,9 @@ func (s *Service) TestChannel(ctx context.Context, owner, id, by string) (TestRe
 			return TestResult{}, fmt.Errorf("test channel %s: %w", ch.ID, sendErr)
 		}
 		r := TestResult{Error: sendErr.Error(), Permanent: channels.IsPermanent(sendErr)}
+		if unreachable(sendErr) {
+			r.Error = channels.UnreachableText
+		}
 		s.log.Info("channel test refused", "channel", ch.ID, "kind", ch.Kind, "by", by, "delivery", m.DeliveryID,
 			"permanent", r.Permanent, "err", sendErr)
 		return r, nil
@@ -92,4 +110,11 @@ func (s *Service) testMessage(ch store.Channel, by string, now time.Time) (chann
 		Subject:    TestSubject,
 		Text:       text,
 	}, nil
+}
+
+// unreachable reports whether a send failed before the receiver answered:
+// a sender said so (channels.Unreachable), or the connection was not made.
+func unreachable(err error) bool {
+	var op *net.OpError
+	return channels.IsUnreachable(err) || errors.As(err, &op)
 }

@@ -3,6 +3,7 @@ package notify_test
 import (
 	"context"
 	"errors"
+	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/heraldhq/herald/channels/email"
 	"github.com/heraldhq/herald/channels/sms"
 	"github.com/heraldhq/herald/notify"
+	"github.com/heraldhq/herald/store"
 )
 
 // fakeTester records the messages it is given and answers with id or err.
@@ -40,6 +42,8 @@ type testWorld struct {
 
 func newTestWorld(t *testing.T, cfg notify.Config) *testWorld {
 	f := newFixture(t)
+	must(t, f.st.CreateUser(context.Background(), store.User{ID: "u2", Domain: "default", Login: "u2@example.com",
+		PasswordHash: "x", Created: t0, Updated: t0}))
 	w := &testWorld{fixture: f, tester: &fakeTester{id: "<id-1@herald.test>"}, now: t0}
 	kinds := channels.MustRegistry(email.Descriptor, sms.Descriptor)
 	settings := map[channels.Kind]channels.Settings{}
@@ -98,9 +102,10 @@ func TestTestChannelSendsTheTestMessage(t *testing.T) {
 	}
 }
 
-// TestTestChannelTooSoon: a second test of the same channel within
-// Config.TestEvery is TooSoon with RetryAfter and sends nothing; another
-// channel may be tested meanwhile, and the first once TestEvery has passed.
+// TestTestChannelTooSoon: a second test by the same owner within
+// Config.TestEvery, of the same channel or another of theirs, is TooSoon
+// with RetryAfter and sends nothing; another owner may test meanwhile, and
+// the first once TestEvery has passed.
 func TestTestChannelTooSoon(t *testing.T) {
 	w := newTestWorld(t, notify.DefaultConfig())
 	ctx := context.Background()
@@ -108,26 +113,102 @@ func TestTestChannelTooSoon(t *testing.T) {
 	must(t, err)
 	b, err := w.svc.CreateChannel(ctx, "u1", channelBody(t, `{"configuration":{"emailConfiguration":{"to":"u1@example.com"}},"meta":{"title":"Mail"}}`))
 	must(t, err)
+	c, err := w.svc.CreateChannel(ctx, "u2", channelBody(t, smsChannel))
+	must(t, err)
 	_, err = w.svc.TestChannel(ctx, "u1", a.ID, "u1")
 	must(t, err)
 	w.now = w.now.Add(4 * time.Second)
-	_, err = w.svc.TestChannel(ctx, "u1", a.ID, "u1")
-	var de *notify.Error
-	if !errors.As(err, &de) || de.Code != notify.TooSoon || de.RetryAfter != 6*time.Second {
-		t.Fatalf("second test: err = %#v, want TooSoon with RetryAfter 6s", err)
+	for _, id := range []string{a.ID, b.ID} {
+		_, err = w.svc.TestChannel(ctx, "u1", id, "u1")
+		var de *notify.Error
+		if !errors.As(err, &de) || de.Code != notify.TooSoon || de.RetryAfter != 6*time.Second {
+			t.Fatalf("second test, of %s: err = %#v, want TooSoon with RetryAfter 6s", id, err)
+		}
+		if !strings.Contains(de.Text(), "6 s") {
+			t.Errorf("message %q", de.Text())
+		}
 	}
-	if !strings.Contains(de.Text(), "6 s") {
-		t.Errorf("message %q", de.Text())
-	}
-	if _, err := w.svc.TestChannel(ctx, "u1", b.ID, "u1"); err != nil {
-		t.Fatalf("another channel: %v", err)
+	if _, err := w.svc.TestChannel(ctx, "u2", c.ID, "u2"); err != nil {
+		t.Fatalf("another owner: %v", err)
 	}
 	w.now = w.now.Add(6 * time.Second)
-	if _, err := w.svc.TestChannel(ctx, "u1", a.ID, "u1"); err != nil {
+	if _, err := w.svc.TestChannel(ctx, "u1", b.ID, "u1"); err != nil {
 		t.Fatalf("after TestEvery: %v", err)
 	}
 	if len(w.tester.msgs) != 3 {
 		t.Fatalf("tester got %d messages, want 3", len(w.tester.msgs))
+	}
+}
+
+// TestTestChannelSpendsTheOwnersBudget: an owner with 100 channels may test
+// them SendNowPerHour times in an hour, whichever; the next is TooSoon
+// until the hour since the first has passed. Another owner is not held.
+func TestTestChannelSpendsTheOwnersBudget(t *testing.T) {
+	cfg := notify.DefaultConfig()
+	cfg.TestEvery = time.Second
+	w := newTestWorld(t, cfg)
+	ctx := context.Background()
+	var ids []string
+	for range 100 {
+		ch, err := w.svc.CreateChannel(ctx, "u1", channelBody(t, smsChannel))
+		must(t, err)
+		ids = append(ids, ch.ID)
+	}
+	start := w.now
+	for i := range 60 {
+		w.now = w.now.Add(time.Second)
+		if _, err := w.svc.TestChannel(ctx, "u1", ids[i], "u1"); err != nil {
+			t.Fatalf("test %d: %v", i+1, err)
+		}
+	}
+	w.now = w.now.Add(time.Second)
+	_, err := w.svc.TestChannel(ctx, "u1", ids[60], "u1")
+	var de *notify.Error
+	if !errors.As(err, &de) || de.Code != notify.TooSoon || de.RetryAfter != start.Add(time.Hour+time.Second).Sub(w.now) {
+		t.Fatalf("61st test: err = %v, want TooSoon until an hour after the first", err)
+	}
+	if !strings.Contains(de.Text(), "at most 60 sends on demand") || !strings.Contains(de.Text(), "per user") {
+		t.Errorf("message %q", de.Text())
+	}
+	other, err := w.svc.CreateChannel(ctx, "u2", channelBody(t, smsChannel))
+	must(t, err)
+	if _, err := w.svc.TestChannel(ctx, "u2", other.ID, "u2"); err != nil {
+		t.Fatalf("another owner: %v", err)
+	}
+	w.now = start.Add(time.Hour + time.Second)
+	if _, err := w.svc.TestChannel(ctx, "u1", ids[60], "u1"); err != nil {
+		t.Fatalf("an hour after the first: %v", err)
+	}
+	if _, err := w.svc.TestChannel(ctx, "u1", ids[61], "u1"); err == nil {
+		t.Fatal("a second test at once passed TestEvery")
+	}
+	if n := len(w.tester.msgs); n != 62 {
+		t.Fatalf("tester got %d messages, want 62", n)
+	}
+}
+
+// TestTestChannelSaysOnlyThatTheReceiverWasNotReached: whatever kept the
+// test from its receiver, the result says channels.UnreachableText and no
+// more; a provider's answer is the result as it is.
+func TestTestChannelSaysOnlyThatTheReceiverWasNotReached(t *testing.T) {
+	cfg := notify.DefaultConfig()
+	cfg.TestEvery = 0
+	w := newTestWorld(t, cfg)
+	ctx := context.Background()
+	ch, err := w.svc.CreateChannel(ctx, "u1", channelBody(t, smsChannel))
+	must(t, err)
+	for _, sendErr := range []error{
+		channels.Unreachable(errors.New("dial tcp 127.0.0.1:9: connect: connection refused")),
+		channels.Unreachable(errors.New("webhook: post to 127.0.0.1:22: malformed HTTP response \"SSH-2.0\"")),
+		channels.Permanent(channels.Unreachable(errors.New("webhook: hooks.test resolves to 10.0.0.1, a private address"))),
+		&net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connect: connection refused")},
+	} {
+		w.tester.err = sendErr
+		res, err := w.svc.TestChannel(ctx, "u1", ch.ID, "u1")
+		must(t, err)
+		if res.Error != "could not reach the receiver" || res.Permanent != channels.IsPermanent(sendErr) {
+			t.Errorf("%v: result %+v", sendErr, res)
+		}
 	}
 }
 

@@ -19,6 +19,10 @@ type Channel struct {
 	Secret  []byte          // sealed; nil when the kind has no secret
 	Created time.Time
 	Updated time.Time
+
+	// Recipient is the address whose holder must confirm before the channel
+	// sends (delivery.verifyRecipients); "" when none must.
+	Recipient string
 }
 
 // InUseError is returned when a record cannot be deleted because others use it.
@@ -37,8 +41,9 @@ func (s *Store) CreateChannel(ctx context.Context, c Channel, q Quota) error {
 			`SELECT count(*) FROM channels WHERE owner = ?`, c.Owner); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO channels(id, owner, kind, title, config, secret, created, updated)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, c.ID, c.Owner, c.Kind, c.Title, string(cfg), c.Secret, c.Created.Unix(), c.Updated.Unix())
+		_, err := tx.ExecContext(ctx, `INSERT INTO channels(id, owner, kind, title, config, secret, recipient, created, updated)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, c.ID, c.Owner, c.Kind, c.Title, string(cfg), c.Secret, c.Recipient,
+			c.Created.Unix(), c.Updated.Unix())
 		if err != nil {
 			return fmt.Errorf("create channel: %w", err)
 		}
@@ -53,13 +58,13 @@ func configOf(c Channel) string {
 	return string(c.Config)
 }
 
-const channelColumns = `id, owner, kind, title, config, secret, created, updated`
+const channelColumns = `id, owner, kind, title, config, secret, recipient, created, updated`
 
 func scanChannel(row scanner) (Channel, error) {
 	var c Channel
 	var cfg string
 	var created, updated int64
-	err := row.Scan(&c.ID, &c.Owner, &c.Kind, &c.Title, &cfg, &c.Secret, &created, &updated)
+	err := row.Scan(&c.ID, &c.Owner, &c.Kind, &c.Title, &cfg, &c.Secret, &c.Recipient, &created, &updated)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Channel{}, ErrNotFound
 	}
@@ -85,11 +90,11 @@ func (s *Store) Channels(ctx context.Context, owner string) ([]Channel, error) {
 	return out, nil
 }
 
-// UpdateChannel replaces the channel's kind, title, config and secret.
+// UpdateChannel replaces the channel's kind, title, config, secret and recipient.
 func (s *Store) UpdateChannel(ctx context.Context, c Channel) error {
 	cfg := configOf(c)
-	res, err := s.w.ExecContext(ctx, `UPDATE channels SET kind = ?, title = ?, config = ?, secret = ?, updated = ?
-		WHERE id = ?`, c.Kind, c.Title, string(cfg), c.Secret, c.Updated.Unix(), c.ID)
+	res, err := s.w.ExecContext(ctx, `UPDATE channels SET kind = ?, title = ?, config = ?, secret = ?, recipient = ?, updated = ?
+		WHERE id = ?`, c.Kind, c.Title, string(cfg), c.Secret, c.Recipient, c.Updated.Unix(), c.ID)
 	if err != nil {
 		return fmt.Errorf("update channel: %w", err)
 	}

@@ -319,6 +319,9 @@ type Outgoing struct {
 	ChannelKind   string // may differ from Kind when the channel was changed
 	ChannelConfig json.RawMessage
 	ChannelSecret []byte // sealed
+	// ChannelUnverified says that the channel's recipient must confirm
+	// before it sends, and has not.
+	ChannelUnverified bool
 }
 
 // OutgoingDeliveries reads deliveries with their channels, as a sender
@@ -326,9 +329,10 @@ type Outgoing struct {
 func (s *Store) OutgoingDeliveries(ctx context.Context, ids ...string) (map[string]Outgoing, error) {
 	out, err := queryByID(ctx, s.r, ids, func(in string) string {
 		return `SELECT d.id, d.subscription_id, COALESCE(s.owner, ''), d.channel_id, d.kind, d.state, d.attempts,
-			d.last_error, p.payload, c.kind, c.config, c.secret FROM ` + deliveryTables + `
-			LEFT JOIN channels c ON c.id = d.channel_id LEFT JOIN subscriptions s ON s.id = d.subscription_id
-			WHERE d.id IN ` + in
+			d.last_error, p.payload, c.kind, c.config, c.secret, c.recipient != '' AND NOT EXISTS (SELECT 1 FROM recipients r
+				WHERE r.owner = c.owner AND r.kind = c.kind AND r.address = c.recipient AND r.verified IS NOT NULL)
+			FROM ` + deliveryTables + ` LEFT JOIN channels c ON c.id = d.channel_id
+			LEFT JOIN subscriptions s ON s.id = d.subscription_id WHERE d.id IN ` + in
 	}, func(row scanner) (string, Outgoing, error) {
 		o, err := scanOutgoing(row)
 		return o.ID, o, err
@@ -343,14 +347,15 @@ func scanOutgoing(row scanner) (Outgoing, error) {
 	var o Outgoing
 	var payload string
 	var chKind, chConfig sql.NullString
-	if err := row.Scan(&o.ID, &o.SubscriptionID, &o.Owner, &o.ChannelID, &o.Kind, &o.State, &o.Attempts, &o.LastError, &payload,
-		&chKind, &chConfig, &o.ChannelSecret); err != nil {
+	var unverified sql.NullBool
+	if err := row.Scan(&o.ID, &o.SubscriptionID, &o.Owner, &o.ChannelID, &o.Kind, &o.State, &o.Attempts, &o.LastError,
+		&payload, &chKind, &chConfig, &o.ChannelSecret, &unverified); err != nil {
 		return Outgoing{}, fmt.Errorf("scan delivery: %w", err)
 	}
 	if err := json.Unmarshal([]byte(payload), &o.Payload); err != nil {
 		return Outgoing{}, fmt.Errorf("delivery %s payload: %w", o.ID, err)
 	}
-	o.ChannelGone, o.ChannelKind = !chKind.Valid, chKind.String
+	o.ChannelGone, o.ChannelKind, o.ChannelUnverified = !chKind.Valid, chKind.String, unverified.Bool
 	if chConfig.Valid {
 		o.ChannelConfig = json.RawMessage(chConfig.String)
 	}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/heraldhq/herald/channels"
@@ -113,6 +115,18 @@ type Config struct {
 	// Kinds tunes each channel kind; kinds left out get KindConfig's defaults.
 	// app fills it from each kind's configuration section.
 	Kinds map[channels.Kind]KindConfig `yaml:"-"`
+
+	// VerifyRecipients holds every channel to an e-mail address or phone
+	// number outside TrustedDomains until the address's holder follows the
+	// signed link of a confirmation message; deliveries to it meanwhile fail
+	// with "recipient not verified". For installations shared by people who
+	// do not trust each other. Needs publicURL. Default false. The notify
+	// side applies it; it lives here, in the delivery section, for its key.
+	VerifyRecipients bool `yaml:"verifyRecipients"`
+
+	// TrustedDomains are mail domains whose addresses, and those of their
+	// subdomains, need no confirmation. Default none.
+	TrustedDomains []string `yaml:"trustedDomains"`
 }
 
 // KindConfig tunes the delivery of one channel kind.
@@ -175,9 +189,10 @@ const (
 func DefaultConfig() Config {
 	return Config{Stream: DefaultStream, Ledger: LedgerSQLite, ResultsStream: DefaultResultsStream, DedupeWindow: DefaultDedupeWindow, MaxAge: DefaultMaxAge,
 		SendTimeout: DefaultSendTimeout, AckWait: DefaultAckWait, ProbeInterval: time.Second, ProbeIntervalMax: 5 * time.Second,
-		MaxWait: 24 * time.Hour, BreakerFailures: 5, BreakerWindow: 2 * time.Minute, ReconcileAfter: time.Minute, ReconcileInterval: 30 * time.Second, MaxAttempts: DefaultMaxAttempts,
-		BackoffBase: DefaultBackoffBase, BackoffCap: DefaultBackoffCap, SweepInterval: DefaultSweepInterval, RelayBatch: DefaultRelayBatch,
-		MaxInFlightPerOwner: DefaultMaxInFlightPerOwner}
+		MaxWait: 24 * time.Hour, BreakerFailures: 5, BreakerWindow: 2 * time.Minute, ReconcileAfter: time.Minute,
+		ReconcileInterval: 30 * time.Second, MaxAttempts: DefaultMaxAttempts, BackoffBase: DefaultBackoffBase,
+		BackoffCap: DefaultBackoffCap, SweepInterval: DefaultSweepInterval, RelayBatch: DefaultRelayBatch,
+		MaxInFlightPerOwner: DefaultMaxInFlightPerOwner, TrustedDomains: []string{}}
 }
 
 // Validate checks the bounds an operator may set, naming the key. Tests may
@@ -225,8 +240,17 @@ func (c Config) Validate() error {
 	if c.MaxInFlightPerOwner < 1 {
 		bad("maxInFlightPerOwner: must be at least 1, got %d", c.MaxInFlightPerOwner)
 	}
+	for i, d := range c.TrustedDomains {
+		if !mailDomain.MatchString(strings.TrimSpace(d)) {
+			bad("trustedDomains[%d]: %q is not a mail domain such as example.com", i, d)
+		}
+	}
 	return errors.Join(errs...)
 }
+
+// mailDomain is a domain name of two labels or more, as the part of an
+// e-mail address after its @.
+var mailDomain = regexp.MustCompile(`^(?i)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]([a-z0-9-]{0,61}[a-z0-9])?$`)
 
 // withDefaults returns c with every zero field set to DefaultConfig's.
 func (c Config) withDefaults() (Config, error) {

@@ -254,6 +254,20 @@ func TestSettledWithoutSending(t *testing.T) {
 				_, ids := e.enqueue(store.Payload{Subject: "s", Text: "t"}, ch)
 				return ids[0]
 			}},
+		{name: "recipient not verified", want: byRelay, wantState: store.DeliveryFailed, wantError: "recipient not verified",
+			prepare: func(e *env, _ string) string {
+				ch := e.channel(mailTo("stranger@example.net"))
+				c, err := e.st.ChannelByID(context.Background(), ch)
+				if err != nil {
+					e.t.Fatal(err)
+				}
+				c.Recipient = "stranger@example.net"
+				if err := e.st.UpdateChannel(context.Background(), c); err != nil {
+					e.t.Fatal(err)
+				}
+				_, ids := e.enqueue(store.Payload{Subject: "s", Text: "t"}, ch)
+				return ids[0]
+			}},
 		{name: "last attempt recorded before a crash", want: outcomeFailed, wantState: store.DeliveryFailed,
 			wantError: "gave up after 5 attempts: 451",
 			settle: func(e *env, id string) {

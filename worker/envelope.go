@@ -67,6 +67,15 @@ type fileFetcher interface {
 // sender (its channel deleted, its file gone): the relay fails it at once.
 var errUndeliverable = errors.New("cannot be delivered")
 
+// errUnverified is the failure of a delivery to a recipient who has not
+// confirmed (delivery.verifyRecipients): it is undeliverable, and says no more.
+var errUnverified = &unverified{}
+
+type unverified struct{}
+
+func (*unverified) Error() string        { return "recipient not verified" }
+func (*unverified) Is(target error) bool { return target == errUndeliverable }
+
 // seal builds the envelope of a delivery as the store holds it: its secret
 // opened with the key at rest and sealed again with the delivery key, its
 // files put into the object store. maxBytes bounds the encoded envelope; an
@@ -78,6 +87,8 @@ func seal(ctx context.Context, d store.Outgoing, atRest, delivery *secret.Box, f
 		return nil, fmt.Errorf("%w: channel %s was deleted", errUndeliverable, d.ChannelID)
 	case d.ChannelKind != d.Kind:
 		return nil, fmt.Errorf("%w: channel %s changed kind from %s to %s", errUndeliverable, d.ChannelID, d.Kind, d.ChannelKind)
+	case d.ChannelUnverified:
+		return nil, errUnverified
 	}
 	plain, err := atRest.OpenFor(d.ChannelSecret, d.ChannelID)
 	if err != nil {

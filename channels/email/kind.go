@@ -95,6 +95,12 @@ var Descriptor = channels.Descriptor{
 		_ = json.Unmarshal(config, &a)
 		return a.To
 	},
+	Mailbox: func(config json.RawMessage) (string, string) {
+		var a Address
+		_ = json.Unmarshal(config, &a)
+		to := strings.ToLower(a.To)
+		return to, to[strings.LastIndexByte(to, '@')+1:]
+	},
 	NewSender: func(set channels.Settings, env channels.Env) (channels.Sender, func() error, error) {
 		s := set.(*Settings)
 		signer, err := newDKIM(s.DKIM, s.From)

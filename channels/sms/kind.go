@@ -90,6 +90,11 @@ var Descriptor = channels.Descriptor{
 		_ = json.Unmarshal(config, &n)
 		return n.To
 	},
+	Mailbox: func(config json.RawMessage) (string, string) {
+		var n Numbers
+		_ = json.Unmarshal(config, &n)
+		return n.To, ""
+	},
 	NewSender: func(set channels.Settings, env channels.Env) (channels.Sender, func() error, error) {
 		s := set.(*Settings)
 		return New(Config{BaseURL: s.BaseURL, MaxSegments: s.MaxSegments, Timeout: env.SendTimeout,

@@ -19,14 +19,20 @@
 // X-Herald-Signature: "sha256=" and the lowercase hex of HMAC-SHA256 under the channel's secret
 // of the timestamp, a dot and the body. Verify checks both headers for a receiver.
 //
-// Endpoints inside the network Herald runs in are refused: loopback, private (RFC 1918,
-// fc00::/7), link-local (with the cloud metadata address), unspecified, multicast, broadcast,
-// carrier-grade NAT and 0.0.0.0/8 addresses, the IPv4-mapped IPv6 forms included, unless they
-// lie in a network of webhook.allowNetworks; plain http is sent only to addresses in those
-// networks. The configuration is checked when it is saved, a literal address included; a host
-// name is resolved when the sender connects, every address it resolves to is checked and only
-// those addresses are dialled, so that a name cannot be checked at one address and reached at
-// another. No proxy is used and redirects are not followed.
+// Endpoints that are not reachable on the internet at large are refused: every address of a
+// range of IANA's IPv4 and IPv6 Special-Purpose Address Registries that is not globally
+// reachable (loopback, private, carrier-grade NAT, link-local with the cloud metadata address,
+// benchmarking, documentation, reserved, IETF protocol assignments, unspecified, multicast,
+// broadcast, IPv6 outside global unicast), the IPv4-mapped, IPv4-compatible and IPv4-translated
+// forms, NAT64 (64:ff9b::/96), 6to4 and Teredo addresses judged by the IPv4 addresses they
+// carry, local-use NAT64 (64:ff9b:1::/48), and the addresses of this host's own interfaces
+// (read at start and again once a minute old), unless they lie in a network of
+// webhook.allowNetworks; plain http is sent only to addresses in those networks. A host that is
+// a number (127.1, 2130706433) or under localhost is refused as well. The configuration is
+// checked when it is saved, a literal address included; a host name is resolved when the sender
+// connects, every address it resolves to is checked and only those addresses are dialled, so
+// that a name cannot be checked at one address and reached at another. No proxy is used and
+// redirects are not followed.
 //
 // A 2xx response delivers the message. 408, 429 and 5xx responses, network errors and timeouts
 // may pass on a later attempt, which waits for the response's Retry-After (at most an hour);

@@ -7,23 +7,34 @@ import (
 	"net"
 	"net/netip"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/heraldhq/herald/channels"
 )
 
 // guard decides which addresses a webhook may reach: none that is internal
-// to the network Herald runs in (see refusal) unless it lies in one of the
-// allowed networks.
+// to the network Herald runs in or not reachable on the internet at large
+// (see class), and none of this host's own (see hostAddrs), unless it lies in
+// one of the allowed networks.
 type guard struct {
 	allow []netip.Prefix
+	host  *hostAddrs
+	dial  func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
-// newGuard parses the allowed networks; entries that do not parse, which
-// Settings.Validate reports, are left out.
-func newGuard(networks []string) *guard {
-	g := &guard{}
-	for _, n := range networks {
+// newGuard parses the allowed networks of set; entries that do not parse,
+// which Settings.Validate reports, are left out.
+func newGuard(set *Settings) *guard {
+	g := &guard{host: thisHost, dial: set.Dial}
+	if set.InterfaceAddrs != nil {
+		g.host = &hostAddrs{read: set.InterfaceAddrs}
+	}
+	if g.dial == nil {
+		d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+		g.dial = d.DialContext
+	}
+	for _, n := range set.AllowNetworks {
 		p, err := netip.ParsePrefix(strings.TrimSpace(n))
 		if err != nil {
 			continue
@@ -37,49 +48,6 @@ func newGuard(networks []string) *guard {
 	return g
 }
 
-var (
-	thisNetwork = netip.MustParsePrefix("0.0.0.0/8")
-	sharedSpace = netip.MustParsePrefix("100.64.0.0/10") // carrier-grade NAT, RFC 6598
-	broadcast   = netip.MustParseAddr("255.255.255.255")
-	metadata    = []netip.Addr{
-		netip.MustParseAddr("169.254.169.254"), // AWS, GCP, Azure and most clouds
-		netip.MustParseAddr("fd00:ec2::254"),   // AWS over IPv6
-	}
-)
-
-// class names what kind of internal address a is, or returns "" for an
-// address on the public internet. IPv4-mapped IPv6 addresses are judged by
-// the IPv4 address they carry.
-func class(a netip.Addr) string {
-	a = a.Unmap().WithZone("")
-	for _, m := range metadata {
-		if a == m {
-			return "the cloud metadata address"
-		}
-	}
-	switch {
-	case !a.IsValid():
-		return "not an address"
-	case a.IsUnspecified():
-		return "an unspecified address"
-	case a.IsLoopback():
-		return "a loopback address"
-	case a.IsPrivate():
-		return "a private address"
-	case a.IsLinkLocalUnicast():
-		return "a link-local address"
-	case a.IsMulticast():
-		return "a multicast address"
-	case a == broadcast:
-		return "the broadcast address"
-	case thisNetwork.Contains(a):
-		return `a "this network" address (0.0.0.0/8)`
-	case sharedSpace.Contains(a):
-		return "a carrier-grade NAT address (100.64.0.0/10)"
-	}
-	return ""
-}
-
 // allowed reports whether a lies in an allowed network.
 func (g *guard) allowed(a netip.Addr) bool {
 	a = a.Unmap().WithZone("")
@@ -91,10 +59,27 @@ func (g *guard) allowed(a netip.Addr) bool {
 	return false
 }
 
-// refusal says why a may not be reached, or returns "" when it may.
+// refusal says why a may not be reached, or returns "" when it may: class
+// refuses it, or it is an address of this host or an IPv6 form of one, and
+// no allowed network holds it.
 func (g *guard) refusal(a netip.Addr) string {
-	if why := class(a); why != "" && !g.allowed(a) {
+	a = a.Unmap().WithZone("")
+	if g.allowed(a) {
+		return ""
+	}
+	// What class says comes first, so that an internal address of this
+	// host is refused in the words its neighbours are: the refusal does
+	// not single out the host's addresses among them.
+	if why := class(a); why != "" {
 		return why
+	}
+	if g.host.has(a) {
+		return "an address of this host"
+	}
+	for _, v4 := range embedded(a) {
+		if g.host.has(v4) {
+			return fmt.Sprintf("%s of %s, an address of this host", embeddedForm(a), v4)
+		}
 	}
 	return ""
 }
@@ -111,7 +96,6 @@ func parseAddr(host string) (netip.Addr, bool) {
 // rebinding). With plain, for http, every address must also lie in an
 // allowed network. A refused address is a permanent error.
 func (g *guard) dialer(resolver Resolver, plain bool) func(ctx context.Context, network, addr string) (net.Conn, error) {
-	d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		host, port, err := net.SplitHostPort(addr)
 		if err != nil {
@@ -128,7 +112,7 @@ func (g *guard) dialer(resolver Resolver, plain bool) func(ctx context.Context, 
 		}
 		var errs []error
 		for _, a := range addrs {
-			c, err := d.DialContext(ctx, network, net.JoinHostPort(a.String(), port))
+			c, err := g.dial(ctx, network, net.JoinHostPort(a.String(), port))
 			if err == nil {
 				return c, nil
 			}
@@ -174,4 +158,60 @@ func (g *guard) check(host string, a netip.Addr, plain bool) error {
 		return channels.Permanent(fmt.Errorf("webhook: %s outside webhook.allowNetworks, the only networks plain http is sent to; use https", what))
 	}
 	return nil
+}
+
+// hostAddrsTTL is how long the addresses of this host are taken as read;
+// an address an interface gains is refused from the next read on.
+const hostAddrsTTL = time.Minute
+
+// hostAddrs are the addresses of this host's interfaces but loopback ones
+// (which class refuses as such), read at the first use and again once
+// hostAddrsTTL has passed. A read that fails keeps the addresses of the
+// last one.
+type hostAddrs struct {
+	read func() ([]net.Addr, error)
+
+	mu    sync.Mutex
+	at    time.Time
+	addrs map[netip.Addr]bool
+}
+
+// thisHost is the addresses of the host the process runs on, shared by
+// every guard that reads the real interfaces.
+var thisHost = &hostAddrs{read: net.InterfaceAddrs}
+
+// warm reads the addresses unless they were read within hostAddrsTTL.
+func (h *hostAddrs) warm() { h.has(netip.Addr{}) }
+
+// has reports whether a, unmapped and without a zone, is an address of this host.
+func (h *hostAddrs) has(a netip.Addr) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if now := time.Now(); h.addrs == nil || now.Sub(h.at) >= hostAddrsTTL {
+		h.refresh(now)
+	}
+	return h.addrs[a.Unmap().WithZone("")]
+}
+
+// refresh reads the interfaces' addresses; h.mu is held.
+func (h *hostAddrs) refresh(now time.Time) {
+	h.at = now
+	list, err := h.read()
+	if err != nil && h.addrs != nil {
+		return
+	}
+	addrs := make(map[netip.Addr]bool, len(list))
+	for _, n := range list {
+		var ip net.IP
+		switch v := n.(type) {
+		case *net.IPNet:
+			ip = v.IP
+		case *net.IPAddr:
+			ip = v.IP
+		}
+		if a, ok := netip.AddrFromSlice(ip); ok && !a.Unmap().IsLoopback() {
+			addrs[a.Unmap()] = true
+		}
+	}
+	h.addrs = addrs
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"net/url"
 	"strconv"
@@ -37,9 +38,9 @@ type Resolver interface {
 // Settings is the webhook section of the configuration.
 type Settings struct {
 	// AllowNetworks lists networks in CIDR form that endpoints may be in
-	// although they are loopback, private, link-local or otherwise internal,
-	// and that plain http may be sent to. Default none: https to public
-	// addresses only.
+	// although they are loopback, private, link-local, otherwise not
+	// globally reachable, or addresses of this host; and that plain http
+	// may be sent to. Default none: https to public addresses only.
 	AllowNetworks []string `yaml:"allowNetworks"`
 	// MaxInlineBytes bounds the attachments of one message put inline in the
 	// body, in total; one that does not fit is listed without its content.
@@ -52,6 +53,12 @@ type Settings struct {
 	// Resolver looks up endpoint host names when connecting; nil means
 	// net.DefaultResolver. Not configurable: tests set it.
 	Resolver Resolver `yaml:"-"`
+	// InterfaceAddrs lists this host's addresses, which are refused; nil
+	// means net.InterfaceAddrs. Not configurable: tests set it.
+	InterfaceAddrs func() ([]net.Addr, error) `yaml:"-"`
+	// Dial connects to an address the guard admitted; nil means a
+	// net.Dialer's. Not configurable: tests set it, to see what would be dialled.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error) `yaml:"-"`
 	// Concurrency (default 32), Rate (sends per second, default 0: no limit),
 	// PerDestination (sends to one origin at once, default 4) and PerOwner (sends
 	// of one owner at once, default 16). Receivers are slow or hang at their
@@ -111,7 +118,7 @@ var Descriptor = channels.Descriptor{
 			return nil, err
 		}
 		e.URL = strings.TrimSpace(e.URL)
-		if _, err := newGuard(settingsOf(set).AllowNetworks).checkURL(e.URL); err != nil {
+		if _, err := newGuard(settingsOf(set)).checkURL(e.URL); err != nil {
 			return nil, err
 		}
 		return channels.Encode(e), nil
@@ -169,9 +176,28 @@ func (g *guard) checkURL(raw string) (*url.URL, error) {
 		if why := g.refusal(addr); why != "" {
 			return nil, channels.Invalid("url", "%s is %s, refused unless webhook.allowNetworks admits it", addr, why)
 		}
+	} else if why := oddName(u.Hostname()); why != "" {
+		return nil, channels.Invalid("url", "%s %s", u.Hostname(), why)
 	}
 	if u.Scheme == "http" && (len(g.allow) == 0 || literal && !g.allowed(addr)) {
 		return nil, channels.Invalid("url", "must be https; plain http only to networks in webhook.allowNetworks")
 	}
 	return u, nil
+}
+
+// oddName says why a host that is not a literal address is no name to
+// resolve, or returns "": a name whose last label is a number (127.1,
+// 2130706433, 0x7f.1) is an address in a form some resolvers read and
+// others do not, and localhost names this host (RFC 6761).
+func oddName(host string) string {
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	last := host[strings.LastIndexByte(host, '.')+1:]
+	if hex, ok := strings.CutPrefix(last, "0x"); ok && hex != "" && strings.Trim(hex, "0123456789abcdef") == "" ||
+		last != "" && strings.Trim(last, "0123456789") == "" {
+		return "is not a host name; write an IPv4 address as four decimal numbers"
+	}
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return "names this host, refused"
+	}
+	return ""
 }

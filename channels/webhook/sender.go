@@ -31,7 +31,7 @@ const DefaultTimeout = 30 * time.Second
 const (
 	userAgent     = "Herald-Webhook/1"
 	maxResponse   = 64 << 10  // bytes of a response read, headers and body each
-	maxQuoted     = 200       // bytes of an error response quoted in the error
+	maxQuoted     = 200       // bytes of an error response the log quotes
 	maxRetryAfter = time.Hour // longest Retry-After honoured
 	maxProviderID = 200       // longest X-Request-Id returned as it is
 	omittedNote   = "larger than webhook.maxInlineBytes"
@@ -86,12 +86,13 @@ func New(set *Settings, env channels.Env) (*Sender, error) {
 		return nil, fmt.Errorf("webhook: %w", err)
 	}
 	s := &Sender{
-		guard:     newGuard(set.AllowNetworks),
+		guard:     newGuard(set),
 		maxInline: set.MaxInlineBytes,
 		timeout:   env.SendTimeout,
 		now:       env.Now,
 		log:       env.Logger,
 	}
+	s.guard.host.warm()
 	if s.timeout <= 0 {
 		s.timeout = DefaultTimeout
 	}
@@ -220,13 +221,21 @@ func (s *Sender) Send(ctx context.Context, m channels.Message) (string, error) {
 	// errors do not quote the URL.
 	resp, err := t.RoundTrip(req)
 	if err != nil {
-		if channels.IsPermanent(err) { // the guard refused the address
-			return "", err
+		if !channels.IsPermanent(err) { // else the guard refused the address, and says so
+			err = fmt.Errorf("webhook: post to %s: %w", u.Host, err)
 		}
-		return "", fmt.Errorf("webhook: post to %s: %w", u.Host, err)
+		s.log.Info("webhook receiver not reached", "delivery", m.DeliveryID, "channel", m.Channel.ID, "err", err)
+		return "", channels.Unreachable(err)
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
+	return s.outcome(m, u.Host, resp, data)
+}
+
+// outcome reads the receiver's answer: the provider id of a 2xx, or an
+// error that says the status and never the body, which is the receiver's
+// to say and may be anything. The log gets the start of the body.
+func (s *Sender) outcome(m channels.Message, host string, resp *http.Response, body []byte) (string, error) {
 	status := resp.StatusCode
 	if status >= 200 && status < 300 {
 		if id := resp.Header.Get("X-Request-Id"); id != "" {
@@ -234,18 +243,19 @@ func (s *Sender) Send(ctx context.Context, m channels.Message) (string, error) {
 		}
 		return fmt.Sprintf("%d %s", status, m.DeliveryID), nil
 	}
-	answered := fmt.Sprintf("webhook: %s answered %d %s", u.Host, status, http.StatusText(status))
-	switch {
-	case status >= 300 && status < 400:
-		return "", channels.Permanent(fmt.Errorf("%s: redirects are not followed", answered))
-	case status == http.StatusRequestTimeout, status == http.StatusTooManyRequests, status >= 500:
-		err := fmt.Errorf("%s%s", answered, excerpt(data, m.Channel.Secret))
+	err := fmt.Errorf("webhook: %s answered %d %s", host, status, http.StatusText(status))
+	if status >= 300 && status < 400 {
+		err = fmt.Errorf("%w: redirects are not followed", err)
+	}
+	s.log.Info("webhook receiver refused", "delivery", m.DeliveryID, "channel", m.Channel.ID, "host", host,
+		"status", status, "body", excerpt(body, m.Channel.Secret))
+	if status == http.StatusRequestTimeout || status == http.StatusTooManyRequests || status >= 500 {
 		if d, ok := retryAfter(resp.Header.Get("Retry-After"), s.now()); ok {
 			return "", channels.RetryAfter(err, d)
 		}
 		return "", err
 	}
-	return "", channels.Permanent(fmt.Errorf("%s%s", answered, excerpt(data, m.Channel.Secret)))
+	return "", channels.Permanent(err)
 }
 
 // body is the JSON of the message's Payload.
@@ -357,20 +367,17 @@ func retryAfter(v string, now time.Time) (time.Duration, bool) {
 	return min(max(d, 0), maxRetryAfter), true
 }
 
-// excerpt quotes the start of an error response, with the secret, should
-// the receiver echo it, redacted.
+// excerpt is the start of an error response for the log, with the secret,
+// should the receiver echo it, redacted.
 func excerpt(body []byte, secret string) string {
 	text := strings.TrimSpace(string(body))
 	if secret != "" {
 		text = strings.ReplaceAll(text, secret, "[redacted]")
 	}
-	if text == "" {
-		return ""
-	}
 	if len(text) > maxQuoted {
-		return ": " + strconv.Quote(cut(text, maxQuoted)) + "…"
+		return cut(text, maxQuoted) + "…"
 	}
-	return ": " + strconv.Quote(text)
+	return text
 }
 
 // cut returns at most n bytes of s, not ending inside a UTF-8 sequence.

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -277,6 +278,32 @@ func counter(t *testing.T) (*httptest.Server, *atomic.Int32) {
 	return srv, &n
 }
 
+// detail is what a send's error tells the log: the cause behind what it
+// says to the channel's owner.
+func detail(err error) string {
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if !channels.IsUnreachable(e) {
+			return e.Error()
+		}
+	}
+	return ""
+}
+
+// loopbackOnly is a Settings.Dial that dials loopback addresses and fails
+// the test, dialling nothing, for any other: tests connect to this machine only.
+func loopbackOnly(t *testing.T, dialled *atomic.Int32) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dialled.Add(1)
+		ap, err := netip.ParseAddrPort(addr)
+		if err != nil || !ap.Addr().Unmap().IsLoopback() {
+			t.Errorf("the guard let %s be dialled", addr)
+			return nil, &net.OpError{Op: "dial", Net: network, Err: errors.New("not dialled by the test")}
+		}
+		var d net.Dialer
+		return d.DialContext(ctx, network, addr)
+	}
+}
+
 func TestConnectTimeGuard(t *testing.T) {
 	srv, requests := counter(t)
 	port := strconv.Itoa(srv.Listener.Addr().(*net.TCPAddr).Port)
@@ -291,21 +318,33 @@ func TestConnectTimeGuard(t *testing.T) {
 		{"name resolving to loopback", nil, addrs("127.0.0.1"), "https://" + name + "/hook",
 			"webhook: hooks.example.test resolves to 127.0.0.1, a loopback address, refused unless webhook.allowNetworks admits it"},
 		{"allowed network", []string{"127.0.0.0/8"}, addrs("127.0.0.1"), "http://" + name + "/hook", ""},
-		{"one address of several internal", nil, addrs("203.0.113.7", "127.0.0.1"), "https://" + name + "/hook",
+		{"one address of several internal", nil, addrs("8.8.8.8", "127.0.0.1"), "https://" + name + "/hook",
 			"hooks.example.test resolves to 127.0.0.1, a loopback address"},
 		{"IPv4-mapped private address", nil, addrs("::ffff:10.0.0.1"), "https://" + name + "/hook",
 			"hooks.example.test resolves to 10.0.0.1, a private address"},
 		{"cloud metadata", nil, addrs("169.254.169.254"), "https://" + name + "/hook", "169.254.169.254, the cloud metadata address"},
 		{"cloud metadata over IPv6", nil, addrs("fd00:ec2::254"), "https://" + name + "/hook", "fd00:ec2::254, the cloud metadata address"},
 		{"carrier-grade NAT", nil, addrs("100.100.1.1"), "https://" + name + "/hook", "100.100.1.1, a carrier-grade NAT address"},
-		{"plain http outside the allowed networks", []string{"127.0.0.0/8"}, addrs("203.0.113.7"), "http://" + name + "/hook",
-			"hooks.example.test resolves to 203.0.113.7, outside webhook.allowNetworks"},
+		{"benchmarking", nil, addrs("198.18.0.1"), "https://" + name + "/hook", "198.18.0.1, a benchmarking address"},
+		{"reserved", nil, addrs("240.0.0.1"), "https://" + name + "/hook", "240.0.0.1, a reserved address"},
+		{"IETF protocol assignment", nil, addrs("192.0.0.8"), "https://" + name + "/hook", "192.0.0.8, an IETF protocol assignment"},
+		{"NAT64 of loopback", nil, addrs("64:ff9b::7f00:1"), "https://" + name + "/hook",
+			"64:ff9b::7f00:1, the NAT64 form of 127.0.0.1, a loopback address"},
+		{"NAT64 of loopback, allowed as IPv4 only", []string{"127.0.0.0/8"}, addrs("64:ff9b::7f00:1"), "https://" + name + "/hook",
+			"the NAT64 form of 127.0.0.1"},
+		{"6to4 of loopback", nil, addrs("2002:7f00:1::"), "https://" + name + "/hook", "2002:7f00:1::, the 6to4 form of 127.0.0.1"},
+		{"IPv4-compatible loopback", nil, addrs("::127.0.0.1"), "https://" + name + "/hook", "::7f00:1, an IPv4-compatible address"},
+		{"IPv4-translated loopback", nil, addrs("::ffff:0:7f00:1"), "https://" + name + "/hook", "an IPv4-translated address"},
+		{"plain http outside the allowed networks", []string{"127.0.0.0/8"}, addrs("8.8.8.8"), "http://" + name + "/hook",
+			"hooks.example.test resolves to 8.8.8.8, outside webhook.allowNetworks"},
 		{"literal address kept under other settings", nil, nil, "https://127.0.0.1:" + port + "/hook", "127.0.0.1 is a loopback address"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			set := settings(tc.allow...)
 			set.Resolver = resolver{"hooks.example.test": tc.resolves}
+			var dialled atomic.Int32
+			set.Dial = loopbackOnly(t, &dialled)
 			before := requests.Load()
 			_, err := newSender(t, set, channels.Env{}).Send(t.Context(), message(unchecked(tc.url, "whsec-guard"), "d1"))
 			got := requests.Load() - before
@@ -315,11 +354,11 @@ func TestConnectTimeGuard(t *testing.T) {
 				}
 				return
 			}
-			if !channels.IsPermanent(err) || !strings.Contains(err.Error(), tc.want) {
+			if !channels.IsPermanent(err) || !strings.Contains(detail(err), tc.want) {
 				t.Fatalf("Send = %v, want a permanent error saying %q", err, tc.want)
 			}
-			if got != 0 {
-				t.Fatalf("the receiver got %d requests", got)
+			if got != 0 || dialled.Load() != 0 {
+				t.Fatalf("the receiver got %d requests, %d dials", got, dialled.Load())
 			}
 			if strings.Contains(err.Error(), "whsec-guard") || strings.Contains(err.Error(), "/hook") {
 				t.Fatalf("the error reveals the secret or the path: %v", err)
@@ -328,14 +367,53 @@ func TestConnectTimeGuard(t *testing.T) {
 	}
 }
 
+// TestConnectTimeGuardRefusesTheHostsOwnAddresses: a name that resolves to an
+// address of one of this host's interfaces, or to an IPv6 form of one, is
+// refused when the sender connects, and nothing is dialled. The host's
+// addresses are read again once they are a minute old, not at every send.
+func TestConnectTimeGuardRefusesTheHostsOwnAddresses(t *testing.T) {
+	var reads atomic.Int32
+	own := interfaces("127.0.0.1/8", "9.9.9.9/24")
+	set := settings()
+	set.InterfaceAddrs = func() ([]net.Addr, error) { reads.Add(1); return own() }
+	set.Resolver = resolver{"a.example.test": addrs("9.9.9.9"), "b.example.test": addrs("::ffff:9.9.9.9"),
+		"c.example.test": addrs("64:ff9b::909:909")}
+	var dialled atomic.Int32
+	set.Dial = loopbackOnly(t, &dialled)
+	s := newSender(t, set, channels.Env{})
+	if n := reads.Load(); n != 1 {
+		t.Errorf("the interfaces were read %d times at start, want once", n)
+	}
+	for url, want := range map[string]string{
+		"https://a.example.test/hook": "a.example.test resolves to 9.9.9.9, an address of this host",
+		"https://b.example.test/hook": "b.example.test resolves to 9.9.9.9, an address of this host",
+		"https://c.example.test/hook": "the NAT64 form of 9.9.9.9, an address of this host",
+		"https://9.9.9.9/hook":        "9.9.9.9 is an address of this host",
+	} {
+		_, err := s.Send(t.Context(), message(unchecked(url, "s"), "d1"))
+		if !channels.IsPermanent(err) || !strings.Contains(detail(err), want) {
+			t.Errorf("%s: Send = %v, want a permanent error saying %q", url, err, want)
+		}
+	}
+	if dialled.Load() != 0 {
+		t.Errorf("%d dials", dialled.Load())
+	}
+	if n := reads.Load(); n != 1 {
+		t.Errorf("the interfaces were read %d times, want once: they are kept for a minute", n)
+	}
+}
+
+// TestLocalhostRefused: localhost is refused at save, and a channel kept
+// under other settings is refused when it is sent to.
 func TestLocalhostRefused(t *testing.T) {
 	srv, requests := counter(t)
 	url := "https://localhost:" + strconv.Itoa(srv.Listener.Addr().(*net.TCPAddr).Port) + "/hook"
-	ch := channel(t, settings(), url, "whsec-local") // a name passes validation
-	_, err := newSender(t, settings(), channels.Env{}).Send(t.Context(), message(ch, "d1"))
-	if !channels.IsPermanent(err) || !strings.Contains(err.Error(), "webhook: localhost resolves to ") ||
-		!strings.Contains(err.Error(), "a loopback address") {
-		t.Fatalf("Send = %v, want a permanent error naming localhost and its loopback address", err)
+	if _, err := webhook.Descriptor.Parse(settings(), channels.Encode(webhook.Endpoint{URL: url})); err == nil {
+		t.Fatal("Parse admitted localhost")
+	}
+	_, err := newSender(t, settings(), channels.Env{}).Send(t.Context(), message(unchecked(url, "whsec-local"), "d1"))
+	if !channels.IsPermanent(err) || !strings.Contains(err.Error(), "localhost names this host") {
+		t.Fatalf("Send = %v, want a permanent error saying that localhost names this host", err)
 	}
 	if n := requests.Load(); n != 0 {
 		t.Fatalf("the receiver got %d requests", n)
@@ -381,22 +459,23 @@ func TestResponses(t *testing.T) {
 	}{
 		{"accepted with a request id", 200, http.Header{"X-Request-Id": {"rq-9"}}, "", "rq-9", false, 0, ""},
 		{"accepted without a request id", 204, nil, "", "204 d1", false, 0, ""},
-		{"too many requests", 429, http.Header{"Retry-After": {"7"}}, "slow down", "", false, 7 * time.Second, `answered 429 Too Many Requests: "slow down"`},
+		{"too many requests", 429, http.Header{"Retry-After": {"7"}}, "slow down", "", false, 7 * time.Second, "answered 429 Too Many Requests"},
 		{"unavailable until a date", 503, http.Header{"Retry-After": {now.Add(90 * time.Second).Format(http.TimeFormat)}}, "", "", false, 90 * time.Second, "503 Service Unavailable"},
 		{"Retry-After capped at an hour", 503, http.Header{"Retry-After": {"86400"}}, "", "", false, time.Hour, "503"},
 		{"Retry-After in the past", 503, http.Header{"Retry-After": {now.Add(-time.Minute).Format(http.TimeFormat)}}, "", "", false, 0, "503"},
-		{"server error without Retry-After", 500, nil, "oops", "", false, -1, `500 Internal Server Error: "oops"`},
+		{"server error without Retry-After", 500, nil, "oops", "", false, -1, "500 Internal Server Error"},
 		{"request timeout", 408, nil, "", "", false, -1, "408"},
-		{"not found", 404, nil, "no such hook", "", true, -1, `404 Not Found: "no such hook"`},
+		{"not found", 404, nil, "no such hook", "", true, -1, "404 Not Found"},
 		{"unauthorized", 401, nil, "", "", true, -1, "401 Unauthorized"},
 		{"redirect", 302, http.Header{"Location": {"/elsewhere"}}, "", "", true, -1, "302 Found: redirects are not followed"},
-		{"secret echoed", 400, nil, "bad signature for " + secret, "", true, -1, "[redacted]"},
+		{"secret echoed", 400, nil, "bad signature for " + secret, "", true, -1, "400 Bad Request"},
 	}
 	set := settings("127.0.0.0/8")
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, requests := fixed(t, tc.status, tc.header, tc.body)
-			s := newSender(t, set, channels.Env{Now: func() time.Time { return now }})
+			var log bytes.Buffer
+			s := newSender(t, set, channels.Env{Now: func() time.Time { return now }, Logger: slog.New(slog.NewTextHandler(&log, nil))})
 			id, err := s.Send(t.Context(), message(channel(t, set, srv.URL+"/hook", secret), "d1"))
 			if requests.Load() != 1 {
 				t.Fatalf("the receiver got %d requests, want 1", requests.Load())
@@ -419,6 +498,14 @@ func TestResponses(t *testing.T) {
 			if strings.Contains(err.Error(), secret) || strings.Contains(err.Error(), "/hook") {
 				t.Errorf("error reveals the secret or the path: %v", err)
 			}
+			// The body is the receiver's to say: the log has it, the error, which its owner reads, not.
+			if tc.body != "" && (strings.Contains(err.Error(), tc.body) || strings.Contains(err.Error(), "bad signature")) {
+				t.Errorf("error quotes the body: %v", err)
+			}
+			if want := strings.ReplaceAll(tc.body, secret, "[redacted]"); !strings.Contains(log.String(), "d1") ||
+				!strings.Contains(log.String(), want) || strings.Contains(log.String(), secret) {
+				t.Errorf("the log lacks the delivery or the body %q, or reveals the secret: %s", want, log.String())
+			}
 			d, ok := channels.RetryDelay(err)
 			if tc.delay >= 0 && (!ok || d != tc.delay) || tc.delay < 0 && ok {
 				t.Errorf("RetryDelay = %v, %v; want %v", d, ok, tc.delay)
@@ -427,15 +514,22 @@ func TestResponses(t *testing.T) {
 	}
 }
 
-func TestLongErrorBodyIsCut(t *testing.T) {
+// TestErrorBodyIsNeverQuoted: the error of a refusal says the status and
+// nothing of the body; the log quotes its first 200 bytes.
+func TestErrorBodyIsNeverQuoted(t *testing.T) {
 	set := settings("127.0.0.0/8")
 	srv, _ := fixed(t, 400, nil, strings.Repeat("z", 100<<10))
-	_, err := newSender(t, set, channels.Env{}).Send(t.Context(), message(channel(t, set, srv.URL, "s"), "d1"))
+	var log bytes.Buffer
+	s := newSender(t, set, channels.Env{Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	_, err := s.Send(t.Context(), message(channel(t, set, srv.URL, "s"), "d1"))
 	if err == nil {
 		t.Fatal("Send succeeded")
 	}
-	if n := strings.Count(err.Error(), "z"); n != 200 {
-		t.Fatalf("the error quotes %d bytes of the body, want 200: %.300s", n, err)
+	if strings.Contains(err.Error(), "z") {
+		t.Fatalf("the error quotes the body: %.300s", err)
+	}
+	if n := strings.Count(log.String(), "z"); n != 200 {
+		t.Fatalf("the log quotes %d bytes of the body, want 200: %.300s", n, log.String())
 	}
 }
 
@@ -450,6 +544,36 @@ func TestNetworkErrorsAreTransient(t *testing.T) {
 	_, err = newSender(t, set, channels.Env{}).Send(t.Context(), message(channel(t, set, "http://"+addr+"/hook", "whsec-net"), "d1"))
 	if err == nil || channels.IsPermanent(err) {
 		t.Fatalf("Send to a closed port = %v, want a transient error", err)
+	}
+}
+
+// TestUnreachableSaysOnePhrase: whatever keeps a send from an answer, be it
+// a closed port, a port that closes the connection, one that speaks
+// garbage or plain text to a TLS client, the error says only "could not
+// reach the receiver", transient; so a channel's owner cannot tell from it
+// what listens at an address. The log says what happened.
+func TestUnreachableSaysOnePhrase(t *testing.T) {
+	set := settings("127.0.0.0/8")
+	var log bytes.Buffer
+	s := newSender(t, set, channels.Env{Logger: slog.New(slog.NewTextHandler(&log, nil)), SendTimeout: 5 * time.Second})
+	for what, url := range map[string]string{
+		"closed port":             "http://" + channeltest.ClosedPort(t) + "/hook",
+		"closes after reading":    "http://" + channeltest.Speaker(t, nil) + "/hook",
+		"answers garbage":         "http://" + channeltest.Speaker(t, []byte("SSH-2.0-OpenSSH_9.6\r\n")) + "/hook",
+		"answers a line of HTTP":  "http://" + channeltest.Speaker(t, []byte("HTTP/1.1 200\r\n")) + "/hook",
+		"TLS to a plain port":     "https://" + channeltest.Speaker(t, []byte("HTTP/1.1 400 Bad Request\r\n\r\n")) + "/hook",
+		"TLS to a closing port":   "https://" + channeltest.Speaker(t, nil) + "/hook",
+		"TLS to a closed port":    "https://" + channeltest.ClosedPort(t) + "/hook",
+		"TLS to a garbage answer": "https://" + channeltest.Speaker(t, []byte{0x15, 0x03, 0x01, 0x00, 0x02, 0x02, 0x28}) + "/hook",
+	} {
+		before := log.Len()
+		_, err := s.Send(t.Context(), message(channel(t, set, url, "whsec-x"), "d1"))
+		if err == nil || err.Error() != channels.UnreachableText || !channels.IsUnreachable(err) || channels.IsPermanent(err) {
+			t.Errorf("%s: Send = %v, want a transient %q and nothing more", what, err, channels.UnreachableText)
+		}
+		if line := log.String()[before:]; !strings.Contains(line, "webhook receiver not reached") || !strings.Contains(line, "d1") {
+			t.Errorf("%s: the log says %q", what, line)
+		}
 	}
 }
 
