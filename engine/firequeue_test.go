@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"errors"
+	"slices"
+	"strconv"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -149,7 +151,7 @@ func TestFireQueueTakesABatchLargerThanItsRoom(t *testing.T) {
 		go func() { pushed <- q.push(fires...) }()
 		synctest.Wait()
 		q.mu.Lock()
-		n := q.len()
+		n := q.n
 		q.mu.Unlock()
 		if n != 4 {
 			t.Fatalf("%d fires queued of a push of 10 into a room of 4", n)
@@ -159,4 +161,42 @@ func TestFireQueueTakesABatchLargerThanItsRoom(t *testing.T) {
 			t.Fatalf("push after stop = %v", err)
 		}
 	})
+}
+
+// TestFireQueueTakesOwnersInTurn: one owner's burst queued first delays
+// another owner's fire by one fire: take serves the owners' lanes in turn,
+// each lane oldest first.
+func TestFireQueueTakesOwnersInTurn(t *testing.T) {
+	t.Parallel()
+	q := newFireQueue(1 << 20)
+	var burst []Fire
+	for i := range 1000 {
+		burst = append(burst, Fire{SubscriptionID: "a" + strconv.Itoa(i), Owner: "a"})
+	}
+	if err := q.push(burst...); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.push(Fire{SubscriptionID: "b0", Owner: "b"}, Fire{SubscriptionID: "b1", Owner: "b"}); err != nil {
+		t.Fatal(err)
+	}
+	batch, err := q.take(context.Background(), make([]Fire, 0, 5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range batch {
+		got = append(got, f.SubscriptionID)
+	}
+	if want := []string{"a0", "b0", "a1", "b1", "a2"}; !slices.Equal(got, want) {
+		t.Fatalf("took %v, want %v", got, want)
+	}
+	for n := 5; n < 1002; {
+		if batch, err = q.take(context.Background(), batch); err != nil {
+			t.Fatal(err)
+		}
+		n += len(batch)
+	}
+	if len(q.lanes) != 0 || len(q.ring) != 0 || q.n != 0 {
+		t.Fatalf("emptied, the queue keeps %d lanes, %d in turn, %d fires", len(q.lanes), len(q.ring), q.n)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"math"
 	"sync"
 	"time"
+	"unique"
 
 	"github.com/heraldhq/herald/engine/cron"
 	"github.com/heraldhq/herald/store"
@@ -16,6 +17,7 @@ import (
 // Fire is one due instant of one subscription.
 type Fire struct {
 	SubscriptionID string
+	Owner          string    // the subscription's owner, whose fires are taken in turn with others'
 	At             time.Time // the scheduled instant, not when it was noticed
 }
 
@@ -23,6 +25,7 @@ type Fire struct {
 type entry struct {
 	next   int64 // unix nanoseconds of the next fire
 	sub    string
+	owner  string // interned: a million entries share their owners' few strings
 	sched  *cron.Schedule
 	loc    *time.Location
 	bucket *bucket // the bucket holding it; nil while it fires or once removed
@@ -124,7 +127,7 @@ func (s *Scheduler) Set(sub store.Subscription, after time.Time) error {
 				errs = append(errs, fmt.Errorf("trigger %d (%q): %w", i, t.Cron, err))
 				continue
 			}
-			e := &entry{sub: sub.ID, sched: sched, loc: s.location(t.Timezone)}
+			e := &entry{sub: sub.ID, owner: unique.Make(sub.Owner).Value(), sched: sched, loc: s.location(t.Timezone)}
 			if next := sched.Next(after, e.loc); !next.IsZero() {
 				e.next = next.UnixNano()
 				entries = append(entries, e)
@@ -232,7 +235,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		s.mu.Unlock()
 		fires = fires[:0]
 		for _, e := range due {
-			fires = append(fires, Fire{SubscriptionID: e.sub, At: time.Unix(0, e.next).UTC()})
+			fires = append(fires, Fire{SubscriptionID: e.sub, Owner: e.owner, At: time.Unix(0, e.next).UTC()})
 		}
 		if len(fires) > 0 {
 			s.dispatch(fires)
