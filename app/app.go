@@ -212,7 +212,7 @@ func (a *App) open(ctx context.Context) error {
 	ecfg := cfg.Engine
 	ecfg.Domain, ecfg.FilesDir, ecfg.Clock, ecfg.Registerer, ecfg.Exclusive = a.notify, filepath.Join(cfg.Data, "runs"), opt.Clock, a.reg, true
 	a.engine = engine.New(st, nil, ecfg, a.log.With("component", "engine"), a.relay.Notify)
-	a.notify.Connect(a.engine, a.relay.Notify)
+	a.notify.Connect(a.engine, a.relay.Notify, relayCallOff{a.relay})
 	if err := a.openAPI(ctx, key); err != nil {
 		return err
 	}
@@ -621,4 +621,11 @@ func newLogger(c LogConfig, w io.Writer) *slog.Logger {
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// relayCallOff calls off deliveries through the relay, for the domain.
+type relayCallOff struct{ r *worker.Relay }
+
+func (c relayCallOff) CallOff(ctx context.Context, sub, ch, reason string) error {
+	return c.r.CallOff(ctx, worker.CallOff{Subscription: sub, Channel: ch, Reason: reason})
 }

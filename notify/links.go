@@ -220,6 +220,7 @@ func (s *Service) Unsubscribe(ctx context.Context, token string) (Unsubscription
 	if changed {
 		s.log.Info("channel unsubscribed", "subscription", u.Subscription.ID, "channel", u.ChannelID, "run", u.runID)
 		s.changed(u.Subscription.ID)
+		s.callOff(ctx, u.Subscription.ID, u.ChannelID, "called off: the recipient unsubscribed")
 	}
 	u.Paused = &store.Pause{By: by, At: at}
 	return u, nil

@@ -21,6 +21,14 @@ type Scheduler interface {
 	SendNow(ctx context.Context, sub store.Subscription, by string) (store.Run, error)
 }
 
+// Deliveries ends what a subscription still has pending once it, or one of
+// its channels, stops sending: the deliveries fail with reason at once, and
+// the senders drop those they hold, rather than send them or wait out a
+// destination that takes nothing. ch "" means every channel.
+type Deliveries interface {
+	CallOff(ctx context.Context, subscription, ch, reason string) error
+}
+
 // Options are the parts of a Service that are not configuration.
 type Options struct {
 	// Kinds are the channel kinds and Settings their configuration sections.
@@ -73,6 +81,7 @@ type Service struct {
 	mu         sync.Mutex
 	scheduler  Scheduler
 	handedOver func()
+	deliveries Deliveries
 }
 
 // New returns the service. cfg must have passed Validate.
@@ -95,11 +104,27 @@ func New(st *store.Store, cfg Config, opt Options) *Service {
 }
 
 // Connect connects the engine and the delivery relay, which are built after
-// the service: handedOver is told when notices were handed over for delivery.
-func (s *Service) Connect(sc Scheduler, handedOver func()) {
+// the service: handedOver is told when notices were handed over for delivery,
+// and d calls off what a subscription no longer sends.
+func (s *Service) Connect(sc Scheduler, handedOver func(), d Deliveries) {
 	s.mu.Lock()
-	s.scheduler, s.handedOver = sc, handedOver
+	s.scheduler, s.handedOver, s.deliveries = sc, handedOver, d
 	s.mu.Unlock()
+}
+
+// callOff ends the pending deliveries of subscription sub (of its channel
+// ch only, when ch is not empty), logging what it could not: a sender that
+// missed the word finds them failed when it claims them.
+func (s *Service) callOff(ctx context.Context, sub, ch, reason string) {
+	s.mu.Lock()
+	d := s.deliveries
+	s.mu.Unlock()
+	if d == nil {
+		return
+	}
+	if err := d.CallOff(context.WithoutCancel(ctx), sub, ch, reason); err != nil {
+		s.log.Warn("call off pending deliveries", "subscription", sub, "channel", ch, "err", err)
+	}
 }
 
 func (s *Service) changed(id string) {

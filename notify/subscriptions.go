@@ -168,7 +168,28 @@ func (s *Service) UpdateSubscription(ctx context.Context, projectID, owner, id s
 		return sub, err
 	}
 	s.changed(sub.ID)
+	s.callOffStopped(ctx, old, sub)
 	return sub, nil
+}
+
+// callOffStopped calls off what sub had pending for what the update from old
+// stopped: the whole subscription once paused, or a channel taken off it or
+// paused.
+func (s *Service) callOffStopped(ctx context.Context, old, sub store.Subscription) {
+	if old.Enabled && !sub.Enabled {
+		s.callOff(ctx, sub.ID, "", "called off: the subscription was paused")
+		return
+	}
+	for _, c := range old.Channels {
+		_, wasPaused := old.Paused[c]
+		_, paused := sub.Paused[c]
+		switch {
+		case !slices.Contains(sub.Channels, c):
+			s.callOff(ctx, sub.ID, c, "called off: the channel was taken off the subscription")
+		case paused && !wasPaused:
+			s.callOff(ctx, sub.ID, c, "called off: the channel was paused")
+		}
+	}
 }
 
 // DeleteSubscription deletes subscription id of owner in project.
@@ -177,6 +198,7 @@ func (s *Service) DeleteSubscription(ctx context.Context, projectID, owner, id s
 	if err != nil {
 		return err
 	}
+	s.callOff(ctx, sub.ID, "", "called off: the subscription was deleted")
 	if err := s.st.DeleteSubscription(ctx, sub.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return err
 	}

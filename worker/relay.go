@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -42,6 +43,9 @@ type Relay struct {
 	recorded func()
 	flights  *flights    // what each owner has published and not yet final
 	ready    atomic.Bool // Run has set up the streams
+	// kvLedger, with the JetStream ledger, is where CallOff fails what it
+	// calls off; set by Run.
+	kvLedger atomic.Pointer[KVLedger]
 
 	// onRelayIdle, a test hook, is told when the relay has emptied the outbox and waits.
 	onRelayIdle func()
@@ -98,6 +102,12 @@ func (r *Relay) Run(ctx context.Context) error {
 		if results, err = ensureResults(ctx, r.log, r.js, r.cfg); err != nil {
 			return err
 		}
+		l, err := NewKVLedger(ctx, r.js, KVLedgerConfig{Results: r.cfg.ResultsStream, Replicas: r.cfg.Replicas,
+			TTL: r.cfg.Keep(), Owner: "relay-" + rand.Text(), Lease: r.cfg.AckWait, Now: r.now, Logger: r.log})
+		if err != nil {
+			return err
+		}
+		r.kvLedger.Store(l)
 	}
 	if err := r.loadFlights(ctx); err != nil {
 		return fmt.Errorf("relay: %w", err)

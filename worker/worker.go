@@ -161,6 +161,11 @@ func (w *Worker) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	stopCallOffs, err := w.listenCallOffs()
+	if err != nil {
+		return err
+	}
+	defer stopCallOffs()
 	w.ready.Store(true)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
