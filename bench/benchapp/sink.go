@@ -22,6 +22,7 @@ type Sink struct {
 	ln     net.Listener
 	served chan struct{}
 	delay  time.Duration // before each message is answered
+	seen   func(textproto.MIMEHeader, time.Time)
 
 	mu     sync.Mutex
 	ids    map[string]int
@@ -37,6 +38,12 @@ type SinkOption func(*Sink)
 // WithReplyDelay makes the sink answer each message d after it has read it,
 // as a relay's latency: a sender's connection waits that long per message.
 func WithReplyDelay(d time.Duration) SinkOption { return func(s *Sink) { s.delay = d } }
+
+// WithSeen has the sink tell see of each message it accepted: its headers,
+// and when it was accepted (answered).
+func WithSeen(see func(h textproto.MIMEHeader, at time.Time)) SinkOption {
+	return func(s *Sink) { s.seen = see }
+}
 
 // NewSink starts a sink; Done is closed once target messages arrived.
 func NewSink(target int, opts ...SinkOption) (*Sink, error) {
@@ -120,5 +127,8 @@ func (ss *sinkSession) Data(r io.Reader) error {
 		time.Sleep(ss.s.delay)
 	}
 	ss.s.record(id, size)
+	if ss.s.seen != nil {
+		ss.s.seen(h, time.Now())
+	}
 	return nil
 }

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	_ "github.com/mattn/go-sqlite3"
@@ -49,7 +48,7 @@ func run(ctx context.Context, o options) result {
 		log.Fatal(err)
 	}
 	defer sink.Close()
-	clock := &shiftedClock{}
+	clock := &benchapp.ShiftedClock{}
 	clock.Set(instant.Add(-time.Hour))
 	configure := func(c *app.Config) {
 		c.Log.Level, c.Engine.Workers = "error", o.workers
@@ -218,19 +217,6 @@ wait:
 	}
 	return last
 }
-
-// shiftedClock is the real clock moved by an offset: time flows as it does,
-// from wherever Set put it.
-type shiftedClock struct{ off atomic.Int64 }
-
-// Set makes Now return t from now on, and time flow on from there.
-func (c *shiftedClock) Set(t time.Time) { c.off.Store(int64(time.Until(t))) }
-
-func (c *shiftedClock) Now() time.Time                         { return time.Now().Add(time.Duration(c.off.Load())) }
-func (c *shiftedClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
-
-// Real is the real time at which the clock reads t.
-func (c *shiftedClock) Real(t time.Time) time.Time { return t.Add(-time.Duration(c.off.Load())) }
 
 // makeMetrics creates n distinct metrics over the demo's sales amount.
 func makeMetrics(ctx context.Context, h *benchapp.Herald, n int) []string {
