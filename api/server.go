@@ -213,6 +213,7 @@ func (s *Server) routes() {
 	s.route("GET "+subs+"/{sid}/runs/{rid}/attachments/{i}", permSubscriber, s.runFile)
 	s.route("POST "+subs+"/{sid}/send", permSubscriptionWrite, s.sendSubscription)
 
+	s.platformRoutes()
 	s.mdRoutes()
 	s.xtabRoutes()
 	s.maintenanceRoutes()
