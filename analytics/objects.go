@@ -300,6 +300,48 @@ func (s *Service) List(ctx context.Context, pid, query string) (string, []Object
 	return cat, s.objects(pid, list), nil
 }
 
+// ObjectsOf returns a page of the project's objects of a category with their content,
+// oldest first, and how many the category has. category is an object category (report,
+// reportDefinition, metric, attribute, attributeDisplayForm, fact, dataset, folder) or
+// a query category of List, in any case.
+func (s *Service) ObjectsOf(ctx context.Context, pid, category string, offset, limit int) ([]Object, int, error) {
+	cat, ok := objectCategory(category)
+	if !ok {
+		return nil, 0, invalid("category", "must be one of report, reportDefinition, metric, attribute, attributeDisplayForm, fact, dataset, folder")
+	}
+	list, err := s.store.ObjectsByCategory(ctx, pid, cat)
+	if err != nil {
+		return nil, 0, err
+	}
+	page := list[min(offset, len(list)):min(offset+limit, len(list))]
+	out := make([]Object, 0, len(page))
+	for _, o := range page {
+		full, err := s.Object(ctx, pid, o.ID)
+		var missing *NotFoundError
+		if errors.As(err, &missing) {
+			continue // deleted since it was listed
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, full)
+	}
+	return out, len(list), nil
+}
+
+// objectCategory returns the object category that name stands for.
+func objectCategory(name string) (string, bool) {
+	if cat, ok := queryCategories[strings.ToLower(name)]; ok {
+		return cat, true
+	}
+	for _, cat := range queryCategories {
+		if strings.EqualFold(cat, name) {
+			return cat, true
+		}
+	}
+	return "", false
+}
+
 // Identifiers returns the objects of the project with the given identifiers in the
 // order asked (each once), and apart the identifiers the project has no object for.
 func (s *Service) Identifiers(ctx context.Context, pid string, identifiers []string) (found []Object, unknown []string, err error) {

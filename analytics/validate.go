@@ -22,6 +22,26 @@ const (
 // Checks lists the validation checks, in the order they run.
 var Checks = []string{CheckIO, CheckLDM, CheckPDM}
 
+// platformChecks maps the names of the original platform's checks, which its SDKs send,
+// to the check that covers what they checked.
+var platformChecks = map[string]string{
+	"ldm": CheckLDM, "metric_filter": CheckLDM, "invalid_objects": CheckLDM,
+	"pdm": CheckPDM, "pdm::pdm_vs_dwh": CheckPDM, "pdm::transitivity": CheckPDM,
+	"pdm::pk_fk_consistency": CheckIO, "pdm::elem_validation": CheckIO, "io": CheckIO,
+}
+
+// CheckOf returns the check that name asks for: one of Checks in any case, or a name of
+// the platform's checks (ldm, pdm, metric_filter, invalid_objects, pdm::pdm_vs_dwh,
+// pdm::transitivity, pdm::pk_fk_consistency, pdm::elem_validation).
+func CheckOf(name string) (string, bool) {
+	c, ok := platformChecks[strings.ToLower(name)]
+	return c, ok
+}
+
+// CheckNames says which names CheckOf takes, for an error message.
+const CheckNames = "IO, LDM, PDM (or the platform's ldm, pdm, metric_filter, invalid_objects, pdm::pdm_vs_dwh, " +
+	"pdm::transitivity, pdm::pk_fk_consistency, pdm::elem_validation)"
+
 // Levels of a validation finding. Errors and fatal errors are counted in the result;
 // warnings are not.
 const (
@@ -109,9 +129,9 @@ func (f Finding) Text() string {
 	return fmt.Sprintf(f.Msg, args...)
 }
 
-// Validate runs the checks (CheckLDM, CheckPDM, CheckIO, in any case) on the project. A
-// check that cannot run reports a FATAL finding; the error is only for an unknown check
-// or a failing store.
+// Validate runs the checks (CheckLDM, CheckPDM, CheckIO, in any case, or the platform's
+// names of them; see CheckOf) on the project, each once. A check that cannot run reports
+// a FATAL finding; the error is only for an unknown check or a failing store.
 func (s *Service) Validate(ctx context.Context, pid string, checks []string) (*Validation, error) {
 	v := &Validation{Results: []CheckResult{}}
 	v.Meta.StartTime = s.now().Unix()
@@ -121,8 +141,11 @@ func (s *Service) Validate(ctx context.Context, pid string, checks []string) (*V
 	}
 	c := &checker{s: s, pid: pid, pm: pm, m: pm.model}
 	seen := map[string]bool{}
-	for _, name := range checks {
-		name = strings.ToUpper(name)
+	for _, asked := range checks {
+		name, ok := CheckOf(asked)
+		if !ok {
+			return nil, invalid("validateProject", "%q is not one of %s", asked, CheckNames)
+		}
 		if seen[name] {
 			continue
 		}
@@ -135,8 +158,6 @@ func (s *Service) Validate(ctx context.Context, pid string, checks []string) (*V
 			err = c.pdm(ctx)
 		case CheckIO:
 			err = c.io(ctx)
-		default:
-			return nil, invalid("validateProject", "%q is not one of %s", name, strings.Join(Checks, ", "))
 		}
 		if err != nil {
 			if ctx.Err() != nil {

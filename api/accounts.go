@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/mail"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -91,7 +92,26 @@ type createUserRequest struct {
 		Country        *string `json:"country"`
 		PhoneNumber    string  `json:"phoneNumber"`
 		SSOProvider    string  `json:"ssoProvider"`
+		// Sent by the platform's SDKs. The e-mail address must be the login, which is the
+		// address Herald sends to; the language is checked and not kept, as Herald speaks
+		// English only.
+		Email    *string `json:"email"`
+		Language *string `json:"language"`
 	} `json:"accountSetting"`
+}
+
+// languageTag is a language tag such as en-US, as the platform took for a user's language.
+var languageTag = regexp.MustCompile(`^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8}){0,3}$`)
+
+// checkEmailLanguage checks the fields the platform's SDKs send beside the spec's.
+func checkEmailLanguage(p string, login string, email, language *string) error {
+	if email != nil && *email != "" && !strings.EqualFold(*email, login) {
+		return badField(p+"email", "must be the login: Herald sends to the login's address")
+	}
+	if language != nil && *language != "" && !languageTag.MatchString(*language) {
+		return badField(p+"language", "must be a language tag such as en-US")
+	}
+	return nil
 }
 
 func (s *Server) createDomainUser(w http.ResponseWriter, r *http.Request, c *caller) error {
@@ -112,6 +132,9 @@ func (s *Server) createDomainUser(w http.ResponseWriter, r *http.Request, c *cal
 	}
 	if a.VerifyPassword != a.Password {
 		return badField(p+"verifyPassword", "must equal password")
+	}
+	if err := checkEmailLanguage(p, a.Login, a.Email, a.Language); err != nil {
+		return err
 	}
 	for _, f := range []struct{ path, value string }{
 		{p + "firstName", a.FirstName}, {p + "lastName", a.LastName},

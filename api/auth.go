@@ -20,6 +20,26 @@ const (
 	CookieTT  = "SVCAuthTT"
 )
 
+// Header names of the two tokens for clients that log in with verify_level 2, as the
+// platform's Ruby and Java SDKs do: the login hands the tokens out in these headers (and
+// the super-secure one in userLogin.token), the token request answers the temporary one
+// in its header and in userToken.token, and every other request carries it in HeaderTT.
+// They live as long as the cookies, are bound to the login's User-Agent as the cookies
+// are, and end with the same logout.
+const (
+	HeaderSST = "X-SVC-AuthSST"
+	HeaderTT  = "X-SVC-AuthTT"
+)
+
+// verifyHeaders is the verify_level at which a login hands its tokens out in headers
+// rather than cookies.
+const verifyHeaders = 2
+
+// maxHeaderTTs bounds how many temporary tokens one request may name. A client that
+// renews its token and repeats a request adds the new token beside the old one (the
+// platform's Java HTTP client does), so a request may carry two.
+const maxHeaderTTs = 4
+
 // newToken returns a random token and the hash under which it is stored.
 func newToken() (token string, hash []byte) {
 	token = rand.Text() + rand.Text() // 2×26 base32 characters, 260 bits
@@ -48,12 +68,20 @@ func (s *Server) writeChallenge(w http.ResponseWriter, r *http.Request, c *chall
 		c.reason + "</p><p>Request id: " + requestID(r.Context()) + "</p></body></html>\n"))
 }
 
-// authenticate resolves the request's temporary token. When it is missing or
-// no longer valid the challenge names SVCAuthTT if the super-secure token is
-// still good (get a new TT), and SVCAuthSST otherwise (log in again).
+// authenticate resolves the request's temporary token, from the HeaderTT headers (the
+// first valid one) or the cookie. When none is valid the challenge names SVCAuthTT if
+// the login is still good (get a new TT), and SVCAuthSST otherwise (log in again). A
+// client that carries its tokens in headers sends no super-secure token with ordinary
+// requests, so a temporary token that expired on a login still good counts as that.
 func (s *Server) authenticate(r *http.Request) (store.Principal, error) {
+	headerTTs := headerTokens(r, HeaderTT, maxHeaderTTs)
+	tokens := headerTTs
 	if ck, err := r.Cookie(CookieTT); err == nil && ck.Value != "" {
-		hash, now := hashToken(ck.Value), s.now()
+		tokens = append(tokens, ck.Value)
+	}
+	now := s.now()
+	for _, tok := range tokens {
+		hash := hashToken(tok)
 		if p, ok := s.auth.get(hash, now); ok {
 			return p, nil
 		}
@@ -67,19 +95,51 @@ func (s *Server) authenticate(r *http.Request) (store.Principal, error) {
 			return store.Principal{}, err
 		}
 	}
-	if _, err := s.session(r); err != nil {
+	renew := &challenge{cookie: CookieTT, reason: "The temporary token is missing or has expired; get a new one from /svc/account/token."}
+	_, err := s.session(r)
+	var ch *challenge
+	if err == nil {
+		return store.Principal{}, renew
+	}
+	if !errors.As(err, &ch) {
 		return store.Principal{}, err
 	}
-	return store.Principal{}, &challenge{cookie: CookieTT, reason: "The temporary token is missing or has expired; get a new one from /svc/account/token."}
+	for _, tok := range headerTTs {
+		live, err := s.store.TempTokenOfLiveSession(r.Context(), hashToken(tok), now)
+		if err != nil {
+			return store.Principal{}, err
+		}
+		if live {
+			return store.Principal{}, renew
+		}
+	}
+	return store.Principal{}, err
 }
 
-// session returns the valid session of the request's super-secure token, or an SST challenge.
+// headerTokens returns the non-empty values of the request's header name, at most max.
+func headerTokens(r *http.Request, name string, max int) []string {
+	var out []string
+	for _, v := range r.Header.Values(name) {
+		if v = strings.TrimSpace(v); v != "" && len(out) < max {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// session returns the valid session of the request's super-secure token (the HeaderSST
+// header, else the cookie), or an SST challenge.
 func (s *Server) session(r *http.Request) (store.Session, error) {
-	ck, err := r.Cookie(CookieSST)
-	if err != nil || ck.Value == "" {
+	sst := r.Header.Get(HeaderSST)
+	if sst == "" {
+		if ck, err := r.Cookie(CookieSST); err == nil {
+			sst = ck.Value
+		}
+	}
+	if sst == "" {
 		return store.Session{}, &challenge{cookie: CookieSST, reason: "You are not logged in; log in at /svc/account/login."}
 	}
-	se, err := s.store.SessionByTokenHash(r.Context(), hashToken(ck.Value))
+	se, err := s.store.SessionByTokenHash(r.Context(), hashToken(sst))
 	if errors.Is(err, store.ErrNotFound) || (err == nil && (se.Revoked || !s.now().Before(se.Expires))) {
 		return store.Session{}, &challenge{cookie: CookieSST, reason: "Your login has expired or ended; log in again at /svc/account/login."}
 	}
@@ -93,7 +153,7 @@ type loginRequest struct {
 		Remember      looseString `json:"remember"`
 		Captcha       string      `json:"captcha"`       // sent by the platform's JS client; ignored
 		VerifyCaptcha string      `json:"verifyCaptcha"` // sent by the platform's JS client; ignored
-		VerifyLevel   *int        `json:"verify_level"`  // sent by some clients; ignored
+		VerifyLevel   *int        `json:"verify_level"`  // 2: the tokens in headers; other levels: cookies
 	} `json:"postUserLogin"`
 }
 
@@ -134,6 +194,14 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return newError(http.StatusUnauthorized, classUnauthorized, "Account", "Bad Login or Password!")
 	}
+	return s.startSession(w, r, u, in.VerifyLevel != nil && *in.VerifyLevel == verifyHeaders, now)
+}
+
+// startSession starts a session of u: its super-secure token is set as the cookie the
+// spec prescribes and, when the client asked for headers, also handed out in HeaderSST
+// and userLogin.token with a first temporary token in HeaderTT, as the platform did. The
+// cookie is set either way, so that a browser that sends verify_level 2 keeps working.
+func (s *Server) startSession(w http.ResponseWriter, r *http.Request, u store.User, headers bool, now time.Time) error {
 	token, th := newToken()
 	se := store.Session{ID: store.NewID(24), UserID: u.ID, TokenHash: th, UserAgent: r.UserAgent(),
 		Created: now, Expires: now.Add(s.sstLife)}
@@ -141,12 +209,25 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.setCookie(w, CookieSST, token, se.Expires)
-	respond(w, r, http.StatusOK, map[string]any{"userLogin": map[string]string{
-		"profile": profileURI(u.ID), "state": "/svc/account/login/" + u.ID,
-	}})
+	login := map[string]string{"profile": profileURI(u.ID), "state": "/svc/account/login/" + u.ID}
+	if !headers {
+		respond(w, r, http.StatusOK, map[string]any{"userLogin": login})
+		return nil
+	}
+	tt, err := s.issueTT(r, se)
+	if err != nil {
+		return err
+	}
+	login["token"] = token
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set(HeaderSST, token)
+	w.Header().Set(HeaderTT, tt)
+	respond(w, r, http.StatusOK, map[string]any{"userLogin": login})
 	return nil
 }
 
+// token issues a temporary token: as the cookie the spec prescribes, or, when the
+// super-secure token came in its header, in the HeaderTT header and userToken.token.
 func (s *Server) token(w http.ResponseWriter, r *http.Request) error {
 	se, err := s.session(r)
 	if err != nil {
@@ -155,17 +236,38 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) error {
 	if r.UserAgent() != se.UserAgent {
 		return &challenge{cookie: CookieSST, reason: "The User-Agent differs from the one used to log in; log in again."}
 	}
-	token, th := newToken()
+	tt, err := s.issueTT(r, se)
+	if err != nil {
+		return err
+	}
+	if r.Header.Get(HeaderSST) != "" {
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set(HeaderTT, tt)
+		respond(w, r, http.StatusOK, map[string]any{"userToken": map[string]string{"token": tt}})
+		return nil
+	}
+	s.setCookie(w, CookieTT, tt, s.ttExpires(se))
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// ttExpires is when a temporary token issued now for se expires: after its lifetime,
+// and never after the session.
+func (s *Server) ttExpires(se store.Session) time.Time {
 	expires := s.now().Add(s.ttLife)
 	if expires.After(se.Expires) {
 		expires = se.Expires
 	}
-	if err := s.store.CreateTempToken(r.Context(), th, se.ID, expires); err != nil {
-		return err
+	return expires
+}
+
+// issueTT stores a new temporary token of se and returns it.
+func (s *Server) issueTT(r *http.Request, se store.Session) (string, error) {
+	token, th := newToken()
+	if err := s.store.CreateTempToken(r.Context(), th, se.ID, s.ttExpires(se)); err != nil {
+		return "", err
 	}
-	s.setCookie(w, CookieTT, token, expires)
-	w.WriteHeader(http.StatusOK)
-	return nil
+	return token, nil
 }
 
 // logout ends the caller's own session, or, for a domain admin naming another

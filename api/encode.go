@@ -36,10 +36,15 @@ func respond(w http.ResponseWriter, r *http.Request, status int, v any) {
 	respondEncoded(w, r, status, body)
 }
 
+// jsonType is the Content-Type of JSON answers, written as the original platform wrote it:
+// its Ruby SDK accepts a JSON answer only as exactly "application/json" or
+// "application/json;charset=UTF-8", and every other client reads this one too.
+const jsonType = "application/json;charset=UTF-8"
+
 // respondEncoded writes body, a JSON document, or the same data as YAML when the client
 // asks for it.
 func respondEncoded(w http.ResponseWriter, r *http.Request, status int, body []byte) {
-	ctype := "application/json; charset=utf-8"
+	ctype := jsonType
 	if wantsYAML(r) {
 		if y, err := jsonToYAML(body); err == nil {
 			body, ctype = y, "application/yaml; charset=utf-8"

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -23,7 +24,33 @@ type exportRequest struct {
 	ResultReq *struct {
 		Report string `json:"report"`
 		Format string `json:"format"`
+		// Result is the whole answer of an execution, as the platform's Ruby and Java
+		// SDKs send it in place of report: its reportResult2.meta.uri names the result.
+		Result json.RawMessage `json:"result"`
 	} `json:"result_req"`
+}
+
+// resultURI returns the report result URI the request names, in report or in result.
+func (req *exportRequest) resultURI() (string, string, error) {
+	in := req.ResultReq
+	if in.Result == nil || string(in.Result) == "null" {
+		return in.Report, "result_req.report", nil
+	}
+	if in.Report != "" {
+		return "", "", badRequest("api", "Give either %s or %s, not both", "result_req.report", "result_req.result")
+	}
+	var answer struct {
+		ReportResult2 *struct {
+			Meta struct {
+				URI string `json:"uri"`
+			} `json:"meta"`
+		} `json:"reportResult2"`
+	}
+	const field = "result_req.result.reportResult2.meta.uri"
+	if json.Unmarshal(in.Result, &answer) != nil || answer.ReportResult2 == nil {
+		return "", "", badField(field, "is required: result must be the answer of an execution")
+	}
+	return answer.ReportResult2.Meta.URI, field, nil
 }
 
 func exportURI(pid, id string) string { return "/svc/exporter/result/" + pid + "/" + id }
@@ -41,9 +68,13 @@ func (s *Server) startExport(w http.ResponseWriter, r *http.Request, c *caller) 
 	if in == nil {
 		return badField("result_req", "is required")
 	}
-	m := objURI.FindStringSubmatch(in.Report)
+	report, field, err := req.resultURI()
+	if err != nil {
+		return err
+	}
+	m := objURI.FindStringSubmatch(report)
 	if m == nil {
-		return badField("result_req.report", "must be the report result URI an execution returned, /svc/md/<project>/obj/<id>")
+		return badField(field, "must be the report result URI an execution returned, /svc/md/<project>/obj/<id>")
 	}
 	if _, ok := export.Formats[strings.ToUpper(in.Format)]; !ok {
 		return badField("result_req.format", "must be one of PDF, CSV, PNG, XLS, HTML")
@@ -51,9 +82,14 @@ func (s *Server) startExport(w http.ResponseWriter, r *http.Request, c *caller) 
 	if err := s.authorizeProject(r, c, m[1], permProjectView); err != nil {
 		return err
 	}
-	e, err := s.exporter.Start(r.Context(), m[1], m[2], in.Format)
+	return s.startExportOf(w, r, m[1], m[2], in.Format, report)
+}
+
+// startExportOf starts exporting a result and answers 201 with the URI to poll.
+func (s *Server) startExportOf(w http.ResponseWriter, r *http.Request, pid, resultID, format, report string) error {
+	e, err := s.exporter.Start(r.Context(), pid, resultID, format)
 	if errors.Is(err, export.ErrNoResult) {
-		return notFound("exporter", "Report result %s not found", in.Report)
+		return notFound("exporter", "Report result %s not found", report)
 	}
 	if err != nil {
 		return err
@@ -62,6 +98,26 @@ func (s *Server) startExport(w http.ResponseWriter, r *http.Request, c *caller) 
 	w.Header().Set("Location", uri)
 	respond(w, r, http.StatusCreated, uriJSON(uri))
 	return nil
+}
+
+// exportRaw serves the platform's raw export, POST /svc/projects/<pid>/execute/raw with a
+// report_req as executor3 takes it (the Java SDK's ExportService, and the Ruby SDK under
+// /svc/app/projects): it executes the report and exports the result as CSV, which is
+// polled and downloaded at the answer's uri like any export. Herald's CSV holds the
+// values unformatted already, so the raw file and the CSV export are the same file.
+func (s *Server) exportRaw(w http.ResponseWriter, r *http.Request, c *caller) error {
+	if s.exporter == nil {
+		return newError(http.StatusServiceUnavailable, classUnavailable, "exporter", "Report export is not available")
+	}
+	pid, src, err := s.projectSource(w, r, c)
+	if err != nil {
+		return err
+	}
+	res, err := s.executor.Execute(r.Context(), pid, c.UserID, src)
+	if err != nil {
+		return mdError(err)
+	}
+	return s.startExportOf(w, r, pid, res.ID, "CSV", res.URI())
 }
 
 // getExport serves GET /svc/exporter/result/<pid>/<id>: 202 while rendering,

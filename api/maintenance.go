@@ -29,6 +29,7 @@ func (s *Server) maintenanceRoutes() {
 		return
 	}
 	const md = "/svc/md/{pid}"
+	s.route("GET "+md+"/maintenance", permProjectView, s.about("maintenance", "Export and import", maintenanceLinks))
 	s.route("GET "+md+"/etltask/{tid}", permProjectView, s.etlTask)
 	s.route("POST "+md+"/validate", permProjectEdit, s.validateProject)
 	s.route("POST "+md+"/validate/{$}", permProjectEdit, s.validateProject)
@@ -64,26 +65,42 @@ func maintenanceError(err error, tokenField string) error {
 	return mdError(err)
 }
 
-// etlTask is the state of an export or import task: always 200.
+// etlTask is the state of an export or import task: always 200 with taskState. The
+// platform's SDKs read a partial import's task as a wTaskStatus, so its answer has that
+// beside taskState; at API level 3 (the Java SDK, whose reader takes one wrapper only) it
+// is the wTaskStatus alone, 202 while the import runs, as tasks/<id>/status answers.
 func (s *Server) etlTask(w http.ResponseWriter, r *http.Request, c *caller) error {
 	t, err := s.maintenance.Task(r.Context(), c.project.ID, r.PathValue("tid"))
 	if err != nil {
 		return mdError(err)
 	}
-	msg := ""
+	poll := etlTaskURI(c.project.ID, t.ID)
+	if t.Kind == maintenance.KindPartialImport && apiLevel(r) >= wrapperLevel {
+		writeTaskStatus(w, r, t, poll)
+		return nil
+	}
+	body := map[string]any{"taskState": map[string]string{"status": t.Status, "msg": etlMessage(t)}}
+	if t.Kind == maintenance.KindPartialImport {
+		body["wTaskStatus"] = taskStatusJSON(r, t, poll)
+	}
+	respond(w, r, http.StatusOK, body)
+	return nil
+}
+
+// etlMessage is a task's taskState.msg: its first error, or the summary of its result.
+func etlMessage(t store.Task) string {
 	switch t.Status {
 	case store.TaskError:
 		if msgs := task.Decode(t.Messages); len(msgs) > 0 {
-			msg = msgs[0].Text()
+			return msgs[0].Text()
 		}
 	case store.TaskOK:
 		var sum maintenance.Summary
 		if json.Unmarshal(t.Result, &sum) == nil {
-			msg = sum.Msg
+			return sum.Msg
 		}
 	}
-	respond(w, r, http.StatusOK, map[string]any{"taskState": map[string]string{"status": t.Status, "msg": msg}})
-	return nil
+	return ""
 }
 
 type validateRequest struct {
@@ -101,15 +118,26 @@ func (s *Server) validateProject(w http.ResponseWriter, r *http.Request, c *call
 	}
 	uri := validateURI(c.project.ID, t.ID)
 	w.Header().Set("Location", uri)
-	respond(w, r, http.StatusCreated, uriJSON(uri))
+	task := map[string]any{"link": map[string]string{"poll": uri}}
+	if apiLevel(r) >= wrapperLevel {
+		respond(w, r, http.StatusCreated, map[string]any{"asyncTask": task})
+		return nil
+	}
+	// The spec's {uri}, and the asyncTask the platform's SDKs read the poll link from.
+	respond(w, r, http.StatusCreated, map[string]any{"uri": uri, "asyncTask": task})
 	return nil
 }
 
+// listValidations lists the checks; availableValidations beside the list is where the
+// platform's Java SDK reads them from.
 func (s *Server) listValidations(w http.ResponseWriter, r *http.Request, c *caller) error {
-	respond(w, r, http.StatusOK, map[string]any{"projectValidateAvailable": map[string]any{
+	respond(w, r, http.StatusOK, map[string]any{
+		"projectValidateAvailable": map[string]any{
+			"availableValidations": analytics.Checks,
+			"links":                map[string]string{"validate": validateURI(c.project.ID, "")},
+		},
 		"availableValidations": analytics.Checks,
-		"links":                map[string]string{"validate": validateURI(c.project.ID, "")},
-	}})
+	})
 	return nil
 }
 
@@ -134,19 +162,22 @@ func (s *Server) validationResult(w http.ResponseWriter, r *http.Request, c *cal
 // writeTaskStatus writes a wTaskStatus: 202 with Refresh while the task runs, 200 once it
 // failed or finished.
 func writeTaskStatus(w http.ResponseWriter, r *http.Request, t store.Task, poll string) {
-	msgs := []map[string]errorContent{}
-	for _, b := range task.Decode(t.Messages) {
-		msgs = append(msgs, map[string]errorContent{"error": {ErrorClass: b.ErrorClass, Component: b.Component,
-			Message: b.Message, Parameters: b.Parameters, RequestID: requestID(r.Context())}})
-	}
 	code := http.StatusOK
 	if t.Status == store.TaskRunning {
 		code = http.StatusAccepted
 		w.Header().Set("Refresh", "1")
 	}
-	respond(w, r, code, map[string]any{"wTaskStatus": map[string]any{
-		"status": t.Status, "poll": poll, "links": map[string]string{"poll": poll}, "messages": msgs,
-	}})
+	respond(w, r, code, map[string]any{"wTaskStatus": taskStatusJSON(r, t, poll)})
+}
+
+// taskStatusJSON is the body of a wTaskStatus: the status, the poll link and the errors.
+func taskStatusJSON(r *http.Request, t store.Task, poll string) map[string]any {
+	msgs := []map[string]errorContent{}
+	for _, b := range task.Decode(t.Messages) {
+		msgs = append(msgs, map[string]errorContent{"error": {ErrorClass: b.ErrorClass, Component: b.Component,
+			Message: b.Message, Parameters: b.Parameters, RequestID: requestID(r.Context())}})
+	}
+	return map[string]any{"status": t.Status, "poll": poll, "links": map[string]string{"poll": poll}, "messages": msgs}
 }
 
 type projectExportRequest struct {
@@ -154,6 +185,11 @@ type projectExportRequest struct {
 		ExportUsers     flag     `json:"exportUsers"`
 		ExportData      flag     `json:"exportData"`
 		AuthorizedUsers []string `json:"authorizedUsers"`
+		// Options of the original platform that its SDKs send (the Java SDK by default).
+		// A project's export holds no subscriptions to exclude, and an archive is good
+		// wherever Herald runs, so they change nothing here.
+		ExcludeSchedules      flag `json:"excludeSchedules"`
+		CrossDataCenterExport flag `json:"crossDataCenterExport"`
 	} `json:"exportProject"`
 }
 

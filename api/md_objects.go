@@ -3,8 +3,10 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"maps"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -165,6 +167,9 @@ func inputMeta(in *analytics.Input, cat string, meta *objectMetaIn, hasContent b
 	return nil
 }
 
+// createObject answers {uri}, or, with ?createAndGet=true as the platform's Java SDK asks,
+// the object as GET reads it. Its setIdentifier=true changes nothing: an object without
+// an identifier always gets one.
 func (s *Server) createObject(w http.ResponseWriter, r *http.Request, c *caller) error {
 	in, err := s.objectInput(w, r)
 	if err != nil {
@@ -174,7 +179,14 @@ func (s *Server) createObject(w http.ResponseWriter, r *http.Request, c *caller)
 	if err != nil {
 		return mdError(err)
 	}
-	respond(w, r, http.StatusOK, uriJSON(o.URI))
+	if v := r.URL.Query().Get("createAndGet"); v != "true" && v != "1" {
+		respond(w, r, http.StatusOK, uriJSON(o.URI))
+		return nil
+	}
+	if o, err = s.analytics.Object(r.Context(), c.project.ID, o.ID); err != nil {
+		return mdError(err)
+	}
+	respond(w, r, http.StatusOK, objectJSON(o))
 	return nil
 }
 
@@ -233,6 +245,36 @@ func (s *Server) queryObjects(w http.ResponseWriter, r *http.Request, c *caller)
 		"entries": entriesOf(list),
 		"meta": map[string]string{"title": "List of " + strings.ToLower(query), "category": "query",
 			"summary": "Metadata objects of category " + cat},
+	}})
+	return nil
+}
+
+// queryObjectsPaged serves objects/query?category=report&limit=50&offset=0, the listing
+// the platform's Ruby SDK reads objects from: whole objects, a page at a time.
+func (s *Server) queryObjectsPaged(w http.ResponseWriter, r *http.Request, c *caller) error {
+	offset, limit, _, err := paging(r, 50, 500)
+	if err != nil {
+		return err
+	}
+	category := r.URL.Query().Get("category")
+	if category == "" {
+		return badRequest("api", "Query parameter %s is required", "category")
+	}
+	list, total, err := s.analytics.ObjectsOf(r.Context(), c.project.ID, category, offset, limit)
+	var input *analytics.InputError
+	if errors.As(err, &input) {
+		return badRequest("api", "Query parameter %s "+escapePercent(input.Msg), "category")
+	}
+	if err != nil {
+		return mdError(err)
+	}
+	items := make([]map[string]objectBodyJSON, len(list))
+	for i, o := range list {
+		items[i] = objectJSON(o)
+	}
+	extra := "&category=" + url.QueryEscape(category)
+	respond(w, r, http.StatusOK, map[string]any{"objects": map[string]any{
+		"paging": pageOf(r.URL.Path, offset, limit, len(items), total, extra), "items": items,
 	}})
 	return nil
 }

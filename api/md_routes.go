@@ -20,7 +20,13 @@ func (s *Server) mdRoutes() {
 	}
 	const md = "/svc/md/{pid}"
 	s.route("GET "+md, permProjectView, s.aboutMetadata)
+	s.route("GET "+md+"/ldm", permProjectView, s.about("ldm", "Data model resources", ldmLinks))
+	s.route("GET "+md+"/query", permProjectView, s.about("query", "Object listings by category", queryLinks))
+	s.route("GET "+md+"/objects", permProjectView, s.about("objects", "Metadata objects", objectsLinks))
+	s.route("GET "+md+"/objects/query", permProjectView, s.queryObjectsPaged)
+	s.route("GET /svc/projects/{pid}/ldm", permProjectView, s.projectModel)
 	s.route("POST "+md+"/ldm/manage", permProjectEdit, s.manageModel)
+	s.route("POST "+md+"/ldm/manage2", permProjectEdit, s.manageModel)
 	s.route("GET "+md+"/tasks/{tid}/status", permProjectView, s.taskStatus)
 	s.routeTaking(csvBody, "POST "+md+"/datasets/{dataset}/data", permProjectEdit, s.loadData)
 
@@ -107,22 +113,59 @@ func objectID(r *http.Request) (int64, error) {
 	return id, nil
 }
 
+// The links of the metadata root and of the resources it links: category, path (after
+// /svc/md/<pid>), title and summary. The platform's SDKs find resources by category
+// (ldm, then ldm-manage2; maintenance; objects; query; validate-project).
+var (
+	mdLinks = [][4]string{
+		{"obj", "/obj", "obj", "Metadata objects: create with POST, read one at obj/<id>"},
+		{"objects", "/objects", "objects", "Metadata objects by category, with their content"},
+		{"query", "/query", "query", "Object listings by category (query/reports, query/metrics, ...)"},
+		{"identifiers", "/identifiers", "identifiers", "Identifiers to URIs"},
+		{"instance-identifiers", "/identifiers", "instance-identifiers", "Identifiers to URIs (the same resource)"},
+		{"ldm", "/ldm", "ldm", "The data model and changes to it in MAQL"},
+		{"ldm-manage", "/ldm/manage", "ldm-manage", "Changes to the data model in MAQL"},
+		{"validate-project", "/validate", "validate-project", "Project validation"},
+		{"maintenance", "/maintenance", "maintenance", "Export and import of the project and of objects"},
+		{"project-export", "/maintenance/export", "project-export", "Export of the project"},
+	}
+	ldmLinks = [][4]string{
+		{"ldm-manage", "/ldm/manage", "ldm-manage", "Changes to the data model in MAQL"},
+		{"ldm-manage2", "/ldm/manage2", "ldm-manage2", "Changes to the data model in MAQL (the same resource)"},
+	}
+	queryLinks = [][4]string{
+		{"reports", "/query/reports", "reports", "Reports"},
+		{"reportdefinition", "/query/reportdefinition", "reportdefinition", "Report definitions"},
+		{"metrics", "/query/metrics", "metrics", "Metrics"},
+		{"attributes", "/query/attributes", "attributes", "Attributes"},
+		{"facts", "/query/facts", "facts", "Facts"},
+		{"datasets", "/query/datasets", "datasets", "Datasets"},
+		{"folders", "/query/folders", "folders", "Folders"},
+	}
+	objectsLinks = [][4]string{
+		{"query", "/objects/query", "query", "Objects of a category (?category=report), paged by offset and limit"},
+	}
+	maintenanceLinks = [][4]string{
+		{"export", "/maintenance/export", "export", "Export of the project"},
+		{"import", "/maintenance/import", "import", "Import of an exported project into an empty one"},
+		{"partialmdexport", "/maintenance/partialmdexport", "partialmdexport", "Export of objects with what they use"},
+		{"partialmdimport", "/maintenance/partialmdimport", "partialmdimport", "Import of exported objects"},
+	}
+)
+
 // aboutMetadata lists the project's metadata resources, as the platform's "about"
 // resources do; the project's links.metadata points here.
 func (s *Server) aboutMetadata(w http.ResponseWriter, r *http.Request, c *caller) error {
-	md := "/svc/md/" + c.project.ID
-	links := []map[string]string{}
-	for _, l := range [][3]string{
-		{"obj", "/obj", "Metadata objects"},
-		{"query", "/query/reports", "Object listings by category (reports, metrics, ...)"},
-		{"identifiers", "/identifiers", "Identifiers to URIs"},
-		{"ldm-manage", "/ldm/manage", "Changes to the data model in MAQL"},
-		{"validate-project", "/validate", "Project validation"},
-		{"project-export", "/maintenance/export", "Export of the project"},
-	} {
-		links = append(links, map[string]string{"category": l[0], "link": md + l[1], "summary": l[2], "title": l[0]})
+	return s.about("MD", "Metadata resources", mdLinks)(w, r, c)
+}
+
+// about answers an about document of the project's metadata: links to the resources
+// below /svc/md/<pid>.
+func (s *Server) about(category, summary string, links [][4]string) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, c *caller) error {
+		respond(w, r, http.StatusOK, map[string]any{"about": map[string]any{
+			"category": category, "summary": summary, "instance": c.project.ID,
+			"links": aboutLinks("/svc/md/"+c.project.ID, links)}})
+		return nil
 	}
-	respond(w, r, http.StatusOK, map[string]any{"about": map[string]any{
-		"category": "MD", "summary": "Metadata resources", "instance": c.project.ID, "links": links}})
-	return nil
 }

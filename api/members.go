@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/heraldhq/herald/store"
@@ -84,16 +85,54 @@ func (s *Server) getRole(w http.ResponseWriter, r *http.Request, c *caller) erro
 	if !ok {
 		return notFound("projects", "Role %s not found", r.PathValue("rid"))
 	}
+	respond(w, r, http.StatusOK, roleJSON(c.project, ro))
+	return nil
+}
+
+// roleJSON is a role as the platform showed it: its permissions, its meta and the links
+// to itself and to its members (the platform's Ruby SDK of 0.6 reads its URI from them).
+func roleJSON(p store.Project, ro role) map[string]any {
 	perms := make(map[string]string, len(ro.permissions))
-	for _, p := range ro.permissions {
-		perms[p] = "1"
+	for _, perm := range ro.permissions {
+		perms[perm] = "1"
 	}
-	created := timestamp(c.project.Created)
-	respond(w, r, http.StatusOK, map[string]any{"projectRole": map[string]any{
+	created, uri := timestamp(p.Created), roleURI(p.ID, ro.id)
+	return map[string]any{"projectRole": map[string]any{
 		"permissions": perms,
+		"links":       map[string]string{"self": uri, "roleUsers": uri + "/users"},
 		"meta": map[string]string{"identifier": ro.identifier, "title": ro.title, "summary": ro.summary,
-			"created": created, "updated": created, "uri": roleURI(c.project.ID, ro.id)},
-	}})
+			"created": created, "updated": created, "uri": uri},
+	}}
+}
+
+// internalRoles answers the platform's other listing of roles, which holds the roles
+// themselves rather than their URIs (the Ruby SDK reads roles from it).
+func (s *Server) internalRoles(w http.ResponseWriter, r *http.Request, c *caller) error {
+	list := make([]map[string]any, 0, len(roles))
+	for _, ro := range roles {
+		list = append(list, roleJSON(c.project, ro))
+	}
+	respond(w, r, http.StatusOK, map[string]any{"internalProjectRoles": map[string]any{"roles": list}})
+	return nil
+}
+
+// roleUsers answers the profile URIs of the members who have a role.
+func (s *Server) roleUsers(w http.ResponseWriter, r *http.Request, c *caller) error {
+	ro, ok := roleByID(r.PathValue("rid"))
+	if !ok {
+		return notFound("projects", "Role %s not found", r.PathValue("rid"))
+	}
+	members, err := s.store.Members(r.Context(), c.project.ID)
+	if err != nil {
+		return err
+	}
+	users := []string{}
+	for _, m := range members {
+		if slices.Contains(m.Roles, ro.identifier) {
+			users = append(users, profileURI(m.UserID))
+		}
+	}
+	respond(w, r, http.StatusOK, map[string]any{"associatedUsers": map[string]any{"role": roleURI(c.project.ID, ro.id), "users": users}})
 	return nil
 }
 
@@ -123,16 +162,36 @@ func (s *Server) listProjectUsers(w http.ResponseWriter, r *http.Request, c *cal
 	}
 	users := make([]userJSON, 0, len(members))
 	for _, m := range members {
-		users = append(users, userJSON{User: userBody{
-			Content: userContent{Status: m.Status, UserRoles: roleURIs(c.project.ID, m.Roles), Login: m.User.Login,
-				Email: m.User.Login, FirstName: m.User.FirstName, LastName: m.User.LastName},
-			Links: map[string]string{"self": profileURI(m.UserID), "roles": projectURI(c.project.ID) + "/users/" + m.UserID + "/roles"},
-			Meta: map[string]string{"created": timestamp(m.Created), "updated": timestamp(m.Updated),
-				"title": strings.TrimSpace(m.User.FirstName + " " + m.User.LastName)},
-		}})
+		users = append(users, memberJSON(c.project.ID, m))
 	}
 	respond(w, r, http.StatusOK, map[string]any{"users": users})
 	return nil
+}
+
+func memberJSON(pid string, m store.MemberUser) userJSON {
+	return userJSON{User: userBody{
+		Content: userContent{Status: m.Status, UserRoles: roleURIs(pid, m.Roles), Login: m.User.Login,
+			Email: m.User.Login, FirstName: m.User.FirstName, LastName: m.User.LastName},
+		Links: map[string]string{"self": profileURI(m.UserID), "roles": projectURI(pid) + "/users/" + m.UserID + "/roles"},
+		Meta: map[string]string{"created": timestamp(m.Created), "updated": timestamp(m.Updated),
+			"title": strings.TrimSpace(m.User.FirstName + " " + m.User.LastName)},
+	}}
+}
+
+// getProjectUser answers one member as the listing shows it (the Java SDK reads a user
+// it added from here).
+func (s *Server) getProjectUser(w http.ResponseWriter, r *http.Request, c *caller) error {
+	members, err := s.store.Members(r.Context(), c.project.ID)
+	if err != nil {
+		return err
+	}
+	for _, m := range members {
+		if m.UserID == r.PathValue("uid") {
+			respond(w, r, http.StatusOK, memberJSON(c.project.ID, m))
+			return nil
+		}
+	}
+	return notFound("projects", "User %s is not a member of the project", r.PathValue("uid"))
 }
 
 // member returns the membership of the path's user in the caller's project.
@@ -222,8 +281,14 @@ func (s *Server) updateProjectUsers(w http.ResponseWriter, r *http.Request, c *c
 		if err != nil {
 			return err
 		}
-		ch.Add = add
-		changes[i], uris[i] = ch, profileURI(ch.UserID)
+		// An item of the users array that gives roles may add a user too, as the
+		// platform's SDKs add members through it.
+		ch.Add = add || len(ch.Roles) > 0
+		uris[i] = profileURI(ch.UserID)
+		if ch.UserID, err = s.userByLoginURI(r, ch.UserID); err != nil {
+			return err
+		}
+		changes[i] = ch
 	}
 	results, err := s.store.ApplyMemberChanges(r.Context(), c.project.ID, roleAdmin.identifier, changes, s.now())
 	if err != nil {
@@ -241,6 +306,25 @@ func (s *Server) updateProjectUsers(w http.ResponseWriter, r *http.Request, c *c
 		"successful": successful, "failed": failed,
 	}})
 	return nil
+}
+
+// userByLoginURI resolves the last part of a profile URI that the platform's SDKs build
+// from a login (/svc/account/profile/jane@example.com) to the user's id. Any other
+// value, or a login that names nobody, is returned as it is: it fails as an unknown user.
+func (s *Server) userByLoginURI(r *http.Request, uid string) (string, error) {
+	if !strings.Contains(uid, "@") {
+		return uid, nil
+	}
+	u, err := s.store.UserByLogin(r.Context(), uid)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return uid, nil
+	case err != nil:
+		return "", err
+	case u.IsService:
+		return uid, nil
+	}
+	return u.ID, nil
 }
 
 func parseUserChange(pid, path string, it *userChange, add bool) (store.MemberChange, error) {

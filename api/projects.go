@@ -20,9 +20,9 @@ type projectBody struct {
 	Meta    projectMeta    `json:"meta"`
 }
 
-// projectLinks are the project's resources that Herald serves; the platform's
-// invitations, connectors, templates, public artifacts and model pictures it has
-// not, so it does not link them.
+// projectLinks are the twelve links of a project that the spec lists. Where Herald has
+// none of a thing (connectors, invitations, public artifacts, templates) the link answers
+// an empty list; ldm answers the data model as JSON and ldm_thumbnail a picture of it.
 type projectLinks struct {
 	Self            string `json:"self"`
 	Roles           string `json:"roles"`
@@ -30,6 +30,12 @@ type projectLinks struct {
 	UserRoles       string `json:"userRoles"`       // the caller's roles
 	UserPermissions string `json:"userPermissions"` // the caller's permissions
 	Metadata        string `json:"metadata"`
+	LDM             string `json:"ldm"`
+	LDMThumbnail    string `json:"ldm_thumbnail"`
+	Connectors      string `json:"connectors"`
+	Invitations     string `json:"invitations"`
+	PublicArtifacts string `json:"publicartifacts"`
+	Templates       string `json:"templates"`
 }
 
 type projectContent struct {
@@ -61,6 +67,8 @@ func projectOf(p store.Project, uid string) projectJSON {
 		Links: projectLinks{
 			Self: self, Roles: self + "/roles", Users: self + "/users", UserRoles: self + "/users/" + uid + "/roles",
 			UserPermissions: self + "/users/" + uid + "/permissions", Metadata: md,
+			LDM: self + "/ldm", LDMThumbnail: self + "/ldm?thumbnail=1", Connectors: self + "/connectors",
+			Invitations: self + "/invitations", PublicArtifacts: self + "/publicartifacts", Templates: md + "/templates",
 		},
 		Meta: projectMeta{
 			Title: p.Title, Summary: p.Summary, ProjectTemplate: p.Template,

@@ -236,6 +236,7 @@ func (s *Server) routes() {
 	s.route("GET "+subs+"/{sid}/runs/{rid}/attachments/{i}", permSubscriber, s.runFile)
 	s.route("POST "+subs+"/{sid}/send", permSubscriptionWrite, s.sendSubscription)
 
+	s.platformRoutes()
 	s.mdRoutes()
 	s.xtabRoutes()
 	s.maintenanceRoutes()
@@ -258,10 +259,20 @@ func (s *Server) longDeadlines(w http.ResponseWriter) {
 // probeMethods are the methods unmatched tries on a path that matched no route.
 var probeMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch}
 
-// unmatched answers a request no route took: 405 with Allow when the path has
-// routes for other methods, else 404. The catch-all route hides the mux's own
-// 405, so the methods are probed here.
+// unmatched answers a request no route took: the route of the same path without its
+// trailing slash when there is one for the method (the platform's clients build paths
+// such as query/reports/ and projects/<pid>/), else 405 with Allow when the path has
+// routes for other methods, else 404. The catch-all route hides the mux's own 405, so
+// the methods are probed here.
 func (s *Server) unmatched(w http.ResponseWriter, r *http.Request) {
+	if trimmed, ok := strings.CutSuffix(r.URL.Path, "/"); ok && trimmed != "" {
+		r2 := r.Clone(r.Context())
+		r2.URL.Path, r2.URL.RawPath = trimmed, strings.TrimSuffix(r.URL.RawPath, "/")
+		if _, pattern := s.mux.Handler(r2); pattern != "/" && pattern != "" {
+			s.mux.ServeHTTP(w, r2)
+			return
+		}
+	}
 	var allow []string
 	for _, m := range probeMethods {
 		probe := &http.Request{Method: m, URL: r.URL, Host: r.Host, Header: http.Header{}}

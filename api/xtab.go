@@ -25,6 +25,10 @@ func (s *Server) xtabRoutes() {
 		return
 	}
 	s.route("POST /svc/xtab2/executor3", permAuthenticated, s.executeReport)
+	s.route("POST /svc/projects/{pid}/execute", permProjectView, s.executeInProject)
+	s.route("POST /svc/app/projects/{pid}/execute", permProjectView, s.executeInProject)
+	s.route("POST /svc/projects/{pid}/execute/raw", permProjectView, s.exportRaw)
+	s.route("POST /svc/app/projects/{pid}/execute/raw", permProjectView, s.exportRaw)
 	s.route("GET /svc/md/{pid}/dataResult/{id}", permProjectView, s.dataResult)
 }
 
@@ -90,7 +94,7 @@ func definitionContent(raw json.RawMessage) (*analytics.ReportDefinitionContent,
 		var wrapped struct {
 			ReportDefinition *struct {
 				Content json.RawMessage `json:"content"`
-				Meta    *metaIn         `json:"meta"`
+				Meta    *objectMetaIn   `json:"meta"` // as the SDKs record a definition: title, summary, tags, ...
 			} `json:"reportDefinition"`
 		}
 		if err := decodeJSONAt(raw, &wrapped, field); err != nil {
@@ -111,6 +115,15 @@ func definitionContent(raw json.RawMessage) (*analytics.ReportDefinitionContent,
 
 type reportResultJSON struct {
 	ReportResult2 reportResultBody `json:"reportResult2"`
+	// ExecResult is the platform's later answer to an execution, which its Ruby SDK reads
+	// (execResult.dataResult): beside the spec's reportResult2 in the answer of an
+	// execution, and so in the result object that reads back as that answer.
+	ExecResult execResultBody `json:"execResult"`
+}
+
+type execResultBody struct {
+	ReportView xtab.View `json:"reportView"`
+	DataResult string    `json:"dataResult"`
 }
 
 type reportResultBody struct {
@@ -138,6 +151,38 @@ func (s *Server) executeReport(w http.ResponseWriter, r *http.Request, c *caller
 	if err := s.authorizeProject(r, c, pid, permProjectView); err != nil {
 		return err
 	}
+	return s.execute(w, r, c, pid, src)
+}
+
+// executeInProject serves POST /svc/projects/<pid>/execute, where the platform's Ruby SDK
+// executes (at 0.6 under /svc/app/projects): what executor3 takes, for a report of the
+// project in the path, with the same answer.
+func (s *Server) executeInProject(w http.ResponseWriter, r *http.Request, c *caller) error {
+	pid, src, err := s.projectSource(w, r, c)
+	if err != nil {
+		return err
+	}
+	return s.execute(w, r, c, pid, src)
+}
+
+// projectSource reads an execution of the route's project from the body.
+func (s *Server) projectSource(w http.ResponseWriter, r *http.Request, c *caller) (string, xtab.Source, error) {
+	var req executeRequest
+	if err := s.decodeBody(w, r, &req); err != nil {
+		return "", xtab.Source{}, err
+	}
+	pid, src, err := req.source()
+	if err != nil {
+		return "", xtab.Source{}, err
+	}
+	if pid != c.project.ID {
+		return "", xtab.Source{}, badField("report_req", "must name a report of project "+c.project.ID+", the project of the path")
+	}
+	return pid, src, nil
+}
+
+// execute starts an execution and answers 201 with its reportResult2 and execResult.
+func (s *Server) execute(w http.ResponseWriter, r *http.Request, c *caller, pid string, src xtab.Source) error {
 	res, err := s.executor.Execute(r.Context(), pid, c.UserID, src)
 	if err != nil {
 		return mdError(err)
@@ -162,11 +207,14 @@ func (s *Server) getResultObject(w http.ResponseWriter, r *http.Request, c *call
 
 func resultJSON(res xtab.Result) reportResultJSON {
 	created, author := timestamp(res.Created), profileURI(res.Author)
-	return reportResultJSON{ReportResult2: reportResultBody{
-		Content: reportResultContent{DataResult: res.DataResultURI(), ReportDefinition: res.Definition, ReportView: res.View},
-		Meta: objectMetaJSON{Author: author, URI: res.URI(), Tags: "", Created: created, Identifier: "reportResult2." + res.ID,
-			Deprecated: "0", Summary: "", Title: res.View.ReportName, Category: "reportResult2", Updated: created, Contributor: author},
-	}}
+	return reportResultJSON{
+		ReportResult2: reportResultBody{
+			Content: reportResultContent{DataResult: res.DataResultURI(), ReportDefinition: res.Definition, ReportView: res.View},
+			Meta: objectMetaJSON{Author: author, URI: res.URI(), Tags: "", Created: created, Identifier: "reportResult2." + res.ID,
+				Deprecated: "0", Summary: "", Title: res.View.ReportName, Category: "reportResult2", Updated: created, Contributor: author},
+		},
+		ExecResult: execResultBody{ReportView: res.View, DataResult: res.DataResultURI()},
+	}
 }
 
 // dataResult serves GET /svc/md/<pid>/dataResult/<id>: 202 while computing, 204 when
@@ -196,8 +244,9 @@ func (s *Server) dataResult(w http.ResponseWriter, r *http.Request, c *caller) e
 	case state == store.ResultEmpty:
 		w.WriteHeader(http.StatusNoContent)
 	default:
+		// taskState WAIT is what the platform's Ruby SDK polls on.
 		w.Header().Set("Refresh", "1")
-		respond(w, r, http.StatusAccepted, uriJSON(r.URL.RequestURI()))
+		respond(w, r, http.StatusAccepted, map[string]any{"uri": r.URL.RequestURI(), "taskState": map[string]string{"status": "WAIT"}})
 	}
 	return nil
 }

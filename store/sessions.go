@@ -105,6 +105,19 @@ func (s *Store) Authenticate(ctx context.Context, hash []byte, now time.Time) (P
 	return p, nil
 }
 
+// TempTokenOfLiveSession reports whether hash is a temporary token, expired or not, of a
+// session that is still valid at now: whoever holds it needs a new temporary token, not
+// a new login.
+func (s *Store) TempTokenOfLiveSession(ctx context.Context, hash []byte, now time.Time) (bool, error) {
+	var n int
+	err := s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM temp_tokens t JOIN sessions se ON se.id = t.session_id
+		WHERE t.token_hash = ? AND se.revoked = 0 AND se.expires > ?`, hash, now.Unix()).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("temp token session: %w", err)
+	}
+	return n > 0, nil
+}
+
 // PruneTokens deletes temporary tokens and sessions that expired before now.
 func (s *Store) PruneTokens(ctx context.Context, now time.Time) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {

@@ -93,9 +93,9 @@ func (s *Service) Validate(ctx context.Context, c Caller, pid string, checks []s
 		return store.Task{}, &analytics.InputError{Field: "validateProject", Msg: "must name at least one of " + strings.Join(analytics.Checks, ", ")}
 	}
 	for i, name := range checks {
-		if !knownCheck(name) {
+		if _, ok := analytics.CheckOf(name); !ok {
 			return store.Task{}, &analytics.InputError{Field: fmt.Sprintf("validateProject[%d]", i),
-				Msg: "must be one of " + strings.Join(analytics.Checks, ", ")}
+				Msg: "must be one of " + analytics.CheckNames}
 		}
 	}
 	return s.pool.Start(ctx, store.Task{ProjectID: pid, Kind: KindValidate, StartedBy: c.UserID}, func(ctx context.Context) ([]byte, error) {
@@ -105,15 +105,6 @@ func (s *Service) Validate(ctx context.Context, c Caller, pid string, checks []s
 		}
 		return jsonOf(v)
 	})
-}
-
-func knownCheck(name string) bool {
-	for _, c := range analytics.Checks {
-		if strings.EqualFold(c, name) {
-			return true
-		}
-	}
-	return false
 }
 
 // Artifact is an export under way: its task, and the token that names its archive.
