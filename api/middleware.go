@@ -30,7 +30,8 @@ func (s *Server) withRequestID(next http.Handler) http.Handler {
 		start := time.Now()
 		own := s.idPrefix + strconv.FormatUint(requestSeq.Add(1), 36)
 		id := own
-		for _, h := range []string{"X-Request-Id", "X-GDC-Request"} {
+		// The platform's SDKs name theirs X-SVC-Request (X-GDC-Request on the platform).
+		for _, h := range []string{"X-Request-Id", "X-SVC-Request", "X-GDC-Request"} {
 			if v := r.Header.Get(h); v != "" && len(v) <= 128 {
 				id = v + ":" + own
 				break

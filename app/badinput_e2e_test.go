@@ -108,6 +108,11 @@ func TestRequestLimitsAndCompatibility(t *testing.T) {
 	if e := r.errorBody(t); e["requestId"] != r.header.Get("X-Request-Id") {
 		t.Errorf("body requestId %v differs from header %q", e["requestId"], r.header.Get("X-Request-Id"))
 	}
+	// As the platform's Ruby and Java SDKs send theirs.
+	r = admin.do("GET", "/svc/projects/none", "", "X-SVC-Request", "ruby-7f3a")
+	if id := r.header.Get("X-Request-Id"); !strings.HasPrefix(id, "ruby-7f3a:") {
+		t.Errorf("X-Request-Id after X-SVC-Request = %q", id)
+	}
 }
 
 func TestAddingUnknownUserIsAFailedItem(t *testing.T) {
