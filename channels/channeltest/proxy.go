@@ -10,15 +10,17 @@ import (
 
 // TCPProxy forwards connections from a fixed loopback port to a target. Down
 // closes the port and every connection, as a relay going away does; Up opens
-// the same port again.
+// the same port again. Hang makes it take new connections and say nothing on
+// them, as a relay does that accepts and never greets.
 type TCPProxy struct {
 	target string
 	addr   string
 
-	mu    sync.Mutex
-	ln    net.Listener // nil while down
-	conns map[net.Conn]struct{}
-	wg    sync.WaitGroup
+	mu      sync.Mutex
+	ln      net.Listener // nil while down
+	conns   map[net.Conn]struct{}
+	hanging bool
+	wg      sync.WaitGroup
 }
 
 // NewTCPProxy forwards a new loopback port to target until the test ends.
@@ -64,12 +66,28 @@ func (p *TCPProxy) Down() {
 	p.wg.Wait()
 }
 
+// Hang makes the proxy hold the connections it takes from now on without a
+// word, until the client gives up or Down closes them (on), or forward them
+// again (off). Connections taken while hanging stay silent.
+func (p *TCPProxy) Hang(on bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.hanging = on
+}
+
 func (p *TCPProxy) accept(ln net.Listener) {
 	for {
 		c, err := ln.Accept()
 		if err != nil {
 			return
 		}
+		p.mu.Lock()
+		if p.hanging {
+			p.conns[c] = struct{}{}
+			p.mu.Unlock()
+			continue
+		}
+		p.mu.Unlock()
 		up, err := net.Dial("tcp", p.target)
 		if err != nil {
 			_ = c.Close()

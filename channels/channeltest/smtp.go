@@ -28,12 +28,13 @@ type SMTPServer struct {
 	pass   string
 	once   sync.Once
 
-	mu       sync.Mutex
-	msgs     inbox[Email]
-	failN    int
-	failCode int
-	dropN    int
-	sessions int
+	mu        sync.Mutex
+	msgs      inbox[Email]
+	failN     int
+	failCode  int
+	deferCode int // every RCPT answered with it while set
+	dropN     int
+	sessions  int
 
 	held holder
 }
@@ -199,19 +200,34 @@ func (s *SMTPServer) newSession(c *smtp.Conn) (smtp.Session, error) {
 	return &smtpSession{srv: s, conn: tc, authed: s.user == ""}, nil
 }
 
+// DeferAll makes the server answer every RCPT with code, a 4xx reply code,
+// as a relay that defers everything does, until DeferAll(0).
+func (s *SMTPServer) DeferAll(code int) {
+	if code != 0 && (code < 400 || code > 499) {
+		panic("channeltest: DeferAll needs a 4xx reply code or 0, got " + strconv.Itoa(code))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.deferCode = code
+}
+
 // scripted returns the reply the script calls for now, if any.
 func (s *SMTPServer) scripted() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !spend(&s.failN) {
-		return nil
+	code := s.deferCode
+	if code == 0 {
+		if !spend(&s.failN) {
+			return nil
+		}
+		code = s.failCode
 	}
-	class := s.failCode / 100
+	class := code / 100
 	msg := "Requested action not taken: try again later"
 	if class == 5 {
 		msg = "Requested action not taken: mailbox unavailable"
 	}
-	return &smtp.SMTPError{Code: s.failCode, EnhancedCode: smtp.EnhancedCode{class, 0, 0}, Message: msg}
+	return &smtp.SMTPError{Code: code, EnhancedCode: smtp.EnhancedCode{class, 0, 0}, Message: msg}
 }
 
 func (s *SMTPServer) record(m Email) {

@@ -199,6 +199,12 @@ func (s *Sender) deliver(ctx context.Context, msg *mail.Msg) error {
 			c.close()
 			return nil
 		}
+		if !interrupted && deferred(err) && c.smtp.Reset() == nil {
+			// The relay answered, and the session is whole: the next mail
+			// goes over it rather than over a new connection.
+			s.put(c)
+			return err
+		}
 		c.close()
 		if interrupted {
 			return ctx.Err()
@@ -208,6 +214,22 @@ func (s *Sender) deliver(ctx context.Context, msg *mail.Msg) error {
 		}
 		return err
 	}
+}
+
+// deferred reports whether err is the relay's 4xx answer to one of the
+// mail's commands (MAIL, RCPT, DATA or its end), other than 421, which
+// closes the session: a deferral of this mail in a session that goes on.
+func deferred(err error) bool {
+	var se *mail.SendError
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Reason {
+	case mail.ErrSMTPMailFrom, mail.ErrSMTPRcptTo, mail.ErrSMTPData, mail.ErrSMTPDataClose:
+		code := se.ErrorCode()
+		return code >= 400 && code <= 499 && code != 421
+	}
+	return false
 }
 
 // get returns an idle connection or dials a new one; connections idle for longer

@@ -248,6 +248,32 @@ func TestSendReusesConnections(t *testing.T) {
 	}
 }
 
+// TestDeferralKeepsTheSession: a relay that defers mails (451 to RCPT, as
+// one short of resources or greylisting does) keeps the session: the sender
+// resets it and sends the next mails over it, not over a new connection
+// each, and a mail after the deferrals goes through the same session.
+func TestDeferralKeepsTheSession(t *testing.T) {
+	t.Parallel()
+	srv := channeltest.NewSMTPServer(t)
+	s := newSender(t, srv, nil)
+	srv.DeferAll(451)
+	for _, id := range []string{"a", "b", "c"} {
+		if _, err := s.Send(t.Context(), message(id)); err == nil || channels.IsPermanent(err) {
+			t.Fatalf("Send(%s) to a relay deferring everything: %v, want a transient error", id, err)
+		}
+	}
+	srv.DeferAll(0)
+	if _, err := s.Send(t.Context(), message("d")); err != nil {
+		t.Fatalf("Send after the deferrals: %v", err)
+	}
+	if got := srv.Sessions(); got != 1 {
+		t.Fatalf("server saw %d sessions, want 1", got)
+	}
+	if msgs := srv.Messages(); len(msgs) != 1 {
+		t.Fatalf("server accepted %d mails, want 1", len(msgs))
+	}
+}
+
 // TestSenderKeepsAConnectionPerConcurrentSend: the smtp section's sender
 // keeps as many sessions open between sends as the kind runs sends at once.
 func TestSenderKeepsAConnectionPerConcurrentSend(t *testing.T) {
