@@ -72,8 +72,9 @@ type task struct {
 	touched   time.Time // when JetStream was last told it is in progress
 	notBefore time.Time // not picked before (a copy claimed elsewhere)
 
-	entry Entry // read when it was claimed
-	found bool  // the ledger knows the delivery
+	entry   Entry // read when it was last claimed
+	found   bool  // the ledger knows the delivery
+	claimed bool  // claimed before (and held for its destination since)
 }
 
 // consume delivers the kind's messages until ctx ends. One goroutine fetches
@@ -202,6 +203,9 @@ func (w *Worker) heartbeat(k *kind, stop <-chan struct{}) {
 				_ = t.msg.InProgress()
 			}
 			w.renew(stale)
+			if w.onHeartbeat != nil {
+				w.onHeartbeat()
+			}
 		}
 	}
 }

@@ -104,6 +104,10 @@ func (w *Worker) start(ctx context.Context, k *kind, picked []*task, wg *sync.Wa
 		return
 	}
 	for _, t := range mine {
+		if !t.claimed && redelivered(t) {
+			w.metrics.redelivered.WithLabelValues(string(k.kind)).Inc()
+		}
+		t.claimed = true
 		if t.entry.Busy {
 			// Claimed by a process that is sending it: held until that
 			// claim is settled or lapses.
@@ -152,4 +156,12 @@ func (w *Worker) report(id string, o outcome) {
 	if w.onSettle != nil {
 		w.onSettle(id, o)
 	}
+}
+
+// redelivered reports whether JetStream handed t's message out more often
+// than it was tried (each failed try hands it back once): a copy that went
+// out again while a process held it, or after a process stopped or died.
+func redelivered(t *task) bool {
+	md, err := t.msg.Metadata()
+	return t.found && err == nil && md.NumDelivered > uint64(t.entry.Attempts)+1
 }

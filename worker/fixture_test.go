@@ -256,6 +256,13 @@ type running struct {
 // or the test ends.
 func (e *env) start(n *NATS, senders []channels.Sender, cfg Config) *running {
 	e.t.Helper()
+	return e.startWith(n, senders, cfg, Options{})
+}
+
+// startWith is start with the worker's options opt (its logger and hooks
+// are the fixture's).
+func (e *env) startWith(n *NATS, senders []channels.Sender, cfg Config, opt Options) *running {
+	e.t.Helper()
 	r := &running{events: make(chan settled, 8192), seen: make(map[settled]int), sweep: make(chan time.Time), idle: make(chan struct{}, 1), done: make(chan error, 1)}
 	files := e.files(n)
 	cfg.Ledger = e.ledger
@@ -268,7 +275,8 @@ func (e *env) start(n *NATS, senders []channels.Sender, cfg Config) *running {
 		}
 		ledger = kv
 	}
-	w, err := New(n.JetStream(), ledger, files, e.deliveryBox, senders, cfg, Options{Logger: testLogger(e.t)})
+	opt.Logger = testLogger(e.t)
+	w, err := New(n.JetStream(), ledger, files, e.deliveryBox, senders, cfg, opt)
 	if err != nil {
 		e.t.Fatal(err)
 	}

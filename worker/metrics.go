@@ -11,9 +11,10 @@ import (
 // metrics are the worker's Prometheus series. Built over a nil registerer they count but
 // are exported nowhere.
 type metrics struct {
-	handled  *prometheus.CounterVec
-	attempts *prometheus.CounterVec
-	sendTime *prometheus.HistogramVec
+	handled     *prometheus.CounterVec
+	attempts    *prometheus.CounterVec
+	sendTime    *prometheus.HistogramVec
+	redelivered *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -30,6 +31,11 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "herald_worker_send_attempts_total",
 			Help: "Sends tried, by channel kind and result (ok, error).",
 		}, []string{"kind", "result"}),
+		redelivered: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_worker_redelivered_total",
+			Help: "Delivery messages JetStream handed out more often than they were tried and handed back: " +
+				"after a sender stopped or died, or when its word that it held them was lost.",
+		}, []string{"kind"}),
 		sendTime: f.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "herald_worker_send_duration_seconds",
 			Help:    "Time one send took at the provider (SMTP relay, SMS gateway, ...), by channel kind.",

@@ -47,6 +47,9 @@ type Options struct {
 	// Recorded is told after each write of final delivery states to the
 	// store, which may have settled runs. Default: nobody.
 	Recorded func()
+
+	// onHeartbeat, a test hook, is told after each heartbeat of a kind.
+	onHeartbeat func()
 }
 
 func (o Options) logger() *slog.Logger {
@@ -89,6 +92,8 @@ type Worker struct {
 
 	// onSettle, a test hook, is told what became of each message handled.
 	onSettle func(id string, o outcome)
+	// onHeartbeat is Options.onHeartbeat.
+	onHeartbeat func()
 }
 
 // kind is what a consumer needs to deliver one channel kind.
@@ -111,7 +116,7 @@ func New(js jetstream.JetStream, ledger Ledger, files *Files, delivery *secret.B
 	}
 	w := &Worker{
 		js: js, ledger: ledger, files: files, delivery: delivery, cfg: cfg,
-		log: opt.logger(), rnd: rand.Int64N, metrics: newMetrics(opt.Registerer),
+		log: opt.logger(), rnd: rand.Int64N, metrics: newMetrics(opt.Registerer), onHeartbeat: opt.onHeartbeat,
 	}
 	seen := make(map[channels.Kind]bool)
 	for _, s := range senders {
