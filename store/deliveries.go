@@ -92,32 +92,28 @@ type OutboxItem struct {
 	Owner      string // the owner of the delivery's subscription
 }
 
-// EnqueueRun hands a run over for delivery in one transaction: the run row,
-// one delivery per element of deliveries (RunID, SubscriptionID and
-// ScheduledAt are taken from run; state pending) and one outbox row each. An
-// empty run.State is stored as RunQueued; a run without deliveries should be
-// given a final state by the caller. A second run for the same subscription
-// and instant gives ErrConflict and writes nothing.
+// EnqueueRun hands a run over for delivery as the engine does: it claims
+// the run (ClaimRuns, as running) and then finishes it (FinishRuns) with one
+// delivery per element of deliveries (RunID, SubscriptionID and ScheduledAt
+// are taken from run; state pending) and one outbox row each. It is for tools
+// and tests that make runs without the engine. An empty run.State is
+// finished as RunQueued; a run without deliveries should be given a final
+// state by the caller. A second run for the same subscription and instant
+// gives ErrConflict and writes nothing.
 func (s *Store) EnqueueRun(ctx context.Context, run Run, deliveries []Delivery) error {
+	claim := run
+	claim.State, claim.Finished = RunRunning, time.Time{}
+	claimed, err := s.ClaimRuns(ctx, []Run{claim})
+	if err != nil {
+		return err
+	}
+	if !claimed[0] {
+		return ErrConflict
+	}
 	if run.State == "" {
 		run.State = RunQueued
 	}
-	detail := string(run.Detail)
-	if len(run.Detail) == 0 {
-		detail = "{}"
-	}
-	return s.tx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO runs(id, subscription_id, scheduled_at, state, detail, error, started, finished)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, run.ID, run.SubscriptionID, run.ScheduledAt.Unix(), run.State, detail,
-			run.Error, run.Started.Unix(), unixOrNull(run.Finished))
-		if isUnique(err) {
-			return ErrConflict
-		}
-		if err != nil {
-			return fmt.Errorf("insert run: %w", err)
-		}
-		return insertDeliveries(ctx, tx, handovers(run, deliveries))
-	})
+	return s.FinishRuns(ctx, []Finish{{Run: run, Deliveries: deliveries}}, run.Started)
 }
 
 // handover is a delivery to insert and the run it belongs to.

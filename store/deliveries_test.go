@@ -152,8 +152,13 @@ func TestEnqueueRun(t *testing.T) {
 		if !errors.Is(err, ErrConflict) {
 			t.Fatalf("err = %v, want ErrConflict", err)
 		}
-		if _, err := s.RunByID(ctx, "dup"); !errors.Is(err, ErrNotFound) {
-			t.Errorf("run of a failed handover stored: %v", err)
+		// As the engine's handover: the claim stays, running, to be taken
+		// over; nothing of the failed finish is written.
+		if run, err := s.RunByID(ctx, "dup"); err != nil || run.State != RunRunning {
+			t.Errorf("run of a failed handover: %+v, %v; want it claimed, running", run, err)
+		}
+		if ds, err := s.RunDeliveries(ctx, "dup"); err != nil || len(ds) != 0 {
+			t.Errorf("deliveries of a failed handover: %v, %v", ds, err)
 		}
 	})
 }
