@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -19,6 +20,9 @@ type NATS struct {
 	srv *server.Server // nil when the server is external
 	nc  *nats.Conn
 	js  jetstream.JetStream
+	// heal, for an embedded server, brings JetStream back after the server
+	// turned it off for want of space; nil for an external one.
+	heal *healer
 }
 
 // EmbeddedConfig configures the in-process NATS server.
@@ -29,9 +33,12 @@ type EmbeddedConfig struct {
 	Listen string
 	// ReadyTimeout bounds how long start-up may take. Default 10s.
 	ReadyTimeout time.Duration
-	// Logger receives the connection's events (see connOptions). Default:
-	// discarded.
+	// Logger receives the connection's events (see connOptions) and the
+	// server's log (see serverLog). Default: discarded.
 	Logger *slog.Logger
+	// HealEvery is how often JetStream, turned off by the server when its
+	// storage ran out of space, is tried again. Default 2s.
+	HealEvery time.Duration
 }
 
 // StartEmbedded starts a NATS server with JetStream in this process, keeping
@@ -43,7 +50,6 @@ func StartEmbedded(dir string, cfg EmbeddedConfig) (*NATS, error) {
 		StoreDir:   dir,
 		DontListen: true,
 		NoSigs:     true,
-		NoLog:      true,
 	}
 	if cfg.Listen != "" {
 		host, port, err := net.SplitHostPort(cfg.Listen)
@@ -66,6 +72,16 @@ func StartEmbedded(dir string, cfg EmbeddedConfig) (*NATS, error) {
 	if err != nil {
 		return nil, fmt.Errorf("nats server: %w", err)
 	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	var heal atomic.Pointer[healer] // the server logs from goroutines of its own
+	srv.SetLogger(serverLog{log: log.With("component", "nats-server"), failed: func(msg string) {
+		if h := heal.Load(); h != nil {
+			h.writeFailed(msg)
+		}
+	}}, false, false)
 	srv.Start()
 	if !srv.ReadyForConnections(cfg.ReadyTimeout) {
 		srv.Shutdown()
@@ -78,7 +94,13 @@ func StartEmbedded(dir string, cfg EmbeddedConfig) (*NATS, error) {
 		srv.WaitForShutdown()
 		return nil, fmt.Errorf("nats connect: %w", err)
 	}
-	return newNATS(srv, nc)
+	n, err := newNATS(srv, nc)
+	if err != nil {
+		return nil, err
+	}
+	n.heal = startHealer(srv, dir, log.With("component", "nats"), cfg.HealEvery)
+	heal.Store(n.heal)
+	return n, nil
 }
 
 // ExternalConfig configures the connection to an external NATS cluster.
@@ -181,16 +203,25 @@ func (n *NATS) ClientURL() string {
 func (n *NATS) Close() {
 	_ = n.nc.FlushTimeout(time.Second)
 	n.nc.Close()
+	if n.heal != nil {
+		n.heal.stop()
+	}
 	if n.srv != nil {
 		n.srv.Shutdown()
 		n.srv.WaitForShutdown()
 	}
 }
 
-// Check reports whether the connection to the NATS server is up.
+// Check reports whether the connection to the NATS server is up and, when
+// the server is embedded, whether its JetStream is on.
 func (n *NATS) Check() error {
 	if s := n.nc.Status(); s != nats.CONNECTED {
 		return fmt.Errorf("nats connection %s", s)
+	}
+	if n.heal != nil {
+		if why := n.heal.sick(); why != "" {
+			return errors.New(why)
+		}
 	}
 	return nil
 }

@@ -18,8 +18,10 @@ import (
 )
 
 // publishTimeout bounds the wait for JetStream's acknowledgements of one
-// batch; rows whose publish is not acknowledged stay for the next sweep.
-const publishTimeout = 30 * time.Second
+// batch, longer than a leader election of a replicated stream takes; rows
+// whose publish is not acknowledged stay for the next sweep. A publish lost
+// to a server that restarted JetStream is never acknowledged.
+const publishTimeout = 10 * time.Second
 
 // envelopeHeadroom is what the largest envelope leaves of the server's
 // payload limit, for the message's headers.
