@@ -46,12 +46,12 @@ func (w *Worker) deliver(stop context.Context, k *kind, t *task) outcome {
 	if w.held(k, t, sendErr) {
 		return outcomeHeld
 	}
-	ctx, cancel = context.WithTimeout(context.WithoutCancel(stop), ledgerTimeout)
-	defer cancel()
 	if sendErr != nil {
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(stop), ledgerTimeout)
+		defer cancel()
 		return w.failedAttempt(ctx, msg, id, sendErr)
 	}
-	return w.sent(ctx, msg, id, providerID)
+	return w.sent(stop, msg, id, providerID)
 }
 
 // held records a send's result with its destination's breaker and reports
@@ -79,18 +79,31 @@ func (w *Worker) tooOld(msg jetstream.Msg) bool {
 	return err == nil && time.Since(md.Timestamp) > w.cfg.MaxWait
 }
 
-// sent records an accepted send and acknowledges the message.
-func (w *Worker) sent(ctx context.Context, msg jetstream.Msg, id, providerID string) outcome {
-	changed, err := w.ledger.Sent(ctx, id, providerID)
+// sent records an accepted send and acknowledges the message. A ledger that
+// cannot record it (a full disk, a store away) is tried again, the message
+// kept and its slot with it, until it can or the worker stops: handed back,
+// the message would be sent again. A worker that stops first leaves it
+// unacknowledged, as a crash would, and its copy goes out again with the same
+// id, which lets the receiver recognise it.
+func (w *Worker) sent(stop context.Context, msg jetstream.Msg, id, providerID string) outcome {
+	var changed bool
+	var err error
+	for try := 1; ; try++ {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(stop), ledgerTimeout)
+		changed, err = w.ledger.Sent(ctx, id, providerID)
+		cancel()
+		if err == nil || errors.Is(err, ErrUnknown) {
+			break
+		}
+		w.log.Error("record sent delivery; trying again", "delivery", id, "provider_id", providerID, "try", try, "err", err)
+		if stop.Err() != nil {
+			return w.settle(nil, id, outcomeReturned)
+		}
+		pause(stop, backoff(try, w.cfg.BackoffBase, w.cfg.BackoffCap, w.rnd))
+	}
 	if errors.Is(err, ErrUnknown) {
 		w.log.Warn("delivery sent, but the ledger no longer has it", "delivery", id, "provider_id", providerID)
 		return w.settle(msg.Term(), id, outcomeDropped)
-	}
-	if err != nil {
-		// The message comes back and is sent again; its stable id lets the
-		// receiver recognise the copy.
-		w.log.Error("record sent delivery", "delivery", id, "provider_id", providerID, "err", err)
-		return w.settle(msg.NakWithDelay(w.cfg.BackoffBase), id, outcomeReturned)
 	}
 	if !changed {
 		w.log.Warn("delivery settled elsewhere while it was sent here", "delivery", id, "provider_id", providerID)
