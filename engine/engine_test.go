@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -630,6 +631,40 @@ func TestPruneKeepsWhatPendingDeliveriesNeed(t *testing.T) {
 			if r.ID == old.ID {
 				t.Fatal("every delivery final, the run is still there")
 			}
+		}
+	})
+}
+
+// TestARefusingStoreHoldsTheFire: while the store refuses writes (a full
+// disk), a fire is neither lost nor failed: its claim is tried again until
+// the store takes it, and the run is handed over then.
+func TestARefusingStoreHoldsTheFire(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := newBundle(t)
+		b.exec.set(m1, 12)
+		b.subscribe(t, "s1", "0 0 * * * *", "true", "Revenue is ${f:executeMetric('"+m1+"')}")
+		raw, err := sql.Open("sqlite3", filepath.Join(b.dir, "herald.db"))
+		must(t, err)
+		defer raw.Close()
+		_, err = raw.Exec(`CREATE TRIGGER full BEFORE INSERT ON runs BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END`)
+		must(t, err)
+		e := b.engine(t)
+		at := time.Now().Add(time.Hour)
+		fired := make(chan struct{})
+		go func() { e.fire(context.Background(), Fire{SubscriptionID: "s1", Owner: b.owner, At: at}); close(fired) }()
+		time.Sleep(time.Minute) // the bubble's: a minute of the store refusing
+		synctest.Wait()
+		select {
+		case <-fired:
+			t.Fatal("the fire ended while the store refused its claim")
+		default:
+		}
+		_, err = raw.Exec(`DROP TRIGGER full`)
+		must(t, err)
+		<-fired
+		runs := b.runs(t, "s1")
+		if len(runs) != 1 || runs[0].State != store.RunQueued || !runs[0].ScheduledAt.Equal(at) {
+			t.Fatalf("runs = %+v, want the fire's, handed over", runs)
 		}
 	})
 }

@@ -45,9 +45,12 @@ func (e *Engine) claim(ctx context.Context, fires []Fire) []store.Run {
 		runs[i] = store.Run{ID: store.NewSortableID(), SubscriptionID: f.SubscriptionID, ScheduledAt: f.At,
 			State: store.RunRunning, Started: now, Incarnation: e.incarnation}
 	}
-	claimed, err := e.st.ClaimRuns(ctx, runs)
-	if err != nil {
-		e.log.Error("claim runs", "runs", len(runs), "err", err)
+	var claimed []bool
+	err := e.untilStored(ctx, "claim runs", len(runs), func(ctx context.Context) (err error) {
+		claimed, err = e.st.ClaimRuns(ctx, runs)
+		return err
+	})
+	if err != nil { // stopping: the fires are caught up at the next start
 		return nil
 	}
 	got := runs[:0]
@@ -134,11 +137,15 @@ func deliveryIDs(ds []store.Delivery) []string {
 	return ids
 }
 
-// finish records outcomes in one transaction, even when the service is
-// stopping (the instants are claimed), and wakes the delivery relay.
+// finish records outcomes in one transaction, and wakes the delivery relay.
+// A store that cannot take them (a full disk) is tried again until it can;
+// once the engine stops, the runs are left claimed, running, and the next
+// start takes them over.
 func (e *Engine) finish(ctx context.Context, fins []store.Finish) {
-	if err := e.st.FinishRuns(context.WithoutCancel(ctx), fins, e.now()); err != nil {
-		e.log.Error("finish runs", "runs", len(fins), "err", err)
+	err := e.untilStored(ctx, "finish runs", len(fins), func(ctx context.Context) error {
+		return e.st.FinishRuns(context.WithoutCancel(ctx), fins, e.now())
+	})
+	if err != nil {
 		return
 	}
 	for _, f := range fins {
@@ -408,4 +415,38 @@ func (e *Engine) SendNow(ctx context.Context, sub store.Subscription, by string)
 	case <-ctx.Done(): // claimed: the adoption of runs left running takes it over
 	}
 	return run, nil
+}
+
+// Pauses between the tries of a write the store refused.
+const (
+	storeRetryFirst = 100 * time.Millisecond
+	storeRetryMax   = 5 * time.Second
+)
+
+// untilStored runs write until the store takes it or ctx ends, pausing on the
+// engine's clock between tries, from storeRetryFirst doubling to
+// storeRetryMax: a store that cannot write for a while (a full disk) holds
+// the runs rather than losing them. It logs the first failure and the
+// recovery, and returns ctx's error when ctx ends first.
+func (e *Engine) untilStored(ctx context.Context, what string, n int, write func(context.Context) error) error {
+	wait := storeRetryFirst
+	for try := 1; ; try++ {
+		err := write(ctx)
+		if err == nil {
+			if try > 1 {
+				e.log.Info(what+": the store takes writes again", "runs", n, "tries", try)
+			}
+			return nil
+		}
+		if try == 1 {
+			e.log.Error(what+"; trying again until the store takes it", "runs", n, "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			e.log.Error(what+": stopped before the store took it", "runs", n, "err", err)
+			return ctx.Err()
+		case <-e.cfg.Clock.After(wait):
+		}
+		wait = min(2*wait, storeRetryMax)
+	}
 }
