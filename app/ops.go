@@ -81,31 +81,44 @@ const checkTimeout = 2 * time.Second
 // checks are what /readyz asks before it answers 200.
 func (a *App) checks() []check {
 	nats := check{"nats", func(context.Context) error { return a.nats.Check() }}
+	data := check{"data", func(context.Context) error { return writable(a.cfg.Data) }}
+	var out []check
 	if a.store == nil {
-		return []check{nats, {"stream", a.worker.Check}}
+		out = []check{data, nats, {"stream", a.worker.Check}}
+	} else {
+		out = []check{
+			{"sqlite", a.store.Ping},
+			data,
+			nats,
+			{"stream", a.relay.Check},
+			{"scheduler", func(context.Context) error {
+				if !a.engine.Loaded() {
+					return errors.New("subscriptions not loaded yet")
+				}
+				return nil
+			}},
+			{"warehouse", func(context.Context) error { return writable(filepath.Join(a.cfg.Data, "warehouse")) }},
+		}
 	}
-	return []check{
-		{"sqlite", a.store.Ping},
-		nats,
-		{"stream", a.relay.Check},
-		{"scheduler", func(context.Context) error {
-			if !a.engine.Loaded() {
-				return errors.New("subscriptions not loaded yet")
-			}
-			return nil
-		}},
-		{"warehouse", func(context.Context) error { return writable(filepath.Join(a.cfg.Data, "warehouse")) }},
+	if a.worker != nil {
+		out = append(out, check{"providers", a.worker.CheckProviders})
 	}
+	return out
 }
 
-// writable checks that a file can be created in dir.
+// writable checks that dir's disk takes a write: a 4 KiB file created,
+// written, synced and removed. An empty file can be made on a full disk.
 func writable(dir string) error {
 	f, err := os.CreateTemp(dir, ".ready-*")
 	if err != nil {
 		return err
 	}
 	name := f.Name()
-	return errors.Join(f.Close(), os.Remove(name))
+	_, err = f.Write(make([]byte, 4<<10))
+	if err == nil {
+		err = f.Sync()
+	}
+	return errors.Join(err, f.Close(), os.Remove(name))
 }
 
 // readiness is the body of /readyz: each check with "ok" or what failed.

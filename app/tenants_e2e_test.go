@@ -4,6 +4,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -176,4 +179,48 @@ func TestPausingCallsOffHeldDeliveries(t *testing.T) {
 	waitFor(t, func() bool { // the sender let it go, rather than hold it for the receiver
 		return scrape(t, w.b.App.OpsURL())[`herald_worker_deliveries_total{kind="webhook",result="dropped"}`] == 1
 	})
+}
+
+// TestAnUnwritableOutboxHoldsTheMail: with no SMTP relay, mail is written to
+// <data>/outbox; a folder that cannot be written holds the deliveries,
+// charged no attempt, while /readyz names it, and once the folder can be
+// written again every held mail is written, each at its first attempt.
+func TestAnUnwritableOutboxHoldsTheMail(t *testing.T) {
+	w := newSubWorld(t)
+	outbox := filepath.Join(w.b.Config.Data, "outbox")
+	if err := os.RemoveAll(outbox); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(outbox, []byte("a file where the folder should be"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sub := w.create(t, w.jane, w.subsBase, w.body(t, func(s map[string]any) {
+		s["condition"] = map[string]any{"condition": map[string]any{"expression": "true"}}
+		delete(s, "attachments")
+	}))
+	wantStatus(t, w.jane.do("POST", sub+"/send", ""), 202)
+	var why string
+	waitFor(t, func() bool {
+		status, body := readyz(t, w.b.App.OpsURL())
+		why, _ = body["checks"].(map[string]any)["providers"].(string)
+		return status == http.StatusServiceUnavailable && strings.HasPrefix(why, "email: the provider takes nothing")
+	})
+	if !strings.Contains(why, "write email") {
+		t.Errorf("/readyz does not say why: %s", why)
+	}
+	delivery := func() map[string]any {
+		items := w.jane.do("GET", sub+"/runs", "").json(t)["runs"].(map[string]any)["items"].([]any)
+		return items[0].(map[string]any)["run"].(map[string]any)["deliveries"].([]any)[0].(map[string]any)
+	}
+	if d := delivery(); d["state"] != "pending" || d["attempts"] != 0.0 {
+		t.Errorf("delivery while the outbox cannot be written: %v, want pending, charged nothing", d)
+	}
+	if err := os.Remove(outbox); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return delivery()["state"] == "sent" })
+	if d := delivery(); d["attempts"] != 1.0 {
+		t.Errorf("delivery = %v, want sent at the first attempt", d)
+	}
+	waitFor(t, func() bool { status, _ := readyz(t, w.b.App.OpsURL()); return status == http.StatusOK })
 }

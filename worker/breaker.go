@@ -64,6 +64,8 @@ type dest struct {
 	held    int // its tasks in the pool, waiting or sending
 
 	open    bool
+	heldAt  time.Time // when it was held
+	why     string    // the failure that held it
 	probing bool
 	next    time.Time     // when the next probe may go
 	delay   time.Duration // the wait before the probe after the next one
@@ -93,9 +95,26 @@ func (d *dest) wakeAt() time.Time {
 }
 
 // record takes the result of a send to d that started while d was as probe
-// says, and reports whether the send is held (handed back to wait for the
-// destination, charged nothing) and how d's state changed.
-func (d *dest) record(p breakerPolicy, now time.Time, probe bool, r verdict) (held bool, change stateChange) {
+// says, failing with err, and reports whether the send is held (handed back
+// to wait for the destination, charged nothing) and how d's state changed.
+func (d *dest) record(p breakerPolicy, now time.Time, probe bool, r verdict, err error) (held bool, change stateChange) {
+	held, change = d.result(p, now, probe, r)
+	if change == changeHeld {
+		d.heldAt, d.why = now, cut(err.Error(), 256)
+	}
+	return held, change
+}
+
+// cut is s cut to n bytes at most.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// result is record's state machine.
+func (d *dest) result(p breakerPolicy, now time.Time, probe bool, r verdict) (held bool, change stateChange) {
 	if probe {
 		d.probing = false
 	}

@@ -59,7 +59,7 @@ func (w *Worker) deliver(stop context.Context, k *kind, t *task) outcome {
 // or is held.
 func (w *Worker) held(k *kind, t *task, sendErr error) bool {
 	probe := t.probe
-	held, change := k.pool.result(time.Now(), t, classify(sendErr))
+	held, change := k.pool.result(time.Now(), t, classify(sendErr), sendErr)
 	dest := t.destName
 	switch {
 	case change == changeHeld:

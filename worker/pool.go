@@ -155,10 +155,10 @@ func earliest(at *time.Time, t time.Time) {
 
 // result records how the send of picked task t ended and reports whether t is
 // held: then it waits again, at its owner's front, charged nothing.
-func (p *pool) result(now time.Time, t *task, r verdict) (held bool, change stateChange) {
+func (p *pool) result(now time.Time, t *task, r verdict, err error) (held bool, change stateChange) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	held, change = t.dest.record(p.policy, now, t.probe, r)
+	held, change = t.dest.record(p.policy, now, t.probe, r, err)
 	t.probe = false
 	if held {
 		p.unpick(t)
@@ -252,6 +252,18 @@ func (p *pool) stale(since, now time.Time) []*task {
 		}
 	}
 	return out
+}
+
+// heldDefault reports whether the kind's one destination of its own (its
+// provider in the process's configuration: an SMTP relay, an outbox folder)
+// is held, since when and why.
+func (p *pool) heldDefault() (since time.Time, why string, held bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if d := p.dests[""]; d != nil && d.open {
+		return d.heldAt, d.why, true
+	}
+	return time.Time{}, "", false
 }
 
 // waiting reports whether a task waits to be picked.

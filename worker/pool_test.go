@@ -78,7 +78,7 @@ func TestBreakerHoldsAfterFailuresInARow(t *testing.T) {
 	now := t0
 	sends, _ := p.pick(now, 3)
 	for i, s := range sends {
-		held, change := p.result(now, s, verdictTransient)
+		held, change := p.result(now, s, verdictTransient, errTest)
 		if wantHeld := i == 2; held != wantHeld || (change == changeHeld) != wantHeld {
 			t.Fatalf("failure %d: held %v, change %v", i+1, held, change)
 		}
@@ -95,13 +95,13 @@ func TestBreakerHoldsAfterFailuresInARow(t *testing.T) {
 		if len(probe) != 1 || !probe[0].probe {
 			t.Fatalf("at %v: picked %v, want one probe", now, ids(probe))
 		}
-		if held, _ := p.result(now, probe[0], verdictUnavailable); !held {
+		if held, _ := p.result(now, probe[0], verdictUnavailable, errTest); !held {
 			t.Fatal("a failed probe is charged")
 		}
 	}
 	now = now.Add(4 * time.Second)
 	probe, _ := p.pick(now, 10)
-	if held, change := p.result(now, probe[0], verdictOK); held || change != changeReleased {
+	if held, change := p.result(now, probe[0], verdictOK, nil); held || change != changeReleased {
 		t.Fatalf("probe through: held %v, change %v", held, change)
 	}
 	p.done(probe[0])
@@ -121,13 +121,13 @@ func TestBreakerStreakEndsWithTheWindowOrASuccess(t *testing.T) {
 		if i%3 == 2 {
 			v = verdictRefused // the destination answered
 		}
-		if held, _ := d.record(testPolicy, now, false, v); held {
+		if held, _ := d.record(testPolicy, now, false, v, errTest); held {
 			t.Fatalf("send %d held", i)
 		}
 	}
 	for i := range 10 {
 		now = now.Add(testPolicy.window + time.Second)
-		if held, _ := d.record(testPolicy, now, false, verdictTransient); held {
+		if held, _ := d.record(testPolicy, now, false, verdictTransient, errTest); held {
 			t.Fatalf("failure %d, a window after the last, held", i)
 		}
 	}
@@ -152,3 +152,5 @@ func TestClassify(t *testing.T) {
 		}
 	}
 }
+
+var errTest = errors.New("451 try again later")

@@ -48,6 +48,8 @@ type Relay struct {
 	// kvLedger, with the JetStream ledger, is where CallOff fails what it
 	// calls off; set by Run.
 	kvLedger atomic.Pointer[KVLedger]
+	// failing is set while the relay's passes fail.
+	failing atomic.Pointer[publishFailing]
 
 	// onRelayIdle, a test hook, is told when the relay has emptied the outbox and waits.
 	onRelayIdle func()
@@ -87,8 +89,33 @@ func (r *Relay) Check(ctx context.Context) error {
 	if !r.ready.Load() {
 		return errNotSetUp
 	}
+	if f := r.failing.Load(); f != nil {
+		return *f
+	}
 	_, err := r.js.Stream(ctx, r.cfg.Stream)
 	return err
+}
+
+// publishFailing is what Check says while the relay's publishes fail.
+type publishFailing struct {
+	since time.Time
+	err   error
+}
+
+func (f publishFailing) Error() string {
+	return fmt.Sprintf("the outbox does not drain: publishing fails since %s: %v", f.since.UTC().Format(time.RFC3339), f.err)
+}
+
+// note records how a pass of the relay ended: a failure is kept, from its
+// first, until a pass succeeds.
+func (r *Relay) note(err error) {
+	if err == nil {
+		r.failing.Store(nil)
+		return
+	}
+	if r.failing.Load() == nil {
+		r.failing.Store(&publishFailing{since: r.now(), err: err})
+	}
 }
 
 // Run creates the delivery stream if needed, then relays the outbox,
@@ -145,7 +172,11 @@ func (r *Relay) relay(ctx context.Context) {
 		sweep = t.C
 	}
 	for {
-		if err := r.publishOutbox(ctx); err != nil && ctx.Err() == nil {
+		err := r.publishOutbox(ctx)
+		if ctx.Err() == nil {
+			r.note(err)
+		}
+		if err != nil && ctx.Err() == nil {
 			r.log.Warn("relay outbox", "err", err)
 		}
 		if r.onRelayIdle != nil {

@@ -146,6 +146,22 @@ func New(js jetstream.JetStream, ledger Ledger, files *Files, delivery *secret.B
 	return w, nil
 }
 
+// CheckProviders reports the kinds whose provider of the process's own
+// configuration (the SMTP relay or the outbox folder, the SMS account) takes
+// nothing for now, and since when: their deliveries are held, not failed.
+// A webhook's or a Slack workspace's destination is its owner's, not the
+// process's, and is not reported.
+func (w *Worker) CheckProviders(context.Context) error {
+	var errs []error
+	for _, k := range w.kinds {
+		if since, why, held := k.pool.heldDefault(); held {
+			errs = append(errs, fmt.Errorf("%s: the provider takes nothing since %s, its deliveries wait: %s",
+				k.kind, since.UTC().Format(time.RFC3339), why))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // Check reports whether Run has set up the stream and the consumers, and
 // whether the stream can be reached.
 func (w *Worker) Check(ctx context.Context) error {
