@@ -95,7 +95,7 @@ func (w *Worker) consume(ctx context.Context, k *kind, c jetstream.Consumer) err
 	close(stopBeat)
 	beater.Wait()
 	for _, t := range k.pool.take(nil) { // fetched while the dispatcher stopped
-		w.settle(t.msg.Nak(), t.id, outcomeReturned)
+		w.settle(handBack(t.msg), t.id, outcomeReturned)
 	}
 	w.flush()
 	return fetchErr
@@ -137,7 +137,7 @@ func (w *Worker) fetchOnce(ctx context.Context, k *kind, c jetstream.Consumer, n
 	}
 	for msg := range batch.Messages() {
 		if ctx.Err() != nil {
-			w.settle(msg.Nak(), "", outcomeReturned)
+			w.settle(handBack(msg), "", outcomeReturned)
 			continue
 		}
 		if t := w.taskOf(k, msg); t != nil {

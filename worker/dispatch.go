@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // dispatch starts the sends of the kind's pool, at most the kind's
@@ -71,10 +73,20 @@ func (w *Worker) rateWait(k *kind, now time.Time) time.Duration {
 // they go out again at once, here after a restart or in another process.
 func (w *Worker) handBack(k *kind) {
 	for _, t := range k.pool.take(nil) {
-		w.settle(t.msg.Nak(), t.id, outcomeReturned)
+		w.settle(handBack(t.msg), t.id, outcomeReturned)
 		w.report(t.id, outcomeReturned)
 	}
 }
+
+// handBackDelay is the delay of a message handed back unsent. A plain Nak
+// queues the message for redelivery in the server's memory only; a server
+// restarted meanwhile waits out the ack wait before it hands it out again. A
+// Nak with a delay writes the moment it is due into the consumer's state,
+// which a restart keeps: it is due at once.
+const handBackDelay = time.Millisecond
+
+// handBack hands msg back unsent, to go out again at once.
+func handBack(msg jetstream.Msg) error { return msg.NakWithDelay(handBackDelay) }
 
 // start claims the picked tasks and starts a send for each that is to be sent.
 func (w *Worker) start(ctx context.Context, k *kind, picked []*task, wg *sync.WaitGroup) {

@@ -233,3 +233,45 @@ func (e *env) secondWorker(n *NATS, r *running, senders []channels.Sender, cfg C
 		}
 	})
 }
+
+// TestHandedBackGoesAtOnceAfterARestart: a sender that stops holding
+// deliveries for a relay that refuses hands them back, and a sender started
+// on the same server after a clean restart sends them at once, not after the
+// ack wait.
+func TestHandedBackGoesAtOnceAfterARestart(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	peer := channeltest.NewSMTPServer(t)
+	proxy := channeltest.NewTCPProxy(t, peer.Addr())
+	ch := e.channel(peer.Channel())
+	var ids []string
+	for i := range 20 {
+		_, got := e.enqueue(store.Payload{Subject: fmt.Sprintf("Report %d", i), Text: "t"}, ch)
+		ids = append(ids, got...)
+	}
+	cfg := testConfig()
+	cfg.AckWait = 10 * time.Second
+	cfg.ProbeInterval, cfg.ProbeIntervalMax = 10*time.Millisecond, 50*time.Millisecond
+	proxy.Down()
+	dir := t.TempDir()
+	first, err := StartEmbedded(dir, EmbeddedConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := e.start(first, []channels.Sender{emailSender(t, "127.0.0.1", proxy.Port())}, cfg)
+	a.relay.Notify()
+	waitUntil(t, func() bool { held, _, _ := a.w.kinds[0].pool.state(); return held == len(ids) }, "every delivery held")
+	a.stop(t)
+	first.Close()
+
+	proxy.Up(t)
+	second := startNATS(t, dir)
+	began := time.Now()
+	b := e.start(second, []channels.Sender{emailSender(t, "127.0.0.1", proxy.Port())}, cfg)
+	for _, id := range ids {
+		b.await(t, id, outcomeSent)
+	}
+	if took := time.Since(began); took > cfg.AckWait/2 {
+		t.Errorf("the handed-back deliveries went %v after the restart, want at once (the ack wait is %v)", took, cfg.AckWait)
+	}
+}
