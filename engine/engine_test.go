@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/analytics/render"
+	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -357,6 +358,9 @@ func TestMisfiresAfterDowntime(t *testing.T) {
 				}
 				if tc.fired > 0 && !runs[len(runs)-1].ScheduledAt.Equal(created.Add(tc.fired)) {
 					t.Errorf("fired for %s, want %s", runs[len(runs)-1].ScheduledAt, created.Add(tc.fired))
+				}
+				if last := detailOf(t, runs[len(runs)-1]); tc.fired > 0 && last.Trigger != notify.TriggerCatchUp {
+					t.Errorf("the run of the missed instant says trigger %q, want %q", last.Trigger, notify.TriggerCatchUp)
 				}
 				if tc.skipped > 0 && !runs[0].ScheduledAt.Equal(created.Add(tc.skipped)) {
 					t.Errorf("skipped run at %s, want the first missed instant", runs[0].ScheduledAt)

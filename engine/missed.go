@@ -64,7 +64,7 @@ func (e *Engine) catchUp(ctx context.Context, sub store.Subscription, lastRun ti
 			e.log.Error("record missed fires", "subscription", sub.ID, "err", err)
 		}
 	}
-	return Fire{SubscriptionID: sub.ID, Owner: sub.Owner, At: latest}, !latest.IsZero()
+	return Fire{SubscriptionID: sub.ID, Owner: sub.Owner, At: latest, CatchUp: true}, !latest.IsZero()
 }
 
 // missedInstants returns the instants of sub's triggers after from and not after now,

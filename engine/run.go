@@ -37,6 +37,9 @@ type stageError struct {
 func (e *stageError) Error() string { return fmt.Sprintf("%s: %v", e.stage, e.err) }
 func (e *stageError) Unwrap() error { return e.err }
 
+// catchUpDetail is the detail a catch-up run is claimed with.
+var catchUpDetail, _ = json.Marshal(RunDetail{Trigger: notify.TriggerCatchUp})
+
 // claim claims the instants in one transaction and returns the runs it got.
 func (e *Engine) claim(ctx context.Context, fires []Fire) []store.Run {
 	runs := make([]store.Run, len(fires))
@@ -44,6 +47,9 @@ func (e *Engine) claim(ctx context.Context, fires []Fire) []store.Run {
 	for i, f := range fires {
 		runs[i] = store.Run{ID: store.NewSortableID(), SubscriptionID: f.SubscriptionID, ScheduledAt: f.At,
 			State: store.RunRunning, Started: now, Incarnation: e.incarnation}
+		if f.CatchUp {
+			runs[i].Detail = catchUpDetail
+		}
 	}
 	var claimed []bool
 	err := e.untilStored(ctx, "claim runs", len(runs), func(ctx context.Context) (err error) {

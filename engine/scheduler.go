@@ -19,6 +19,7 @@ type Fire struct {
 	SubscriptionID string
 	Owner          string    // the subscription's owner, whose fires are taken in turn with others'
 	At             time.Time // the scheduled instant, not when it was noticed
+	CatchUp        bool      // an instant missed while the service was down, run at its start
 }
 
 // entry is one trigger of one subscription.

@@ -174,7 +174,7 @@ func SubscriptionURI(sub store.Subscription) string {
 
 // RunDetail is what a run records of itself (the run's detail JSON).
 type RunDetail struct {
-	Trigger    string              `json:"trigger,omitempty"` // TriggerSchedule (when empty) or TriggerManual
+	Trigger    string              `json:"trigger,omitempty"` // TriggerSchedule (when empty), TriggerManual or TriggerCatchUp
 	By         string              `json:"by,omitempty"`      // who sent it now
 	Resolved   bool                `json:"resolved,omitempty"`
 	Values     map[string]*float64 `json:"values,omitempty"`

@@ -40,10 +40,13 @@ func Settle(total, failed int) string {
 	return store.RunPartiallyFailed
 }
 
-// Triggers of a run, recorded in its detail.
+// Triggers of a run, recorded in its detail: its schedule on time, a person
+// sending it now, or the schedule caught up at a start after downtime (the
+// run's instant says which one it stands for).
 const (
 	TriggerSchedule = "schedule"
 	TriggerManual   = "manual"
+	TriggerCatchUp  = "catch-up"
 )
 
 // SendNow runs subscription id of owner at once through the same pipeline as
