@@ -3,6 +3,8 @@ package app_test
 import (
 	"bytes"
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"github.com/heraldhq/herald/channels/channeltest"
 	"github.com/heraldhq/herald/channels/slack"
 	"github.com/heraldhq/herald/channels/slack/slacktest"
+	"github.com/heraldhq/herald/channels/webhook"
 )
 
 // notifyWorld is a subscription world with a real SMTP server and a fake
@@ -31,6 +34,7 @@ func newNotifyWorld(t *testing.T) *notifyWorld {
 		sec.Host, sec.Port, sec.TLSPolicy, sec.From = smtp.Host(), smtp.Port(), "none", "alerts@herald.test"
 		c.Channels["slack"].(*slack.Settings).BaseURL = sl.URL()
 		c.Delivery.MaxAttempts = 1
+		c.Channels["webhook"].(*webhook.Settings).AllowNetworks = []string{"127.0.0.0/8"}
 	})
 	m := &mdClient{t: t, b: w.admin, pid: w.pid, md: "/svc/md/" + w.pid}
 	wantStatus(t, m.load("dataset.stores", "full", storesCSV), 200)
@@ -233,5 +237,55 @@ func TestResolvedMessage(t *testing.T) {
 	wantStatus(t, r, 400)
 	if !strings.Contains(r.body, "subscription.resolvedMessage.template.expression") {
 		t.Errorf("error %s does not name the field", r.body)
+	}
+}
+
+// TestOwnerWithoutAWorkingChannelIsToldAtTheLoginAddress: a subscription
+// whose only channel, its owner's only one, fails for good at every fire: the
+// notice that it is failing goes to the owner's login address through the
+// relay, and after subscriptions.pauseAfterFailures failures in a row it
+// pauses itself, with an event on the run and a second notice, and fires no
+// more.
+func TestOwnerWithoutAWorkingChannelIsToldAtTheLoginAddress(t *testing.T) {
+	w := newNotifyWorld(t)
+	gone := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "this hook was removed", http.StatusGone)
+	}))
+	t.Cleanup(gone.Close)
+	hook := w.hook(t, w.jane, w.janeURI, gone.URL+"/hook")
+	uri := w.subscribe(t, func(s map[string]any) {
+		s["triggers"] = []any{map[string]any{"timerEvent": map[string]any{"cronExpression": "0 */5 * * * *"}}}
+		s["channels"] = []any{hook}
+		s["condition"] = map[string]any{"condition": map[string]any{"expression": "true"}}
+		delete(s, "attachments")
+	})
+	for _, other := range []string{w.channel, w.slackChannel} {
+		wantStatus(t, w.jane.do("DELETE", other, ""), 204)
+	}
+	for i := 1; i <= 10; i++ {
+		w.b.Clock.Advance(5 * time.Minute)
+		waitFor(t, func() bool {
+			runs := w.runs(t, uri)
+			return len(runs) == i && runs[0]["state"] == "failed"
+		})
+	}
+	waitFor(t, func() bool { return len(w.smtp.Messages()) == 2 })
+	for i, want := range []string{"is failing", "is paused"} {
+		m := w.smtp.Messages()[i]
+		if !strings.Contains(m.Subject, want) || len(m.RcptTo) != 1 || m.RcptTo[0] != "jane@example.com" {
+			t.Errorf("notice %d: %q to %v, want %q to jane's login address", i+1, m.Subject, m.RcptTo, want)
+		}
+	}
+	sub := w.get(t, uri)["subscription"].(map[string]any)
+	if sub["enabled"] != false {
+		t.Errorf("after ten failures in a row the subscription is enabled: %v", sub["enabled"])
+	}
+	events, _ := w.runs(t, uri)[0]["events"].([]any)
+	if len(events) != 1 || events[0].(map[string]any)["event"] != "paused" {
+		t.Errorf("events of the tenth run = %v, want it paused", events)
+	}
+	w.b.Clock.Advance(time.Hour)
+	if runs := w.runs(t, uri); len(runs) != 10 {
+		t.Errorf("%d runs after the pause and an hour, want the 10", len(runs))
 	}
 }

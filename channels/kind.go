@@ -49,6 +49,11 @@ type Descriptor struct {
 	// domain, which delivery.trustedDomains may trust. nil for a kind whose
 	// channels post with credentials of their own (webhook, Slack, feed chat).
 	Mailbox func(config json.RawMessage) (address, domain string)
+	// Login, for a kind that can send to a user's login address (e-mail),
+	// returns the configuration of a channel to that address: the service's
+	// notices to an owner go there when no channel of the owner's works. nil
+	// for the other kinds.
+	Login func(login string) json.RawMessage
 	// NewSender builds the kind's sender over its settings. The closer, which
 	// may be nil, releases what the sender holds.
 	NewSender func(s Settings, env Env) (Sender, func() error, error)

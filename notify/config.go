@@ -22,6 +22,10 @@ type Config struct {
 	// FailuresBeforeNotice runs in a row that failed (to evaluate, or every delivery
 	// of them) mark a subscription unhealthy and send its owner a notice. Default 3.
 	FailuresBeforeNotice int `yaml:"failuresBeforeNotice"`
+	// PauseAfterFailures runs in a row that failed pause a subscription,
+	// with an event on the run and a notice to its owner, until the owner
+	// resumes it; 0: never. Default 10.
+	PauseAfterFailures int `yaml:"pauseAfterFailures"`
 	// SendNowEvery is how often one subscription may be sent now. Default 10s.
 	SendNowEvery time.Duration `yaml:"sendNowEvery"`
 	// TestEvery is how often one owner may have a channel configuration of
@@ -52,7 +56,7 @@ type Config struct {
 // DefaultConfig returns the documented defaults.
 func DefaultConfig() Config {
 	return Config{MinInterval: time.Minute, DefaultTimezone: "UTC", MaxPerUser: 1000, MaxPerProject: 10000,
-		MaxChannelsPerUser: 100, FailuresBeforeNotice: 3, SendNowEvery: 10 * time.Second, TestEvery: 10 * time.Second,
+		MaxChannelsPerUser: 100, FailuresBeforeNotice: 3, PauseAfterFailures: 10, SendNowEvery: 10 * time.Second, TestEvery: 10 * time.Second,
 		SendNowPerHour: 60, ProjectSendNowPerHour: 600, HealthInterval: 2 * time.Second, FileLinkTTL: 7 * 24 * time.Hour,
 		LinkTTL: 100 * 24 * time.Hour}
 }
@@ -68,7 +72,7 @@ func (c Config) Validate() error {
 	}
 	for name, v := range map[string]int{"maxPerUser": c.MaxPerUser, "maxPerProject": c.MaxPerProject,
 		"maxChannelsPerUser": c.MaxChannelsPerUser, "sendNowPerHour": c.SendNowPerHour,
-		"projectSendNowPerHour": c.ProjectSendNowPerHour} {
+		"projectSendNowPerHour": c.ProjectSendNowPerHour, "pauseAfterFailures": c.PauseAfterFailures} {
 		if v < 0 {
 			errs = append(errs, fmt.Errorf("%s: must be 0 (no bound) or more, got %d", name, v))
 		}

@@ -3,6 +3,7 @@ package notify
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -82,11 +83,15 @@ func (s *Service) RateRuns(ctx context.Context) (int, error) {
 		st := states[run.SubscriptionID]
 		before := st
 		tell := false
+		pause := false
 		switch run.State {
 		case store.RunFailed:
 			st.Failures++
 			if st.Failures >= s.cfg.FailuresBeforeNotice && !st.Unhealthy {
 				st.Unhealthy, tell = true, true
+			}
+			if n := s.cfg.PauseAfterFailures; n > 0 && st.Failures%n == 0 { // again after a resume, n more
+				pause, tell = true, true
 			}
 		case store.RunDelivered, store.RunPartiallyFailed, store.RunNotTriggered:
 			st.Failures, st.Unhealthy = 0, false
@@ -94,8 +99,11 @@ func (s *Service) RateRuns(ctx context.Context) (int, error) {
 		states[run.SubscriptionID] = st
 		r := store.Rating{Run: run, Failures: st.Failures, Unhealthy: st.Unhealthy,
 			Changed: st.Failures != before.Failures || st.Unhealthy != before.Unhealthy}
+		if pause {
+			r.Pause = fmt.Sprintf("failed %d times in a row", st.Failures)
+		}
 		if tell {
-			if r.Notice, err = s.notice(ctx, run, st.Failures); err != nil {
+			if r.Notice, err = s.notice(ctx, run, st.Failures, pause); err != nil {
 				return 0, err
 			}
 		}
@@ -103,6 +111,12 @@ func (s *Service) RateRuns(ctx context.Context) (int, error) {
 	}
 	if err := s.st.RateRuns(ctx, ratings, s.now()); err != nil {
 		return 0, err
+	}
+	for _, r := range ratings {
+		if r.Pause != "" {
+			s.log.Warn("subscription paused: "+r.Pause, "subscription", r.Run.SubscriptionID, "run", r.Run.ID)
+			s.changed(r.Run.SubscriptionID)
+		}
 	}
 	for _, r := range ratings {
 		if len(r.Notice) > 0 {
@@ -119,9 +133,10 @@ func (s *Service) RateRuns(ctx context.Context) (int, error) {
 }
 
 // notice builds the deliveries telling the owner that a subscription keeps
-// failing: one to each of the owner's channels, of every kind, except those
-// the failing run could not deliver to.
-func (s *Service) notice(ctx context.Context, run store.Run, failures int) ([]store.Delivery, error) {
+// failing, or that it paused itself: one to each of the owner's channels, of
+// every kind, except those the failing run could not deliver to; and, when
+// that leaves none, one to the owner's login address.
+func (s *Service) notice(ctx context.Context, run store.Run, failures int, paused bool) ([]store.Delivery, error) {
 	sub, err := s.st.SubscriptionByID(ctx, run.SubscriptionID)
 	if err != nil {
 		return nil, err
@@ -153,6 +168,11 @@ func (s *Service) notice(ctx context.Context, run store.Run, failures int) ([]st
 		Source: channels.Source{Subscription: SubscriptionURI(sub), SubscriptionTitle: sub.Title, Run: run.ID,
 			Instant: run.ScheduledAt},
 	}
+	if paused {
+		p.Subject = fmt.Sprintf("Herald: subscription %q is paused", sub.Title)
+		p.Text = fmt.Sprintf("The subscription %q has failed %d times in a row and has paused itself: it fires no more "+
+			"until you resume it.\n\nLast failure (%s): %s\n", sub.Title, failures, run.ScheduledAt.Format(time.RFC3339), reason)
+	}
 	var out []store.Delivery
 	for _, ch := range chans {
 		if slices.Contains(failing, ch.ID) {
@@ -161,10 +181,58 @@ func (s *Service) notice(ctx context.Context, run store.Run, failures int) ([]st
 		out = append(out, store.Delivery{ID: run.ID + "-notice-" + ch.ID, ChannelID: ch.ID, Kind: ch.Kind, Payload: p})
 	}
 	if len(out) == 0 {
-		s.log.Warn("subscription unhealthy, and its owner has no other channel to be told on",
-			"subscription", sub.ID, "run", run.ID)
+		ch, err := s.loginChannel(ctx, sub.Owner)
+		if err != nil {
+			s.log.Warn("subscription unhealthy, and its owner cannot be told", "subscription", sub.ID, "run", run.ID, "err", err)
+			return nil, nil
+		}
+		out = append(out, store.Delivery{ID: run.ID + "-notice-" + ch.ID, ChannelID: ch.ID, Kind: ch.Kind, Payload: p})
 	}
 	return out, nil
+}
+
+// loginChannel returns the owner's channel to their login address, through
+// which the service's notices go when no other channel of the owner's works:
+// made the first time it is needed, in the owner's list of channels where
+// they see it, of the first kind that can send to a login address. Its address
+// needs no confirmation: the owner signs in with it.
+func (s *Service) loginChannel(ctx context.Context, owner string) (store.Channel, error) {
+	id := "login" + owner
+	if ch, err := s.st.ChannelByID(ctx, id); err == nil || !errors.Is(err, store.ErrNotFound) {
+		return ch, err
+	}
+	user, err := s.st.UserByID(ctx, owner)
+	if err != nil {
+		return store.Channel{}, err
+	}
+	for _, d := range s.kinds.All() {
+		if d.Login == nil {
+			continue
+		}
+		now := s.now()
+		cfg := d.Login(user.Login)
+		if d.Mailbox != nil {
+			address, _ := d.Mailbox(cfg)
+			r, err := s.st.EnsureRecipient(ctx, owner, string(d.Kind), address, store.NewID(16))
+			if err != nil {
+				return store.Channel{}, err
+			}
+			if _, err := s.st.VerifyRecipient(ctx, r.ID, now); err != nil {
+				return store.Channel{}, err
+			}
+		}
+		ch := store.Channel{ID: id, Owner: owner, Kind: string(d.Kind), Title: "Notices to " + user.Login, Config: cfg,
+			Created: now, Updated: now}
+		if err := s.st.CreateChannel(ctx, ch, store.Quota{}); err != nil {
+			if existing, err2 := s.st.ChannelByID(ctx, id); err2 == nil { // made meanwhile
+				return existing, nil
+			}
+			return store.Channel{}, err
+		}
+		s.log.Info("made the channel of the owner's login address for notices", "owner", owner, "channel", id)
+		return ch, nil
+	}
+	return store.Channel{}, errors.New("no channel kind sends to a login address")
 }
 
 // SubscriptionURI is the API's URI of a subscription.
@@ -195,9 +263,10 @@ type RunDetail struct {
 
 // RunEvent is something that happened to a run after it was handed over.
 type RunEvent struct {
-	Event   string `json:"event"` // "unsubscribed"
-	Channel string `json:"channel"`
+	Event   string `json:"event"`             // "unsubscribed", or "paused" (the subscription paused itself)
+	Channel string `json:"channel,omitempty"` // the one unsubscribed from
 	By      string `json:"by"`
+	Reason  string `json:"reason,omitempty"`
 	At      string `json:"at"` // RFC 3339
 }
 

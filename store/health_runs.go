@@ -54,6 +54,9 @@ type Rating struct {
 	Unhealthy bool
 	Changed   bool
 	Notice    []Delivery
+	// Pause, when set, is why the subscription pauses itself: it is
+	// disabled, and the run records the event.
+	Pause string
 }
 
 // RateRuns records ratings in one transaction: each subscription's health
@@ -63,7 +66,7 @@ func (s *Store) RateRuns(ctx context.Context, ratings []Rating, now time.Time) e
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		var plain []any // runs that change nothing but their mark
 		for _, r := range ratings {
-			if !r.Changed && len(r.Notice) == 0 {
+			if !r.Changed && len(r.Notice) == 0 && r.Pause == "" {
 				plain = append(plain, r.Run.ID)
 				continue
 			}
@@ -95,5 +98,26 @@ func rateRun(ctx context.Context, tx *sql.Tx, r Rating, now time.Time) error {
 		r.Run.SubscriptionID, r.Failures, boolInt(r.Unhealthy), now.Unix()); err != nil {
 		return fmt.Errorf("rate run: %w", err)
 	}
+	if r.Pause != "" {
+		if err := pauseItself(ctx, tx, r, now); err != nil {
+			return err
+		}
+	}
 	return insertDeliveries(ctx, tx, handovers(r.Run, r.Notice))
+}
+
+// pauseItself disables the subscription of r's run, and records the event
+// on the run.
+func pauseItself(ctx context.Context, tx *sql.Tx, r Rating, now time.Time) error {
+	if _, err := tx.ExecContext(ctx, `UPDATE subscriptions SET enabled = 0, updated = ? WHERE id = ?`,
+		now.Unix(), r.Run.SubscriptionID); err != nil {
+		return fmt.Errorf("pause subscription: %w", err)
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE runs SET detail = json_insert(detail, '$.events[#]',
+		json_object('event', 'paused', 'by', 'herald', 'reason', ?, 'at', ?)) WHERE id = ?`,
+		r.Pause, now.UTC().Format(time.RFC3339), r.Run.ID)
+	if err != nil {
+		return fmt.Errorf("pause subscription: %w", err)
+	}
+	return nil
 }

@@ -95,6 +95,7 @@ var Descriptor = channels.Descriptor{
 		_ = json.Unmarshal(config, &a)
 		return a.To
 	},
+	Login: func(login string) json.RawMessage { return channels.Encode(Address{To: login}) },
 	Mailbox: func(config json.RawMessage) (string, string) {
 		var a Address
 		_ = json.Unmarshal(config, &a)
