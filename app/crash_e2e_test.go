@@ -235,6 +235,20 @@ func TestKillMidBurst(t *testing.T) {
 	}
 }
 
+// TestKillMidBurstBesideAnExternalNATS kills the binary with SIGKILL mid-burst while its
+// NATS server, external, lives on, so that what the killed process acknowledged stays
+// acknowledged: a message acknowledged before its outcome was in the ledger would be gone
+// from the stream with its delivery still pending, left to the reconciler a minute later.
+// Nothing is lost, duplicates stay within the send concurrency, and everything is final
+// within 30 s of the restart.
+func TestKillMidBurstBesideAnExternalNATS(t *testing.T) {
+	ns := startNATS(t, t.TempDir(), 0)
+	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
+	d := newDrill(t, "HERALD_NATS_URL="+ns.ClientURL())
+	d.waitAccepted(500)
+	d.killAndRestart("after 500 mails accepted, NATS outliving the process")
+}
+
 // TestTermMidBurst stops the binary with SIGTERM in the middle of the burst: it exits
 // within its shutdown deadline, and after a restart every mail has arrived exactly once,
 // the rest within 10 s.

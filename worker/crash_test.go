@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -185,4 +186,103 @@ func TestRepublishAfterPublishCrash(t *testing.T) {
 	if ci.NumPending != 0 || ci.NumAckPending != 0 || ci.NumRedelivered != 0 {
 		t.Errorf("consumer: %d pending, %d awaiting ack, %d redelivered; want none", ci.NumPending, ci.NumAckPending, ci.NumRedelivered)
 	}
+}
+
+// TestAWorkerThatDiesBeforeItsLedgerWriteLeavesTheMessage: a worker that sent a
+// message and dies before the ledger recorded it, its server living on, leaves the
+// message unacknowledged: it goes out again to the next worker, which records it.
+// A worker that acknowledged before its ledger write would leave the delivery
+// pending, its message gone, until the reconciler.
+func TestAWorkerThatDiesBeforeItsLedgerWriteLeavesTheMessage(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	peer := channeltest.NewSMTPServer(t)
+	_, ids := e.enqueue(store.Payload{Subject: "s", Text: "t"}, e.channel(peer.Channel()))
+	srv, err := StartEmbedded(t.TempDir(), EmbeddedConfig{Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	cfg := testConfig()
+	cfg.AckWait = time.Second
+	relay := e.start(srv, nil, cfg) // a relay, and a worker without senders
+	relay.relay.Notify()
+	repair := e.sabotage("deliveries")
+
+	first := e.client(srv)
+	ctx, die := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	refused := make(chan struct{}, 1)
+	w := e.worker(first, []channels.Sender{emailSender(t, peer.Host(), peer.Port())}, cfg, nil)
+	w.log = slog.New(onMessage{"record sent delivery; trying again", refused})
+	go func() { done <- w.Run(ctx) }()
+	select { // sent, and its ledger write refused
+	case <-refused:
+	case <-time.After(testTimeout):
+		t.Fatal("the send's ledger write was not refused")
+	}
+	crash(first) // the process dies: its connection goes, nothing more is said
+	die()
+	<-done
+	repair()
+
+	second := e.client(srv)
+	events := make(chan settled, 16)
+	w = e.worker(second, []channels.Sender{emailSender(t, peer.Host(), peer.Port())}, cfg,
+		func(id string, o outcome) { events <- settled{id, o} })
+	ctx, stop := context.WithCancel(context.Background())
+	go func() { done <- w.Run(ctx) }()
+	t.Cleanup(func() { stop(); <-done })
+	for timeout := time.After(testTimeout); ; {
+		select {
+		case ev := <-events:
+			if ev.id == ids[0] && ev.o == outcomeSent {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("delivery %s: %+v, not sent again by the next worker", ids[0], e.delivery(ids[0]))
+		}
+	}
+}
+
+// client connects to the embedded server srv, which listens, as another process would.
+func (e *env) client(srv *NATS) *NATS {
+	e.t.Helper()
+	n, err := Connect(ExternalConfig{URL: srv.ClientURL()})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(n.Close)
+	return n
+}
+
+// worker is a worker over n with the SQLite ledger, not running, telling settled of each outcome.
+func (e *env) worker(n *NATS, senders []channels.Sender, cfg Config, settled func(string, outcome)) *Worker {
+	e.t.Helper()
+	w, err := New(n.JetStream(), NewSQLiteLedger(e.st, nil, nil), e.files(n), e.deliveryBox, senders, cfg,
+		Options{Logger: testLogger(e.t)})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	w.onSettle = settled
+	return w
+}
+
+// onMessage is a log that tells seen, once, of a line whose message is msg.
+type onMessage struct {
+	msg  string
+	seen chan<- struct{}
+}
+
+func (o onMessage) Enabled(context.Context, slog.Level) bool { return true }
+func (o onMessage) WithAttrs([]slog.Attr) slog.Handler       { return o }
+func (o onMessage) WithGroup(string) slog.Handler            { return o }
+func (o onMessage) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == o.msg {
+		select {
+		case o.seen <- struct{}{}:
+		default:
+		}
+	}
+	return nil
 }

@@ -219,8 +219,10 @@ func startServer(t *testing.T, opts *server.Options) *server.Server {
 // process would: nothing is flushed, drained or acknowledged.
 func crash(n *NATS) {
 	n.nc.Close()
-	n.srv.Shutdown()
-	n.srv.WaitForShutdown()
+	if n.srv != nil { // embedded: the server dies with the process
+		n.srv.Shutdown()
+		n.srv.WaitForShutdown()
+	}
 }
 
 // testConfig retries fast: backoffs of a few milliseconds.
