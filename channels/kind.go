@@ -70,7 +70,8 @@ type Descriptor struct {
 type Field struct {
 	Key   string // the wire key, such as "to"
 	Label string // for people, such as "Recipient address"
-	// Type is the HTML input type: "email", "tel", "url", "password" or "text".
+	// Type is the HTML input type: "email", "tel", "url", "password" or
+	// "text"; or "textarea", for text of several lines.
 	Type        string
 	Placeholder string
 }

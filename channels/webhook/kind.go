@@ -27,6 +27,10 @@ const DefaultMaxInlineBytes = 4 << 20
 // {"webhookConfiguration":{"url":"https://hooks.example.com/herald","secret":"…"}}.
 type Endpoint struct {
 	URL string `json:"url"`
+	// Template, when set, is the body: JSON with ${...} expressions of the
+	// subscription's template language over TemplateVars (see
+	// jexl.Template.RenderJSON). Empty: the body is a Payload.
+	Template string `json:"template,omitempty"`
 }
 
 // Resolver looks up the addresses of a host name; *net.Resolver is one.
@@ -114,6 +118,8 @@ var Descriptor = channels.Descriptor{
 	Fields: []channels.Field{
 		{Key: "url", Label: "Endpoint URL", Type: "url", Placeholder: "https://hooks.example.com/herald"},
 		{Key: "secret", Label: "Signing secret", Type: "password"},
+		{Key: "template", Label: "Body template (JSON with ${…}; empty for Herald's own JSON)", Type: "textarea",
+			Placeholder: `{"text": ${subject}}`},
 	},
 	Settings: func() channels.Settings { return DefaultSettings() },
 	Parse: func(set channels.Settings, config json.RawMessage) (json.RawMessage, error) {
@@ -123,6 +129,11 @@ var Descriptor = channels.Descriptor{
 		}
 		e.URL = strings.TrimSpace(e.URL)
 		if _, err := egress.New(settingsOf(set).Egress()).CheckURL(e.URL); err != nil {
+			return nil, err
+		}
+		if strings.TrimSpace(e.Template) == "" {
+			e.Template = ""
+		} else if _, err := parseTemplate(e.Template); err != nil {
 			return nil, err
 		}
 		return channels.Encode(e), nil

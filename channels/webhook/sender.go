@@ -74,6 +74,7 @@ type Sender struct {
 	timeout   time.Duration
 	now       func() time.Time
 	log       *slog.Logger
+	templates templates
 	secure    *http.Transport // for https endpoints
 	plain     *http.Transport // for http endpoints, in allowed networks only
 }
@@ -178,7 +179,12 @@ func (s *Sender) Send(ctx context.Context, m channels.Message) (string, error) {
 	if m.Channel.Secret == "" {
 		return "", channels.Permanent(fmt.Errorf("webhook: channel %s has no secret to sign with", m.Channel.ID))
 	}
-	body, err := s.body(m)
+	var body []byte
+	if e.Template != "" {
+		body, err = s.templated(m, e.Template)
+	} else {
+		body, err = s.body(m)
+	}
 	if err != nil {
 		return "", err
 	}
