@@ -222,6 +222,7 @@ func TestWebhookRefusesEverySpecialPurposeAddress(t *testing.T) {
 // the subject quoted and escaped, the metric's value as a raw number, the
 // subscription's URI, signed as any other request.
 func TestWebhookTemplate(t *testing.T) {
+	t.Parallel()
 	w := newSubWorldWith(t, func(c *app.Config) {
 		c.Channels["webhook"].(*webhook.Settings).AllowNetworks = []string{"127.0.0.0/8"}
 	})

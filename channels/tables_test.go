@@ -41,6 +41,7 @@ func fragment(t *testing.T, g *grid.Grid, max int) string {
 // in their number formats, unescaped, and the count of rows left out; a
 // one-number report and the message's own text have none.
 func TestTablesReadTheReportsOfAMessage(t *testing.T) {
+	t.Parallel()
 	regions := &grid.Grid{Title: "Revenue by region", Format: grid.FormatChart, Chart: grid.ChartBar,
 		Filters: []string{"Year IN (2026)"}, RowHeaders: []string{"Region"},
 		Columns: []grid.Column{{Path: []string{"Revenue"}, Format: "$#,##0.00"}},
@@ -91,6 +92,7 @@ func TestTablesReadTheReportsOfAMessage(t *testing.T) {
 // TestTablesKeepTheirBounds: a table past MaxTableRows counts the rest in
 // More, and no more than MaxTables tables are read.
 func TestTablesKeepTheirBounds(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	for range channels.MaxTables + 5 {
 		b.WriteString(`<div><h2>T</h2><table><tr><th>A</th></tr>`)

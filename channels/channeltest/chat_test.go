@@ -34,6 +34,7 @@ func card(v, body, actions string) string {
 // later version than the card's, an unknown element, a block without its
 // text, an action without a URL, a body past 28 KB, a wrong signature.
 func TestTeamsServerChecksCards(t *testing.T) {
+	t.Parallel()
 	srv := channeltest.NewTeamsServer(t)
 	good := card("1.4", `{"type":"RichTextBlock","inlines":[{"type":"TextRun","text":"Revenue alert","weight":"Bolder"}]},`+
 		`{"type":"FactSet","facts":[{"title":"m","value":"1"}]},`+
@@ -80,6 +81,7 @@ func TestTeamsServerChecksCards(t *testing.T) {
 // unknown widget, a button without a link, a body past 32,000 bytes; a
 // request id seen before answers the message it made.
 func TestGoogleChatServerChecksMessages(t *testing.T) {
+	t.Parallel()
 	srv := channeltest.NewGoogleChatServer(t)
 	u, _ := url.Parse(srv.WebhookURL())
 	at := func(extra string) string { return srv.URL() + u.Path + "?" + u.RawQuery + extra }

@@ -38,6 +38,7 @@ func newSender(t *testing.T, set *googlechat.Settings, env channels.Env) *google
 }
 
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	channeltest.RunConformance(t, func(t *testing.T, log *slog.Logger) (channels.Sender, channeltest.Peer) {
 		srv := channeltest.NewGoogleChatServer(t)
 		return newSender(t, settings(srv.URL()), channels.Env{Logger: log, SendTimeout: 5 * time.Second}), srv
@@ -45,6 +46,7 @@ func TestConformance(t *testing.T) {
 }
 
 func TestSenderKeepsAConnectionPerConcurrentSend(t *testing.T) {
+	t.Parallel()
 	srv := channeltest.NewGoogleChatServer(t)
 	channeltest.CheckConnectionsKept(t, googlechat.Descriptor, settings(srv.URL()), srv)
 }
@@ -88,6 +90,7 @@ func report(t *testing.T, ch channels.Channel, regions int, links bool) channels
 // value, each region with its revenue in the metric's format, escaped, and
 // an "Open" button with the download link.
 func TestMessageShowsTheReport(t *testing.T) {
+	t.Parallel()
 	srv := channeltest.NewGoogleChatServer(t)
 	s := newSender(t, settings(srv.URL()), channels.Env{})
 	id, err := s.Send(t.Context(), report(t, srv.Channel(), 3, true))
@@ -119,6 +122,7 @@ func TestMessageShowsTheReport(t *testing.T) {
 // thread, sent with the reply option Google needs; another subscription's
 // go to another; a message no subscription made starts its own.
 func TestThreadPerSubscription(t *testing.T) {
+	t.Parallel()
 	srv := channeltest.NewGoogleChatServer(t)
 	s := newSender(t, settings(srv.URL()), channels.Env{})
 	send := func(id, sub string) {
@@ -145,6 +149,7 @@ func TestThreadPerSubscription(t *testing.T) {
 // TestRetryMakesNoSecondMessage: a retry of a delivery carries the same
 // request id, and Google Chat answers it with the message the first made.
 func TestRetryMakesNoSecondMessage(t *testing.T) {
+	t.Parallel()
 	srv := channeltest.NewGoogleChatServer(t)
 	s := newSender(t, settings(srv.URL()), channels.Env{})
 	m := channels.Message{DeliveryID: "d1", Channel: srv.Channel(), Subject: "s", Text: "t"}
@@ -158,6 +163,7 @@ func TestRetryMakesNoSecondMessage(t *testing.T) {
 // TestOutcomes: 429 and 5xx may pass later, after the Retry-After; other
 // answers never will, and no error or log line holds the key or token.
 func TestOutcomes(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		status    int
 		permanent bool
@@ -203,6 +209,7 @@ func TestOutcomes(t *testing.T) {
 // (or googleChat.baseURL's host) with its key and token; the configuration
 // shows only the host.
 func TestParseSecret(t *testing.T) {
+	t.Parallel()
 	const good = "https://chat.googleapis.com/v1/spaces/AAAAb1c2/messages?key=AIzaK&token=T0K"
 	for _, tc := range []struct{ url, want string }{
 		{good, ""},
@@ -241,6 +248,7 @@ func TestParseSecret(t *testing.T) {
 // TestDestinationNeverNamesTheToken: one space is one destination, named
 // by its host and a digest of its path.
 func TestDestinationNeverNamesTheToken(t *testing.T) {
+	t.Parallel()
 	s := newSender(t, googlechat.DefaultSettings(), channels.Env{})
 	a := s.Destination(channels.Channel{Secret: "https://chat.googleapis.com/v1/spaces/AAA/messages?key=K1&token=T1"})
 	b := s.Destination(channels.Channel{Secret: "https://chat.googleapis.com/v1/spaces/AAA/messages?key=K2&token=T2"})
@@ -253,6 +261,7 @@ func TestDestinationNeverNamesTheToken(t *testing.T) {
 // TestMessageFitsGoogleChat: a long text and a long table make a message
 // within Google Chat's 32,000 bytes, which the fake takes.
 func TestMessageFitsGoogleChat(t *testing.T) {
+	t.Parallel()
 	srv := channeltest.NewGoogleChatServer(t)
 	s := newSender(t, settings(srv.URL()), channels.Env{})
 	m := report(t, srv.Channel(), 120, false)

@@ -17,6 +17,7 @@ const workflow = "https://prod-12.westeurope.logic.azure.com:443/workflows/0a1b2
 // TestParseSecret: the workflow URL is checked by the webhook's guard and
 // kept as the secret; the configuration shows only its host.
 func TestParseSecret(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name  string
 		allow []string
@@ -60,6 +61,7 @@ func TestParseSecret(t *testing.T) {
 // TestParse: a configuration echoed back with its host keeps nothing of it,
 // and other fields are refused.
 func TestParse(t *testing.T) {
+	t.Parallel()
 	if out, err := teams.Descriptor.Parse(settings(), json.RawMessage(`{"host":"evil.example.com"}`)); err != nil || string(out) != `{"host":""}` {
 		t.Errorf("Parse of an echoed host = %s, %v", out, err)
 	}
@@ -71,6 +73,7 @@ func TestParse(t *testing.T) {
 // TestLinkReadsTheWebhookSection: linked, the section takes
 // webhook.allowNetworks; unlinked, plain http is refused.
 func TestLinkReadsTheWebhookSection(t *testing.T) {
+	t.Parallel()
 	wh := webhook.DefaultSettings()
 	wh.AllowNetworks = []string{"10.0.0.0/8"}
 	set := teams.DefaultSettings()
@@ -93,6 +96,7 @@ func TestLinkReadsTheWebhookSection(t *testing.T) {
 // TestDestinationNeverNamesTheSignature: one workflow is one destination,
 // named by its host and a digest of its path.
 func TestDestinationNeverNamesTheSignature(t *testing.T) {
+	t.Parallel()
 	s := newSender(t, settings(), channels.Env{})
 	d := s.Destination(channels.Channel{Secret: workflow})
 	other := s.Destination(channels.Channel{Secret: strings.Replace(workflow, "0a1b2c", "ffffff", 1)})

@@ -45,6 +45,7 @@ func newSender(t *testing.T, set *teams.Settings, env channels.Env) *teams.Sende
 }
 
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	channeltest.RunConformance(t, func(t *testing.T, log *slog.Logger) (channels.Sender, channeltest.Peer) {
 		return newSender(t, settings("127.0.0.0/8"), channels.Env{Logger: log, SendTimeout: 5 * time.Second}), channeltest.NewTeamsServer(t)
 	})
@@ -53,6 +54,7 @@ func TestConformance(t *testing.T) {
 // TestSenderKeepsAConnectionPerConcurrentSend: the section's sender keeps
 // as many connections to a workflow open as the kind runs sends at once.
 func TestSenderKeepsAConnectionPerConcurrentSend(t *testing.T) {
+	t.Parallel()
 	channeltest.CheckConnectionsKept(t, teams.Descriptor, settings("127.0.0.0/8"), channeltest.NewTeamsServer(t))
 }
 
@@ -98,6 +100,7 @@ func report(t *testing.T, ch channels.Channel, regions int, links bool) channels
 // action per file with its download link; the chart of the HTML body is no
 // file of its own.
 func TestCardShowsTheReport(t *testing.T) {
+	t.Parallel()
 	srv := channeltest.NewTeamsServer(t)
 	s := newSender(t, settings("127.0.0.0/8"), channels.Env{})
 	id, err := s.Send(t.Context(), report(t, srv.Channel(), 3, true))
@@ -131,6 +134,7 @@ func TestCardShowsTheReport(t *testing.T) {
 // TestCardWithoutLinksSaysTheFilesAreInTheConsole: without publicURL a
 // message has no download links, and the card says where the files are.
 func TestCardWithoutLinksSaysTheFilesAreInTheConsole(t *testing.T) {
+	t.Parallel()
 	srv := channeltest.NewTeamsServer(t)
 	if _, err := newSender(t, settings("127.0.0.0/8"), channels.Env{}).Send(t.Context(), report(t, srv.Channel(), 1, false)); err != nil {
 		t.Fatal(err)
@@ -145,6 +149,7 @@ func TestCardWithoutLinksSaysTheFilesAreInTheConsole(t *testing.T) {
 // says how many more the file has; a message that would pass Teams' 28 KB
 // shows fewer rows and less text, and the fake takes it.
 func TestCardCapsRowsAndFitsTeams(t *testing.T) {
+	t.Parallel()
 	srv := channeltest.NewTeamsServer(t)
 	s := newSender(t, settings("127.0.0.0/8"), channels.Env{})
 	m := report(t, srv.Channel(), 120, true)
@@ -168,6 +173,7 @@ func TestCardCapsRowsAndFitsTeams(t *testing.T) {
 // TestOutcomes: 200 and 202 deliver; 429 and 5xx may pass later after the
 // Retry-After; 408 too; other 4xx and redirects never will.
 func TestOutcomes(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		status     int
 		retryAfter string
@@ -223,6 +229,7 @@ func TestOutcomes(t *testing.T) {
 // address is refused when the sender connects, for good and without a
 // request; plain http outside webhook.allowNetworks is refused at save.
 func TestGuardAtConnect(t *testing.T) {
+	t.Parallel()
 	var requests atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { requests.Add(1) }))
 	t.Cleanup(srv.Close)

@@ -25,6 +25,7 @@ func withTemplate(tpl string) json.RawMessage {
 // when it is saved; one whose result is not JSON, or that does not compile,
 // is refused on "template" naming the line and column.
 func TestTemplateCheckedAtSave(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ name, tpl, want string }{
 		{"kept", "{\"text\": ${subject},\n \"n\": ${f:executeMetric('/svc/md/p/obj/1')}}", ""},
 		{"blank is none", "  \n", ""},
@@ -65,6 +66,7 @@ func TestTemplateCheckedAtSave(t *testing.T) {
 // without a value null, the variables from the run; the request is signed
 // as any other.
 func TestTemplateBody(t *testing.T) {
+	t.Parallel()
 	set := settings("127.0.0.0/8")
 	srv, got := receiver(t)
 	const tpl = `{"text": "#### ${subject}\n${text}", "value": ${f:executeMetric('/m/1')}, "none": ${f:executeMetric('/m/2')},` +
@@ -93,6 +95,7 @@ func TestTemplateBody(t *testing.T) {
 // TestREADMETemplates: the templates the README shows for Mattermost,
 // Discord and PagerDuty are kept at save.
 func TestREADMETemplates(t *testing.T) {
+	t.Parallel()
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ func jsonVars(subject string) map[string]string {
 }
 
 func TestRenderJSON(t *testing.T) {
+	t.Parallel()
 	const m = "f:executeMetric('a')"
 	cases := []struct {
 		name, src string
@@ -61,6 +62,7 @@ func TestRenderJSON(t *testing.T) {
 // fails at the line and column of the template that wrote the break, its
 // text or an expression.
 func TestRenderJSONSaysWhereTheJSONBroke(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, src  string
 		line, col  int
@@ -93,6 +95,7 @@ func TestRenderJSONSaysWhereTheJSONBroke(t *testing.T) {
 }
 
 func TestTemplateVariables(t *testing.T) {
+	t.Parallel()
 	for src, want := range map[string]string{
 		`${subscription.name}`: `unknown variable "subscription.name"`,
 		`${subscription}`:      `unknown variable "subscription"`,
