@@ -96,8 +96,8 @@ func (d *chatDemo) wantPDF(t *testing.T, link string) {
 }
 
 // TestTeamsDeliversTheDemoReport: a Teams channel (its workflow URL the
-// secret, plain http to loopback admitted by webhook.allowNetworks) added
-// to the demo's subscription gets an Adaptive Card the fake workflow takes:
+// secret, plain http to loopback admitted by webhook.allowNetworks) passes
+// its test and, added to the demo's subscription, gets an Adaptive Card the fake workflow takes:
 // the message, the revenue as a fact, the report's table with every region
 // and its revenue in the metric's format, and an "Open" action that
 // downloads the PDF. The run is delivered.
@@ -115,15 +115,23 @@ func TestTeamsDeliversTheDemoReport(t *testing.T) {
 			t.Errorf("%s: %s does not name %s", url, r.body, path)
 		}
 	}
-	sub := d.subscribe(t, d.addChannel(t, "teamsConfiguration", srv.URL(), srv.Host()))
+	channel := d.addChannel(t, "teamsConfiguration", srv.URL(), srv.Host())
+	// A test of the channel goes through the same sender, with the kept URL.
+	if ct := channelTest(t, d.admin.do("POST", channel+"/test", "")); ct["accepted"] != true || ct["providerId"] == "" {
+		t.Fatalf("the channel's test: %v (refused: %v)", ct, srv.Refused())
+	}
+	if c := srv.Cards(); len(c) != 1 || c[0].Texts[0] != "Test message from Herald" {
+		t.Fatalf("the test's card: %+v", c)
+	}
+	sub := d.subscribe(t, channel)
 	d.b.Clock.Advance(time.Minute)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cards, err := srv.Await(ctx, 1)
+	cards, err := srv.Await(ctx, 2)
 	if err != nil {
 		t.Fatalf("%v (refused: %v)", err, srv.Refused())
 	}
-	c := cards[0]
+	c := cards[1]
 	if texts := strings.Join(c.Texts, "\n"); !strings.Contains(texts, "Revenue so far: ") || !strings.Contains(texts, "Revenue by region") {
 		t.Errorf("texts = %q", c.Texts)
 	}
