@@ -64,8 +64,15 @@ type Config struct {
 	Channels map[string]channels.Settings `yaml:"-"`
 }
 
-// Section returns the configuration section of a channel kind.
-func (c *Config) Section(d *channels.Descriptor) channels.Settings { return c.Channels[d.Section] }
+// Section returns the configuration section of a channel kind, linked to
+// the sections it reads (see channels.Linked).
+func (c *Config) Section(d *channels.Descriptor) channels.Settings {
+	s := c.Channels[d.Section]
+	if l, ok := s.(channels.Linked); ok {
+		l.Link(func(key string) channels.Settings { return c.Channels[key] })
+	}
+	return s
+}
 
 // WarehouseConfig bounds DuckDB, which loads the data and computes every report.
 type WarehouseConfig struct {

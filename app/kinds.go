@@ -4,8 +4,10 @@ import (
 	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/channels/email"
 	"github.com/heraldhq/herald/channels/feedchat"
+	"github.com/heraldhq/herald/channels/googlechat"
 	"github.com/heraldhq/herald/channels/slack"
 	"github.com/heraldhq/herald/channels/sms"
+	"github.com/heraldhq/herald/channels/teams"
 	"github.com/heraldhq/herald/channels/webhook"
 )
 
@@ -18,4 +20,6 @@ var Kinds = channels.MustRegistry(
 	feedchat.Descriptor,
 	webhook.Descriptor,
 	slack.Descriptor,
+	teams.Descriptor,
+	googlechat.Descriptor,
 )

@@ -17,7 +17,7 @@ func TestKindsDescribeTheirForms(t *testing.T) {
 		keys := make([]string, 0, len(d.Fields))
 		for _, f := range d.Fields {
 			keys = append(keys, f.Key)
-			if !slices.Contains([]string{"email", "tel", "url", "password", "text"}, f.Type) || f.Label == "" {
+			if !slices.Contains([]string{"email", "tel", "url", "password", "text", "textarea"}, f.Type) || f.Label == "" {
 				t.Errorf("%s.%s: type %q, label %q", d.Kind, f.Key, f.Type, f.Label)
 			}
 			if (f.Key == d.Secret) != (f.Type == "password") {

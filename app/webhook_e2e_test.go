@@ -215,3 +215,72 @@ func TestWebhookRefusesEverySpecialPurposeAddress(t *testing.T) {
 		wantStatus(t, save(addr), 201)
 	}
 }
+
+// TestWebhookTemplate: a webhook channel's body template whose result is not
+// JSON is refused at save with a 400 on its field naming the line and
+// column; a template that is JSON is kept, and a fire posts what it renders:
+// the subject quoted and escaped, the metric's value as a raw number, the
+// subscription's URI, signed as any other request.
+func TestWebhookTemplate(t *testing.T) {
+	t.Parallel()
+	w := newSubWorldWith(t, func(c *app.Config) {
+		c.Channels["webhook"].(*webhook.Settings).AllowNetworks = []string{"127.0.0.0/8"}
+	})
+	var mu sync.Mutex
+	var bodies [][]byte
+	var bad []string
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		mu.Lock()
+		defer mu.Unlock()
+		if err := webhook.Verify("whsec-tpl", r.Header, body, w.b.Clock.Now(), 5*time.Minute); err != nil {
+			bad = append(bad, err.Error())
+		}
+		bodies = append(bodies, body)
+	}))
+	t.Cleanup(srv.Close)
+	save := func(tpl string) reply {
+		return w.jane.do("POST", w.janeURI+"/channelConfigurations", jsonString(map[string]any{"channelConfiguration": map[string]any{
+			"configuration": map[string]any{"webhookConfiguration": map[string]any{"url": srv.URL + "/hook", "secret": "whsec-tpl", "template": tpl}},
+			"meta":          map[string]any{"title": "Chat"}}}))
+	}
+	r := save("{\n  \"text\": \"${subject}\",\n  \"title\": \"\"${subscription.title}\"\"\n}")
+	wantStatus(t, r, 400)
+	e := r.errorBody(t)
+	if e["parameters"].([]any)[0] != "channelConfiguration.configuration.webhookConfiguration.template" ||
+		!strings.Contains(fmt.Sprint(e["message"]), "line 3, column 14: the result is not JSON") {
+		t.Errorf("error = %v", e)
+	}
+	metric := "${f:executeMetric('" + w.metricURI + "')}"
+	tpl := `{"text": "#### ${subject}", "value": ` + metric + `, "summary": ${subject + ': ' + text}, "uri": ${subscription.uri}}`
+	r = save(tpl)
+	wantStatus(t, r, 201)
+	ch := r.json(t)["channelConfiguration"].(map[string]any)
+	if got := ch["configuration"].(map[string]any)["webhookConfiguration"].(map[string]any)["template"]; got != tpl {
+		t.Errorf("the channel shows template %q", got)
+	}
+	m := &mdClient{t: t, b: w.admin, pid: w.pid, md: "/svc/md/" + w.pid}
+	wantStatus(t, m.load("dataset.stores", "full", storesCSV), 200)
+	wantStatus(t, m.load("dataset.sales", "full", salesCSV), 200)
+	r = w.jane.do("POST", w.subsBase, w.body(t, func(s map[string]any) {
+		s["triggers"] = []any{map[string]any{"timerEvent": map[string]any{"cronExpression": "0 */5 * * * *"}}}
+		s["channels"] = []any{ch["meta"].(map[string]any)["uri"]}
+		s["condition"] = map[string]any{"condition": map[string]any{"expression": "true"}}
+		s["subject"] = map[string]any{"template": map[string]any{"expression": `Revenue "alert"`}}
+		delete(s, "attachments")
+	}))
+	wantStatus(t, r, 201)
+	uri := r.json(t)["subscription"].(map[string]any)["meta"].(map[string]any)["uri"].(string)
+	w.b.Clock.Advance(5 * time.Minute)
+	waitFor(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(bodies) > 0
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	want := `{"text": "#### Revenue \"alert\"", "value": 35.5, "summary": "Revenue \"alert\": Revenue fell to 35.50", "uri": "` + uri + `"}`
+	if len(bad) > 0 || string(bodies[0]) != want {
+		t.Errorf("the receiver got %s (%v)\nwant %s", bodies[0], bad, want)
+	}
+}

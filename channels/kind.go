@@ -39,6 +39,15 @@ type Descriptor struct {
 	// to keep, which is also what the API shows; its errors are *FieldError with
 	// paths inside the wire object.
 	Parse func(s Settings, config json.RawMessage) (json.RawMessage, error)
+	// ParseSecret, for a kind whose secret is the address it sends to (a
+	// URL that carries its own signature, as a Teams workflow's does),
+	// validates the secret under the kind's settings and returns the
+	// configuration to keep: config, which Parse returned, with what may be
+	// shown of the address (its host). It runs on every save, with the
+	// secret given or, when the save leaves it out, the stored one; its
+	// errors are *FieldError on the secret's field. nil for a kind whose
+	// secret is a password or a token.
+	ParseSecret func(s Settings, config json.RawMessage, secret string) (json.RawMessage, error)
 	// Recipient names where a kept configuration sends to: an address, a
 	// number, a user name, a host.
 	Recipient func(config json.RawMessage) string
@@ -66,7 +75,8 @@ type Descriptor struct {
 type Field struct {
 	Key   string // the wire key, such as "to"
 	Label string // for people, such as "Recipient address"
-	// Type is the HTML input type: "email", "tel", "url", "password" or "text".
+	// Type is the HTML input type: "email", "tel", "url", "password" or
+	// "text"; or "textarea", for text of several lines.
 	Type        string
 	Placeholder string
 }
@@ -78,6 +88,15 @@ type Settings interface {
 	Validate() error
 	// Limits are the section's limits of sends.
 	SendLimits() Limits
+}
+
+// Linked is a Settings that reads another section of the configuration, as
+// a kind that posts through the webhook's guard reads webhook.allowNetworks.
+// The process calls Link, with every section by its key, before it hands
+// the section to the kind.
+type Linked interface {
+	Settings
+	Link(section func(key string) Settings)
 }
 
 // Limits bound the sends of one kind in one process. Kind sections embed it

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -64,9 +65,7 @@ func (c *Console) channelList(w http.ResponseWriter, q *req) error {
 		r := channelRow{ID: ch.ID(), Title: ch.Meta.Title, Verification: ch.Verification}
 		if d != nil {
 			r.Kind = d.Title
-			if len(d.Fields) > 0 {
-				r.To = fmt.Sprint(conf[recipientKey(d)])
-			}
+			r.To = recipient(d, conf)
 		}
 		rows = append(rows, r)
 	}
@@ -83,6 +82,26 @@ func (c *Console) channelList(w http.ResponseWriter, q *req) error {
 	}
 	c.render(w, q, http.StatusOK, "channels", map[string]any{"Title": "Channels", "Rows": rows, "Notice": msg})
 	return nil
+}
+
+// recipient says where a channel of kind d with the shown configuration
+// conf sends: its recipient field, or, when that field is the write-only
+// secret (a URL that carries its signature), what the kind shows of it.
+func recipient(d *channels.Descriptor, conf map[string]any) string {
+	if len(d.Fields) == 0 {
+		return ""
+	}
+	if key := recipientKey(d); key != d.Secret {
+		if v, ok := conf[key]; ok {
+			return fmt.Sprint(v)
+		}
+		return ""
+	}
+	raw, err := json.Marshal(conf)
+	if err != nil {
+		return ""
+	}
+	return d.Recipient(raw)
 }
 
 // recipientKey is the field that says where a kind sends: "to" when it has one.
@@ -122,10 +141,8 @@ type fieldForm struct {
 // chanFormOf fills the form: every kind's fields, the channel's values in its own.
 func (c *Console) chanFormOf(ch channel, isNew bool) *chanForm {
 	f := &chanForm{New: isNew, ID: ch.ID(), Title: ch.Meta.Title, Errors: map[string]string{}, Verification: ch.Verification}
-	if d, conf := c.kindOf(ch); d != nil && len(d.Fields) > 0 {
-		if v, ok := conf[recipientKey(d)].(string); ok {
-			f.To = v
-		}
+	if d, conf := c.kindOf(ch); d != nil {
+		f.To = recipient(d, conf)
 	}
 	for _, d := range c.opt.Kinds.All() {
 		k := kindForm{Wire: d.Wire, Title: d.Title, Secret: d.Secret}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"unicode/utf8"
 
@@ -161,14 +162,9 @@ func (s *Service) parseChannel(body *ChannelBody, ch *store.Channel, old *store.
 	rest, _ := json.Marshal(fields)
 	cfg, err := d.Parse(s.settings[d.Kind], rest)
 	if err != nil {
-		var fe *channels.FieldError
-		if errors.As(err, &fe) {
-			return invalid(strings.TrimSuffix(path+"."+fe.Field, "."), fe.Message)
-		}
-		return invalid(path, err.Error())
+		return fieldInvalid(path, err)
 	}
-	ch.Kind, ch.Config = string(d.Kind), cfg
-	ch.Recipient = s.mustConfirm(ch.Kind, cfg)
+	ch.Kind = string(d.Kind)
 	switch {
 	case d.Secret == "":
 		ch.Secret = nil
@@ -179,7 +175,42 @@ func (s *Service) parseChannel(body *ChannelBody, ch *store.Channel, old *store.
 	default:
 		return invalid(path+"."+d.Secret, "is required")
 	}
+	if d.ParseSecret != nil {
+		if cfg, err = s.parseSecret(d, cfg, secret, ch, path); err != nil {
+			return err
+		}
+	}
+	ch.Config = cfg
+	ch.Recipient = s.mustConfirm(ch.Kind, cfg)
 	return nil
+}
+
+// parseSecret runs the kind's ParseSecret over the secret given or, when
+// the body left it out, the one ch keeps.
+func (s *Service) parseSecret(d *channels.Descriptor, cfg json.RawMessage, secret *string, ch *store.Channel, path string) (json.RawMessage, error) {
+	var plain string
+	if secret != nil {
+		plain = *secret
+	} else {
+		var err error
+		if plain, err = s.box.OpenFor(ch.Secret, ch.ID); err != nil {
+			return nil, fmt.Errorf("channel %s: %w", ch.ID, err)
+		}
+	}
+	cfg, err := d.ParseSecret(s.settings[d.Kind], cfg, plain)
+	if err != nil {
+		return nil, fieldInvalid(path, err)
+	}
+	return cfg, nil
+}
+
+// fieldInvalid is a kind's error about a field of its configuration at path.
+func fieldInvalid(path string, err error) error {
+	var fe *channels.FieldError
+	if errors.As(err, &fe) {
+		return invalid(strings.TrimSuffix(path+"."+fe.Field, "."), fe.Message)
+	}
+	return invalid(path, err.Error())
 }
 
 // takeSecret removes the kind's secret field from fields and checks it.

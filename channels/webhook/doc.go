@@ -13,6 +13,13 @@
 // one that does not fit is listed with "omitted":"larger than webhook.maxInlineBytes" and no
 // content.
 //
+// A channel with a template ({"webhookConfiguration":{"url":…,"secret":…,"template":"{\"text\": ${subject}}"}})
+// posts what the template renders instead: JSON with ${...} expressions of the subscription's
+// template language over the metrics and TemplateVars, each written as a JSON value (a number
+// plainly, null without a value, a string quoted and escaped) or, inside a string of the
+// template's text, as the string's content. The template is rendered against a sample run when
+// the channel is saved, and refused, naming its line and column, when the result is not JSON.
+//
 // The request carries Content-Type: application/json, User-Agent: Herald-Webhook/1, the
 // delivery id in both Idempotency-Key and X-Herald-Delivery (a retry repeats it, so a receiver
 // drops ids it has seen), X-Herald-Timestamp with the time of sending in Unix seconds, and

@@ -6,19 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/netip"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/channels/egress"
 )
 
 // Kind is the webhook channel kind.
 const Kind channels.Kind = "webhook"
 
 // MaxURL is the longest endpoint URL, in bytes.
-const MaxURL = 2048
+const MaxURL = egress.MaxURL
 
 // DefaultMaxInlineBytes is the default of Settings.MaxInlineBytes: 4 MiB.
 const DefaultMaxInlineBytes = 4 << 20
@@ -28,12 +27,14 @@ const DefaultMaxInlineBytes = 4 << 20
 // {"webhookConfiguration":{"url":"https://hooks.example.com/herald","secret":"…"}}.
 type Endpoint struct {
 	URL string `json:"url"`
+	// Template, when set, is the body: JSON with ${...} expressions of the
+	// subscription's template language over TemplateVars (see
+	// jexl.Template.RenderJSON). Empty: the body is a Payload.
+	Template string `json:"template,omitempty"`
 }
 
 // Resolver looks up the addresses of a host name; *net.Resolver is one.
-type Resolver interface {
-	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
-}
+type Resolver = egress.Resolver
 
 // Settings is the webhook section of the configuration.
 type Settings struct {
@@ -75,10 +76,8 @@ func DefaultSettings() *Settings {
 // Validate names the wrong key.
 func (s *Settings) Validate() error {
 	var errs []error
-	for i, n := range s.AllowNetworks {
-		if _, err := netip.ParsePrefix(strings.TrimSpace(n)); err != nil {
-			errs = append(errs, fmt.Errorf("allowNetworks[%d]: %q is not a network in CIDR form, such as 10.0.0.0/8", i, n))
-		}
+	if err := egress.ValidateNetworks(s.AllowNetworks); err != nil {
+		errs = append(errs, err)
 	}
 	if s.CAFile != "" {
 		if _, err := loadCAs(s.CAFile); err != nil {
@@ -89,6 +88,15 @@ func (s *Settings) Validate() error {
 		errs = append(errs, fmt.Errorf("maxInlineBytes: must be 0 (no attachment inline) or more, got %d", s.MaxInlineBytes))
 	}
 	return errors.Join(append(errs, s.Limits.Validate())...)
+}
+
+// Egress is the guard's configuration the section holds: the webhook's
+// allowNetworks, which other kinds that post to a URL a channel names read
+// too, and the hooks tests set.
+func (s *Settings) Egress() egress.Config {
+	return egress.Config{AllowNetworks: s.AllowNetworks, Key: "webhook.allowNetworks", Name: "webhook",
+		NoCredentials: "requests are authenticated by their signature, and the URL is shown and logged where a secret is not",
+		Resolver:      s.Resolver, InterfaceAddrs: s.InterfaceAddrs, Dial: s.Dial}
 }
 
 // settingsOf returns the kind's settings from s, or the defaults when s is not
@@ -110,6 +118,8 @@ var Descriptor = channels.Descriptor{
 	Fields: []channels.Field{
 		{Key: "url", Label: "Endpoint URL", Type: "url", Placeholder: "https://hooks.example.com/herald"},
 		{Key: "secret", Label: "Signing secret", Type: "password"},
+		{Key: "template", Label: "Body template (JSON with ${…}; empty for Herald's own JSON)", Type: "textarea",
+			Placeholder: `{"text": ${subject}}`},
 	},
 	Settings: func() channels.Settings { return DefaultSettings() },
 	Parse: func(set channels.Settings, config json.RawMessage) (json.RawMessage, error) {
@@ -118,7 +128,12 @@ var Descriptor = channels.Descriptor{
 			return nil, err
 		}
 		e.URL = strings.TrimSpace(e.URL)
-		if _, err := newGuard(settingsOf(set)).checkURL(e.URL); err != nil {
+		if _, err := egress.New(settingsOf(set).Egress()).CheckURL(e.URL); err != nil {
+			return nil, err
+		}
+		if strings.TrimSpace(e.Template) == "" {
+			e.Template = ""
+		} else if _, err := parseTemplate(e.Template); err != nil {
 			return nil, err
 		}
 		return channels.Encode(e), nil
@@ -139,65 +154,4 @@ var Descriptor = channels.Descriptor{
 		}
 		return s, s.Close, nil
 	},
-}
-
-// checkURL validates an endpoint URL under the guard's networks; errors are
-// *channels.FieldError on "url". Host names are not resolved: the sender
-// checks their addresses when it connects.
-func (g *guard) checkURL(raw string) (*url.URL, error) {
-	const example = "such as https://hooks.example.com/herald"
-	if raw == "" {
-		return nil, channels.Invalid("url", "is required")
-	}
-	if len(raw) > MaxURL {
-		return nil, channels.Invalid("url", "must be at most %d characters", MaxURL)
-	}
-	u, err := url.Parse(raw)
-	if err != nil || !u.IsAbs() || u.Opaque != "" {
-		return nil, channels.Invalid("url", "must be an absolute https URL, %s", example)
-	}
-	if u.Scheme != "https" && u.Scheme != "http" {
-		return nil, channels.Invalid("url", "must be an https URL, %s; %q is not supported", example, u.Scheme+":")
-	}
-	if u.User != nil {
-		return nil, channels.Invalid("url", "must not hold credentials (user:password@): requests are authenticated by their signature, "+
-			"and the URL is shown and logged where a secret is not")
-	}
-	if u.Hostname() == "" {
-		return nil, channels.Invalid("url", "must name a host, %s", example)
-	}
-	if p := u.Port(); p != "" {
-		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
-			return nil, channels.Invalid("url", "port %s is not a port number", p)
-		}
-	}
-	addr, literal := parseAddr(u.Hostname())
-	if literal {
-		if why := g.refusal(addr); why != "" {
-			return nil, channels.Invalid("url", "%s is %s, refused unless webhook.allowNetworks admits it", addr, why)
-		}
-	} else if why := oddName(u.Hostname()); why != "" {
-		return nil, channels.Invalid("url", "%s %s", u.Hostname(), why)
-	}
-	if u.Scheme == "http" && (len(g.allow) == 0 || literal && !g.allowed(addr)) {
-		return nil, channels.Invalid("url", "must be https; plain http only to networks in webhook.allowNetworks")
-	}
-	return u, nil
-}
-
-// oddName says why a host that is not a literal address is no name to
-// resolve, or returns "": a name whose last label is a number (127.1,
-// 2130706433, 0x7f.1) is an address in a form some resolvers read and
-// others do not, and localhost names this host (RFC 6761).
-func oddName(host string) string {
-	host = strings.ToLower(strings.TrimSuffix(host, "."))
-	last := host[strings.LastIndexByte(host, '.')+1:]
-	if hex, ok := strings.CutPrefix(last, "0x"); ok && hex != "" && strings.Trim(hex, "0123456789abcdef") == "" ||
-		last != "" && strings.Trim(last, "0123456789") == "" {
-		return "is not a host name; write an IPv4 address as four decimal numbers"
-	}
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return "names this host, refused"
-	}
-	return ""
 }

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/channels/egress"
 )
 
 // DefaultTimeout bounds one send when channels.Env.SendTimeout is zero.
@@ -30,10 +31,9 @@ const DefaultTimeout = 30 * time.Second
 
 const (
 	userAgent     = "Herald-Webhook/1"
-	maxResponse   = 64 << 10  // bytes of a response read, headers and body each
-	maxQuoted     = 200       // bytes of an error response the log quotes
-	maxRetryAfter = time.Hour // longest Retry-After honoured
-	maxProviderID = 200       // longest X-Request-Id returned as it is
+	maxResponse   = 64 << 10 // bytes of a response read, headers and body each
+	maxQuoted     = 200      // bytes of an error response the log quotes
+	maxProviderID = 200      // longest X-Request-Id returned as it is
 	omittedNote   = "larger than webhook.maxInlineBytes"
 )
 
@@ -69,11 +69,12 @@ type Attachment struct {
 // at connect time as well as in the configuration. It is safe for
 // concurrent use.
 type Sender struct {
-	guard     *guard
+	guard     *egress.Guard
 	maxInline int64
 	timeout   time.Duration
 	now       func() time.Time
 	log       *slog.Logger
+	templates templates
 	secure    *http.Transport // for https endpoints
 	plain     *http.Transport // for http endpoints, in allowed networks only
 }
@@ -86,13 +87,13 @@ func New(set *Settings, env channels.Env) (*Sender, error) {
 		return nil, fmt.Errorf("webhook: %w", err)
 	}
 	s := &Sender{
-		guard:     newGuard(set),
+		guard:     egress.New(set.Egress()),
 		maxInline: set.MaxInlineBytes,
 		timeout:   env.SendTimeout,
 		now:       env.Now,
 		log:       env.Logger,
 	}
-	s.guard.host.warm()
+	s.guard.Warm()
 	if s.timeout <= 0 {
 		s.timeout = DefaultTimeout
 	}
@@ -102,12 +103,8 @@ func New(set *Settings, env channels.Env) (*Sender, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	var resolver Resolver = net.DefaultResolver
-	if set.Resolver != nil {
-		resolver = set.Resolver
-	}
-	s.secure = s.transport(resolver, false, set.Concurrency)
-	s.plain = s.transport(resolver, true, set.Concurrency)
+	s.secure = s.guard.Transport(false, set.Concurrency)
+	s.plain = s.guard.Transport(true, set.Concurrency)
 	if set.CAFile != "" {
 		roots, err := loadCAs(set.CAFile)
 		if err != nil {
@@ -116,19 +113,6 @@ func New(set *Settings, env channels.Env) (*Sender, error) {
 		s.secure.TLSClientConfig = &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
 	}
 	return s, nil
-}
-
-// transport is a pool of connections of the sender's own, conns kept to each
-// endpoint, without a proxy (which would dial on its own), over the guard's
-// dialer.
-func (s *Sender) transport(resolver Resolver, plain bool, conns int) *http.Transport {
-	t := channels.Transport(conns)
-	t.Proxy = nil
-	t.OnProxyConnectResponse = nil
-	t.DialTLSContext = nil
-	t.DialContext = s.guard.dialer(resolver, plain)
-	t.MaxResponseHeaderBytes = maxResponse
-	return t
 }
 
 // loadCAs returns the system's certificate pool with the PEM file's
@@ -188,14 +172,19 @@ func (s *Sender) Send(ctx context.Context, m channels.Message) (string, error) {
 	if err := m.Channel.Decode(&e); err != nil {
 		return "", err
 	}
-	u, err := s.guard.checkURL(e.URL)
+	u, err := s.guard.CheckURL(e.URL)
 	if err != nil {
 		return "", channels.Permanent(fmt.Errorf("webhook: channel %s: %w", m.Channel.ID, err))
 	}
 	if m.Channel.Secret == "" {
 		return "", channels.Permanent(fmt.Errorf("webhook: channel %s has no secret to sign with", m.Channel.ID))
 	}
-	body, err := s.body(m)
+	var body []byte
+	if e.Template != "" {
+		body, err = s.templated(m, e.Template)
+	} else {
+		body, err = s.body(m)
+	}
 	if err != nil {
 		return "", err
 	}
@@ -250,7 +239,7 @@ func (s *Sender) outcome(m channels.Message, host string, resp *http.Response, b
 	s.log.Info("webhook receiver refused", "delivery", m.DeliveryID, "channel", m.Channel.ID, "host", host,
 		"status", status, "body", excerpt(body, m.Channel.Secret))
 	if status == http.StatusRequestTimeout || status == http.StatusTooManyRequests || status >= 500 {
-		if d, ok := retryAfter(resp.Header.Get("Retry-After"), s.now()); ok {
+		if d, ok := egress.RetryAfter(resp.Header.Get("Retry-After"), s.now()); ok {
 			return "", channels.RetryAfter(err, d)
 		}
 		return "", err
@@ -350,21 +339,6 @@ func (s *Sender) attachment(a channels.Attachment, budget *int64) (Attachment, e
 	}
 	*budget -= out.Size
 	return out, nil
-}
-
-// retryAfter parses a Retry-After header, seconds or an HTTP date, into a
-// delay of at most maxRetryAfter.
-func retryAfter(v string, now time.Time) (time.Duration, bool) {
-	v = strings.TrimSpace(v)
-	var d time.Duration
-	if secs, err := strconv.ParseInt(v, 10, 64); err == nil && secs >= 0 {
-		d = time.Duration(min(secs, int64(maxRetryAfter/time.Second))) * time.Second
-	} else if at, err := http.ParseTime(v); err == nil {
-		d = at.Sub(now)
-	} else {
-		return 0, false
-	}
-	return min(max(d, 0), maxRetryAfter), true
 }
 
 // excerpt is the start of an error response for the log, with the secret,

@@ -42,6 +42,20 @@ func CompileValue(src string) (*Program, error) {
 	return &Program{prog: prog, tr: tr}, nil
 }
 
+// CompileValueVars is CompileValue for an expression that may also read the
+// text variables names (see Program.EvalVars).
+func CompileValueVars(src string, names []string) (*Program, error) {
+	tr, err := translateWith(src, names)
+	if err != nil {
+		return nil, err
+	}
+	prog, err := compile(tr)
+	if err != nil {
+		return nil, tr.exprError(err)
+	}
+	return &Program{prog: prog, tr: tr}, nil
+}
+
 // CompileCondition compiles an expression that must evaluate to true or false.
 //
 // As JEXL coerces strings, an expression that is nothing but the string literal "true" or
@@ -74,9 +88,12 @@ func CompileCondition(src string) (*Program, error) {
 // with expr.Operator makes expr check the tree repeatedly, and the repeated check loses errors
 // in nested calls such as max(abs()).)
 func compile(tr *translation, opts ...expr.Option) (*vm.Program, error) {
-	env := make(map[string]any, len(tr.vars))
+	env := make(map[string]any, len(tr.vars)+len(tr.nameVars))
 	for _, v := range tr.vars {
 		env[v] = float64(0)
+	}
+	for _, v := range tr.nameVars {
+		env[v] = ""
 	}
 	config := conf.CreateNew()
 	expr.Env(env)(config)
@@ -132,8 +149,19 @@ func (p *Program) singleMetric() (string, bool) {
 
 // Eval evaluates the expression with values holding the value of each metric URI. The result
 // is a float64, a string or a bool. A metric without a value is an error naming its URI.
-func (p *Program) Eval(values map[string]float64) (any, error) {
-	env := make(map[string]any, len(p.tr.vars))
+func (p *Program) Eval(values map[string]float64) (any, error) { return p.EvalVars(values, nil) }
+
+// EvalVars is Eval for an expression that reads text variables: vars holds
+// the value of each.
+func (p *Program) EvalVars(values map[string]float64, vars map[string]string) (any, error) {
+	env := make(map[string]any, len(p.tr.vars)+len(p.tr.nameVars))
+	for i, name := range p.tr.names {
+		v, ok := vars[name]
+		if !ok {
+			return nil, &Error{Pos: -1, Msg: fmt.Sprintf("no value for %q", name)}
+		}
+		env[p.tr.nameVars[i]] = v
+	}
 	for i, uri := range p.tr.metrics {
 		v, ok := values[uri]
 		if !ok {

@@ -16,9 +16,11 @@ const MaxTemplateLen = 64 << 10
 type Template struct {
 	parts   []part
 	metrics []string
+	names   []string // the text variables its expressions may read
 }
 
-// part is literal text or, when prog is set, an expression starting at byte offset pos.
+// part is literal text from byte offset pos of the source or, when prog is
+// set, an expression starting at byte offset pos.
 type part struct {
 	text string
 	prog *Program
@@ -31,16 +33,29 @@ type part struct {
 // An expression ends at the first "}" outside its string literals, so a "}" inside quotes
 // belongs to the expression. A backslash before "${" makes it literal text: `\${x}` renders
 // as `${x}`. Any other backslash, "$" or "}" is plain text.
-func ParseTemplate(src string) (*Template, error) {
+func ParseTemplate(src string) (*Template, error) { return parseTemplate(src, nil) }
+
+// ParseTemplateVars is ParseTemplate for a template whose expressions may
+// also read the text variables names, such as "subject" or
+// "subscription.title" (see RenderJSON).
+func ParseTemplateVars(src string, names []string) (*Template, error) {
+	return parseTemplate(src, names)
+}
+
+func parseTemplate(src string, names []string) (*Template, error) {
 	if len(src) > MaxTemplateLen {
 		return nil, &Error{Pos: -1, Msg: fmt.Sprintf("template is longer than %d bytes", MaxTemplateLen)}
 	}
 	if err := checkUTF8(src); err != nil {
 		return nil, err
 	}
-	t := &Template{}
+	t := &Template{names: names}
 	var text strings.Builder
+	start := 0 // of the literal text in text
 	for i := 0; i < len(src); {
+		if text.Len() == 0 {
+			start = i
+		}
 		switch {
 		case strings.HasPrefix(src[i:], `\${`):
 			text.WriteString("${")
@@ -51,7 +66,7 @@ func ParseTemplate(src string) (*Template, error) {
 				return nil, err
 			}
 			if text.Len() > 0 {
-				t.parts = append(t.parts, part{text: text.String()})
+				t.parts = append(t.parts, part{text: text.String(), pos: start})
 				text.Reset()
 			}
 			if err := t.addExpr(src[i+2:end], i+2); err != nil {
@@ -64,7 +79,7 @@ func ParseTemplate(src string) (*Template, error) {
 		}
 	}
 	if text.Len() > 0 {
-		t.parts = append(t.parts, part{text: text.String()})
+		t.parts = append(t.parts, part{text: text.String(), pos: start})
 	}
 	return t, nil
 }
@@ -101,7 +116,7 @@ func (t *Template) addExpr(src string, pos int) error {
 	if strings.TrimSpace(src) == "" {
 		return &Error{Pos: pos - 2, Msg: `empty expression "${}"`}
 	}
-	prog, err := CompileValue(src)
+	prog, err := CompileValueVars(src, t.names)
 	if err != nil {
 		return shift(err, pos)
 	}
@@ -150,7 +165,7 @@ func (t *Template) render(values map[string]float64, format func(uri string, v f
 			b.WriteString(p.text)
 			continue
 		}
-		v, err := p.prog.Eval(values)
+		v, err := p.prog.EvalVars(values, nil)
 		if err != nil {
 			return "", shift(err, p.pos)
 		}

@@ -3,6 +3,7 @@ package jexl
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -63,6 +64,8 @@ type translation struct {
 	metricPos []int    // byte offset of the first call of metrics[i]
 	spans     []span   // output token positions, ascending
 	literal   *string  // the value when the whole expression is one string literal
+	names     []string // distinct text variables read, in order of first appearance
+	nameVars  []string // expr variable holding the value of names[i]
 }
 
 // translator holds the state of one translate call.
@@ -73,19 +76,26 @@ type translator struct {
 	out   strings.Builder
 	outN  int // runes written to out
 	t     translation
+	// allowed are the text variables the expression may read, such as
+	// "subject" or "subscription.title".
+	allowed []string
 }
 
 // translate checks src against the language and rewrites it as expr source: metric calls
 // become variables, word operators become symbols, numbers become float literals and string
 // literals are copied byte for byte.
-func translate(src string) (*translation, error) {
+func translate(src string) (*translation, error) { return translateWith(src, nil) }
+
+// translateWith is translate for an expression that may also read the text
+// variables names, dotted ones (subscription.title) included.
+func translateWith(src string, names []string) (*translation, error) {
 	if len(src) > MaxLen {
 		return nil, &Error{Pos: -1, Msg: fmt.Sprintf("expression is longer than %d bytes", MaxLen)}
 	}
 	if err := checkUTF8(src); err != nil {
 		return nil, err
 	}
-	tr := &translator{src: src, runes: runeOffsets(src)}
+	tr := &translator{src: src, runes: runeOffsets(src), allowed: names}
 	toks, err := lexer.Lex(file.NewSource(src))
 	if err != nil {
 		return nil, tr.lexError(err)
@@ -256,15 +266,64 @@ func (tr *translator) identifier(i int) (int, error) {
 		return tr.metricCall(i)
 	case name == "executeMetric":
 		return 0, tr.fail(tok, "write executeMetric with its namespace: f:executeMetric('<metric uri>')")
+	case tr.varRoot(name):
+		return tr.variable(i)
 	case funcs[name] != nil:
 		if !tr.at(i+1).Is(lexer.Bracket, "(") {
 			return 0, tr.fail(tok, "%s is a function: write %s(...)", name, name)
 		}
 		tr.emit(tok, name)
 	default:
+		if len(tr.allowed) > 0 {
+			return 0, tr.fail(tok, "unknown word %q: %s, and the variables %s", name, usableWords, strings.Join(tr.allowed, ", "))
+		}
 		return 0, tr.fail(tok, "unknown word %q: %s", name, usableWords)
 	}
 	return 0, nil
+}
+
+// varRoot reports whether name is an allowed variable or the first part of
+// a dotted one.
+func (tr *translator) varRoot(name string) bool {
+	for _, v := range tr.allowed {
+		if v == name || strings.HasPrefix(v, name+".") {
+			return true
+		}
+	}
+	return false
+}
+
+// variable translates the text variable starting at toks[i], its dotted
+// parts joined, into the expr variable holding its value.
+func (tr *translator) variable(i int) (int, error) {
+	name, n := tr.toks[i].Value, 0
+	for tr.at(i+n+1).Is(lexer.Operator, ".") && tr.at(i+n+2).Kind == lexer.Identifier && tr.varRoot(name+"."+tr.at(i+n+2).Value) {
+		name += "." + tr.at(i+n+2).Value
+		n += 2
+	}
+	if !slices.Contains(tr.allowed, name) {
+		if tr.at(i+n+1).Is(lexer.Operator, ".") && tr.at(i+n+2).Kind == lexer.Identifier {
+			name += "." + tr.at(i+n+2).Value
+		}
+		return 0, tr.fail(tr.toks[i], "unknown variable %q: the template may read %s", name, strings.Join(tr.allowed, ", "))
+	}
+	from, to := tr.pos(tr.toks[i].From), tr.pos(tr.toks[i+n].To)
+	tr.emitFrom(from, to, tr.nameVar(name))
+	return n, nil
+}
+
+// nameVar returns the expr variable of the text variable name, allocating
+// one on its first appearance.
+func (tr *translator) nameVar(name string) string {
+	for j, n := range tr.t.names {
+		if n == name {
+			return tr.t.nameVars[j]
+		}
+	}
+	v := "s" + strconv.Itoa(len(tr.t.names))
+	tr.t.names = append(tr.t.names, name)
+	tr.t.nameVars = append(tr.t.nameVars, v)
+	return v
 }
 
 // metricCall translates f:executeMetric('<uri>') starting at toks[i] (the "f") into the

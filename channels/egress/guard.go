@@ -1,4 +1,4 @@
-package webhook
+package egress
 
 import (
 	"context"
@@ -13,28 +13,87 @@ import (
 	"github.com/heraldhq/herald/channels"
 )
 
-// guard decides which addresses a webhook may reach: none that is internal
-// to the network Herald runs in or not reachable on the internet at large
-// (see class), and none of this host's own (see hostAddrs), unless it lies in
-// one of the allowed networks.
-type guard struct {
-	allow []netip.Prefix
-	host  *hostAddrs
-	dial  func(ctx context.Context, network, addr string) (net.Conn, error)
+// Resolver looks up the addresses of a host name; *net.Resolver is one.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
 
-// newGuard parses the allowed networks of set; entries that do not parse,
-// which Settings.Validate reports, are left out.
-func newGuard(set *Settings) *guard {
-	g := &guard{host: thisHost, dial: set.Dial}
-	if set.InterfaceAddrs != nil {
-		g.host = &hostAddrs{read: set.InterfaceAddrs}
+// Config is what a Guard admits and how it connects.
+type Config struct {
+	// AllowNetworks lists networks in CIDR form that URLs may reach although
+	// they are internal or addresses of this host, and that plain http may be
+	// sent to; entries that do not parse (see ValidateNetworks) are left out.
+	AllowNetworks []string
+	// Key names AllowNetworks as the configuration file does, in refusals:
+	// "webhook.allowNetworks".
+	Key string
+	// Name starts the errors of a refused connection, such as "webhook".
+	Name string
+	// Example is a URL the kind takes, for errors: "https://hooks.example.com/herald".
+	Example string
+	// NoCredentials says, after "must not hold credentials (user:password@)",
+	// why a URL may not hold them; "" says nothing more.
+	NoCredentials string
+	// Resolver looks up host names when connecting; nil means net.DefaultResolver.
+	Resolver Resolver
+	// InterfaceAddrs lists this host's addresses, which are refused; nil
+	// means net.InterfaceAddrs.
+	InterfaceAddrs func() ([]net.Addr, error)
+	// Dial connects to an address the guard admitted; nil means a net.Dialer's.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+}
+
+// ValidateNetworks checks a list of networks in CIDR form; its errors name
+// the wrong entry as allowNetworks[i].
+func ValidateNetworks(list []string) error {
+	var errs []error
+	for i, n := range list {
+		if _, err := netip.ParsePrefix(strings.TrimSpace(n)); err != nil {
+			errs = append(errs, fmt.Errorf("allowNetworks[%d]: %q is not a network in CIDR form, such as 10.0.0.0/8", i, n))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Guard decides which addresses a URL a channel names may reach: none that
+// is internal to the network Herald runs in or not reachable on the internet
+// at large (see class), and none of this host's own (see hostAddrs), unless
+// it lies in one of the allowed networks. It is safe for concurrent use.
+type Guard struct {
+	allow    []netip.Prefix
+	key      string
+	name     string
+	noCreds  string
+	example  string
+	host     *hostAddrs
+	dial     func(ctx context.Context, network, addr string) (net.Conn, error)
+	resolver Resolver
+}
+
+// New returns the guard of c.
+func New(c Config) *Guard {
+	g := &Guard{host: thisHost, dial: c.Dial, key: c.Key, name: c.Name, noCreds: c.NoCredentials, resolver: c.Resolver,
+		example: c.Example}
+	if g.example == "" {
+		g.example = "https://hooks.example.com/herald"
+	}
+	if g.key == "" {
+		g.key = "allowNetworks"
+	}
+	if g.name == "" {
+		g.name = "egress"
+	}
+	if g.resolver == nil {
+		g.resolver = net.DefaultResolver
+	}
+	if c.InterfaceAddrs != nil {
+		g.host = &hostAddrs{read: c.InterfaceAddrs}
 	}
 	if g.dial == nil {
 		d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
 		g.dial = d.DialContext
 	}
-	for _, n := range set.AllowNetworks {
+	for _, n := range c.AllowNetworks {
 		p, err := netip.ParsePrefix(strings.TrimSpace(n))
 		if err != nil {
 			continue
@@ -48,8 +107,12 @@ func newGuard(set *Settings) *guard {
 	return g
 }
 
+// Warm reads this host's addresses unless they were read within a minute,
+// so that the first send does not wait for it.
+func (g *Guard) Warm() { g.host.warm() }
+
 // allowed reports whether a lies in an allowed network.
-func (g *guard) allowed(a netip.Addr) bool {
+func (g *Guard) allowed(a netip.Addr) bool {
 	a = a.Unmap().WithZone("")
 	for _, p := range g.allow {
 		if p.Contains(a) {
@@ -62,7 +125,7 @@ func (g *guard) allowed(a netip.Addr) bool {
 // refusal says why a may not be reached, or returns "" when it may: class
 // refuses it, or it is an address of this host or an IPv6 form of one, and
 // no allowed network holds it.
-func (g *guard) refusal(a netip.Addr) string {
+func (g *Guard) refusal(a netip.Addr) string {
 	a = a.Unmap().WithZone("")
 	if g.allowed(a) {
 		return ""
@@ -95,13 +158,13 @@ func parseAddr(host string) (netip.Addr, bool) {
 // cannot pass the check with one address and be dialled at another (DNS
 // rebinding). With plain, for http, every address must also lie in an
 // allowed network. A refused address is a permanent error.
-func (g *guard) dialer(resolver Resolver, plain bool) func(ctx context.Context, network, addr string) (net.Conn, error) {
+func (g *Guard) dialer(plain bool) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		host, port, err := net.SplitHostPort(addr)
 		if err != nil {
 			return nil, err
 		}
-		addrs, err := g.resolve(ctx, resolver, host)
+		addrs, err := g.resolve(ctx, host)
 		if err != nil {
 			return nil, err
 		}
@@ -127,11 +190,11 @@ func (g *guard) dialer(resolver Resolver, plain bool) func(ctx context.Context, 
 
 // resolve returns the addresses of host, unmapped: host itself when it is
 // a literal address.
-func (g *guard) resolve(ctx context.Context, resolver Resolver, host string) ([]netip.Addr, error) {
+func (g *Guard) resolve(ctx context.Context, host string) ([]netip.Addr, error) {
 	if a, ok := parseAddr(host); ok {
 		return []netip.Addr{a.Unmap()}, nil
 	}
-	addrs, err := resolver.LookupNetIP(ctx, "ip", host)
+	addrs, err := g.resolver.LookupNetIP(ctx, "ip", host)
 	if err != nil {
 		return nil, fmt.Errorf("resolve %s: %w", host, err)
 	}
@@ -146,16 +209,16 @@ func (g *guard) resolve(ctx context.Context, resolver Resolver, host string) ([]
 }
 
 // check refuses an address host resolved to, permanently.
-func (g *guard) check(host string, a netip.Addr, plain bool) error {
+func (g *Guard) check(host string, a netip.Addr, plain bool) error {
 	what := fmt.Sprintf("%s resolves to %s,", host, a)
 	if literal, ok := parseAddr(host); ok && literal.Unmap() == a {
 		what = fmt.Sprintf("%s is", a)
 	}
 	if why := g.refusal(a); why != "" {
-		return channels.Permanent(fmt.Errorf("webhook: %s %s, refused unless webhook.allowNetworks admits it", what, why))
+		return channels.Permanent(fmt.Errorf("%s: %s %s, refused unless %s admits it", g.name, what, why, g.key))
 	}
 	if plain && !g.allowed(a) {
-		return channels.Permanent(fmt.Errorf("webhook: %s outside webhook.allowNetworks, the only networks plain http is sent to; use https", what))
+		return channels.Permanent(fmt.Errorf("%s: %s outside %s, the only networks plain http is sent to; use https", g.name, what, g.key))
 	}
 	return nil
 }

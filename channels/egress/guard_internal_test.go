@@ -1,4 +1,4 @@
-package webhook
+package egress
 
 import (
 	"net"
@@ -79,7 +79,7 @@ func TestThisHostHasItsInterfaceAddresses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := newGuard(DefaultSettings())
+	g := New(Config{})
 	seen := 0
 	for _, n := range list {
 		ipn, ok := n.(*net.IPNet)
