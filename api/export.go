@@ -10,6 +10,7 @@ import (
 
 	"github.com/heraldhq/herald/analytics/export"
 	"github.com/heraldhq/herald/analytics/render"
+	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -48,7 +49,7 @@ func (s *Server) startExport(w http.ResponseWriter, r *http.Request, c *caller) 
 	if _, ok := export.Formats[strings.ToUpper(in.Format)]; !ok {
 		return badField("result_req.format", "must be one of PDF, CSV, PNG, XLS, HTML")
 	}
-	if err := s.authorizeProject(r, c, m[1], permProjectView); err != nil {
+	if err := s.authorizeProject(r, c, m[1], permProjectView, notify.Needs{Export: true}); err != nil {
 		return err
 	}
 	e, err := s.exporter.Start(r.Context(), m[1], m[2], in.Format)

@@ -6,54 +6,19 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/store"
 )
 
-// role is one of the project roles every project has. Role ids are the same
-// in every project; clients look roles up by identifier.
-type role struct {
-	id, identifier, title, summary string
-	kind                           callerKind
-	permissions                    []string
-}
-
-var (
-	roleAdmin = role{"2", store.RoleAdmin, "Admin", "Manages the project, its members and its data", kindProjectAdmin,
-		[]string{"canManageProject", "canInviteUserToProject", "canManageMetric", "canManageReport", "canManageReportDefinition",
-			"canManageLDM", "canExecute", "canExportReport", "canSeeOtherUserDetails", "canCreateSubscription"}}
-	roleEditor = role{"5", "editorRole", "Editor", "Changes the data model, metrics and reports", kindEditor,
-		[]string{"canManageMetric", "canManageReport", "canManageReportDefinition", "canManageLDM", "canExecute",
-			"canExportReport", "canSeeOtherUserDetails", "canCreateSubscription"}}
-	roleViewer = role{"3", "readOnlyUserRole", "Viewer", "Reads and executes reports", kindViewer,
-		[]string{"canExecute", "canExportReport", "canSeeOtherUserDetails", "canCreateSubscription"}}
-	roleDashboard = role{"4", "dashboardOnlyRole", "Embedded Dashboard Only", "Sees dashboards", kindViewer,
-		[]string{"canExecute"}}
-	roleExplorer = role{"6", "explorerRole", "Explorer", "Explores data without changing it", kindViewer,
-		[]string{"canExecute", "canExportReport", "canSeeOtherUserDetails", "canCreateSubscription"}}
-	roles = []role{roleAdmin, roleEditor, roleViewer, roleDashboard, roleExplorer}
-)
-
-func roleByID(id string) (role, bool) {
-	for _, r := range roles {
-		if r.id == id {
-			return r, true
-		}
-	}
-	return role{}, false
-}
-
-func roleByIdentifier(identifier string) (role, bool) {
-	for _, r := range roles {
-		if r.identifier == identifier {
-			return r, true
-		}
-	}
-	return role{}, false
-}
-
-func roleKind(identifier string) callerKind {
-	if r, ok := roleByIdentifier(identifier); ok {
-		return r.kind
+// roleKind is the kind of caller a level of roles makes.
+func roleKind(l notify.Level) callerKind {
+	switch l {
+	case notify.LevelManage:
+		return kindProjectAdmin
+	case notify.LevelEdit:
+		return kindEditor
+	case notify.LevelView:
+		return kindViewer
 	}
 	return kindOther
 }
@@ -63,36 +28,37 @@ func roleURI(pid, rid string) string { return projectURI(pid) + "/roles/" + rid 
 func roleURIs(pid string, identifiers []string) []string {
 	uris := make([]string, 0, len(identifiers))
 	for _, id := range identifiers {
-		if r, ok := roleByIdentifier(id); ok {
-			uris = append(uris, roleURI(pid, r.id))
+		if r, ok := notify.RoleByIdentifier(id); ok {
+			uris = append(uris, roleURI(pid, r.ID))
 		}
 	}
 	return uris
 }
 
 func (s *Server) listRoles(w http.ResponseWriter, r *http.Request, c *caller) error {
+	roles := notify.Roles()
 	uris := make([]string, 0, len(roles))
 	for _, ro := range roles {
-		uris = append(uris, roleURI(c.project.ID, ro.id))
+		uris = append(uris, roleURI(c.project.ID, ro.ID))
 	}
 	respond(w, r, http.StatusOK, map[string]any{"projectRoles": map[string]any{"roles": uris}})
 	return nil
 }
 
 func (s *Server) getRole(w http.ResponseWriter, r *http.Request, c *caller) error {
-	ro, ok := roleByID(r.PathValue("rid"))
+	ro, ok := notify.RoleByID(r.PathValue("rid"))
 	if !ok {
 		return notFound("projects", "Role %s not found", r.PathValue("rid"))
 	}
-	perms := make(map[string]string, len(ro.permissions))
-	for _, p := range ro.permissions {
+	perms := make(map[string]string, len(ro.Permissions))
+	for _, p := range ro.Permissions {
 		perms[p] = "1"
 	}
 	created := timestamp(c.project.Created)
 	respond(w, r, http.StatusOK, map[string]any{"projectRole": map[string]any{
 		"permissions": perms,
-		"meta": map[string]string{"identifier": ro.identifier, "title": ro.title, "summary": ro.summary,
-			"created": created, "updated": created, "uri": roleURI(c.project.ID, ro.id)},
+		"meta": map[string]string{"identifier": ro.Identifier, "title": ro.Title, "summary": ro.Summary,
+			"created": created, "updated": created, "uri": roleURI(c.project.ID, ro.ID)},
 	}})
 	return nil
 }
@@ -161,12 +127,8 @@ func (s *Server) listUserPermissions(w http.ResponseWriter, r *http.Request, c *
 		return err
 	}
 	perms := map[string]string{}
-	for _, id := range m.Roles {
-		if ro, ok := roleByIdentifier(id); ok {
-			for _, p := range ro.permissions {
-				perms[p] = "1"
-			}
-		}
+	for _, p := range notify.Permissions(m.Roles) {
+		perms[p] = "1"
 	}
 	respond(w, r, http.StatusOK, map[string]any{"associatedPermissions": map[string]any{"permissions": perms}})
 	return nil
@@ -225,7 +187,7 @@ func (s *Server) updateProjectUsers(w http.ResponseWriter, r *http.Request, c *c
 		ch.Add = add
 		changes[i], uris[i] = ch, profileURI(ch.UserID)
 	}
-	results, err := s.store.ApplyMemberChanges(r.Context(), c.project.ID, roleAdmin.identifier, changes, s.now())
+	results, err := s.store.ApplyMemberChanges(r.Context(), c.project.ID, notify.RoleAdmin, changes, s.now())
 	if err != nil {
 		return err
 	}
@@ -274,11 +236,12 @@ func parseUserChange(pid, path string, it *userChange, add bool) (store.MemberCh
 		ch.Roles = []string{}
 		for j, uri := range *it.Content.UserRoles {
 			rid, ok := strings.CutPrefix(uri, roleURI(pid, ""))
-			ro, found := roleByID(rid)
+			ro, found := notify.RoleByID(rid)
 			if !ok || !found {
-				return ch, badField(fmt.Sprintf("%s.content.userRoles[%d]", path, j), "must be a role URI of this project, e.g. "+roleURI(pid, roleViewer.id))
+				viewer, _ := notify.RoleByIdentifier(notify.RoleViewer)
+				return ch, badField(fmt.Sprintf("%s.content.userRoles[%d]", path, j), "must be a role URI of this project, e.g. "+roleURI(pid, viewer.ID))
 			}
-			ch.Roles = append(ch.Roles, ro.identifier)
+			ch.Roles = append(ch.Roles, ro.Identifier)
 		}
 	}
 	if add && len(ch.Roles) == 0 {
