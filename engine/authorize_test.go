@@ -163,3 +163,29 @@ func TestRunsAsTheOwner(t *testing.T) {
 		}
 	})
 }
+
+// TestRefusedBurstExecutesNothing: in the pipeline, which starts the
+// metrics a batch of claimed runs needs ahead of them, a run whose owner the
+// decision refuses has nothing executed as that owner either.
+func TestRefusedBurstExecutesNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := newBundle(t)
+		b.exec.set(m1, 50)
+		b.member(t, "u2", notify.RoleViewer)
+		for i := range 10 {
+			b.subscribe(t, fmt.Sprintf("s%d", i), "0 0 * * * *", "f:executeMetric('"+m1+"') > 10", "x", func(s *store.Subscription) {
+				s.Owner, s.Channels = "u2", []string{"mail-u2"}
+			})
+		}
+		b.change(t, store.MemberChange{UserID: "u2", Status: store.MemberDisabled})
+		b.runFor(t, time.Hour)
+		for i := range 10 {
+			if runs := b.runs(t, fmt.Sprintf("s%d", i)); len(runs) != 1 || runs[0].State != store.RunFailed {
+				t.Fatalf("s%d runs = %+v", i, runs)
+			}
+		}
+		if n := b.exec.executions(Principal{User: "u2", Project: b.project}); n != 0 {
+			t.Errorf("%d executions as a refused owner", n)
+		}
+	})
+}
