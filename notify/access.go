@@ -253,14 +253,20 @@ type Named struct {
 	Field string
 }
 
+// The categories Metric and Report take, shared: a burst names thousands.
+var (
+	metricCategories = []string{"metric"}
+	reportCategories = []string{"report", "reportDefinition"}
+)
+
 // Metric names the metric at uri, named in field.
 func Metric(uri, field string) Named {
-	return Named{URI: uri, Categories: []string{"metric"}, Noun: "metric", Field: field}
+	return Named{URI: uri, Categories: metricCategories, Noun: "metric", Field: field}
 }
 
 // Report names the report or report definition at uri, named in field.
 func Report(uri, field string) Named {
-	return Named{URI: uri, Categories: []string{"report", "reportDefinition"}, Noun: "report", Field: field}
+	return Named{URI: uri, Categories: reportCategories, Noun: "report", Field: field}
 }
 
 // Refusal codes: why a principal may not run an execution.
