@@ -11,6 +11,10 @@
 // files took.
 //
 //	go run ./bench/reportmail [-subs 1000] [-report report.revenue_by_region] [-formats PDF,XLS]
+//	go run ./bench/reportmail -rows 200000 -subs 50 -formats CSV,XLS
+//
+// With -rows, the subscriptions attach a report of that many rows instead,
+// one per sale of a generated dataset in a project of its own: large files.
 package main
 
 import (
@@ -43,6 +47,7 @@ func main() {
 	nsubs := flag.Int("subs", 1000, "subscriptions")
 	report := flag.String("report", "report.revenue_by_region", "identifier of the demo report to attach")
 	formats := flag.String("formats", "PDF,XLS", "formats to attach, comma-separated")
+	rows := flag.Int("rows", 0, "attach a generated report of this many rows instead of the demo's")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the burst, from the instant to the last mail, to this file")
 	flag.Parse()
 	ctx := context.Background()
@@ -69,6 +74,9 @@ func main() {
 		log.Fatal(err)
 	}
 	uri := reportURI(ctx, h, *report)
+	if *rows > 0 {
+		uri, *report = bigReport(ctx, h, *rows), fmt.Sprintf("a report of %d rows", *rows)
+	}
 	subscribe(ctx, h.App.Store(), uri, strings.Split(*formats, ","), *nsubs,
 		strings.TrimPrefix(h.Profile, "/svc/account/profile/"), clock.Now())
 	stop()
