@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"net/http"
 
 	"github.com/heraldhq/herald/engine"
@@ -194,6 +195,10 @@ func (s *Server) previewSubscription(w http.ResponseWriter, r *http.Request, c *
 		return newError(http.StatusServiceUnavailable, classUnavailable, "subscriptions", "Preview is not available: the engine is not running")
 	}
 	p, err := s.previewer.Preview(r.Context(), sub)
+	var refusal *notify.Refusal
+	if errors.As(err, &refusal) {
+		return forbidden("subscriptions", "The subscription cannot be evaluated: %s", refusal.Reason("its owner"))
+	}
 	if err != nil {
 		return newError(http.StatusBadGateway, classUnavailable, "subscriptions", "The subscription could not be evaluated: %s", err.Error())
 	}

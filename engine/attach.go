@@ -2,9 +2,9 @@ package engine
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -28,16 +28,16 @@ type attached struct {
 	inline inlineReport
 }
 
-// attach exports report a for a run at instant at. Every run of that instant
-// that attaches the report shares one execution, one file per format and one
-// body fragment (the memos), and the files are written once, into a folder
-// of the report and instant, which the runs reference. The files are asked
-// for at once, so that the run waits for the slowest render, not for their
-// sum.
-func (e *Engine) attach(ctx context.Context, a store.ReportAttachment, at time.Time) (attached, error) {
+// attach exports report a for a run at instant at, as principal p. Every
+// run of that instant that attaches the report shares one execution, one
+// file per format and one body fragment (the memos), and each file is
+// written once, streamed into the engine's file store, which the runs
+// reference. The files are asked for at once, so that the run waits for the
+// slowest render, not for their sum.
+func (e *Engine) attach(ctx context.Context, p Principal, a store.ReportAttachment, at time.Time) (attached, error) {
 	res, err := e.reports.do(ctx, a.Report, at, func(ctx context.Context) (ReportResult, error) {
 		e.metrics.reportExecutions.Inc()
-		return e.executor().ExecuteReport(ctx, a.Report)
+		return e.analytics.ExecuteReport(ctx, p, a.Report)
 	})
 	if err != nil {
 		return attached{}, err
@@ -53,7 +53,6 @@ func (e *Engine) attach(ctx context.Context, a store.ReportAttachment, at time.T
 	if res.Chart {
 		formats = append(formats, render.FormatPNG)
 	}
-	dir := filepath.Join(e.cfg.FilesDir, sharedFolder(a.Report, at))
 	files := make([]store.Attachment, len(formats))
 	errs := make([]error, len(formats))
 	var wg sync.WaitGroup
@@ -61,7 +60,7 @@ func (e *Engine) attach(ctx context.Context, a store.ReportAttachment, at time.T
 		wg.Go(func() {
 			files[i], errs[i] = e.files.do(ctx, fileKey{a.Report, format}, at, func(ctx context.Context) (store.Attachment, error) {
 				e.metrics.reportFiles.WithLabelValues(format).Inc()
-				return e.executor().Export(ctx, res, format, dir)
+				return e.export(ctx, p, res, format)
 			})
 		})
 	}
@@ -97,11 +96,31 @@ func (e *Engine) attach(ctx context.Context, a store.ReportAttachment, at time.T
 	return out, nil
 }
 
-// sharedFolder is the folder of a report's files at an instant, under the
-// engine's files folder: old folders are pruned after the retention period.
-func sharedFolder(report string, at time.Time) string {
-	sum := sha256.Sum256([]byte(report))
-	return "at" + strconv.FormatInt(at.Unix(), 10) + "-" + hex.EncodeToString(sum[:6])
+// export renders an executed report in format straight into the file store;
+// a report without data gives an Attachment with no Path.
+func (e *Engine) export(ctx context.Context, p Principal, res ReportResult, format string) (store.Attachment, error) {
+	var x Export
+	path, err := e.runFiles.write(func(w io.Writer) error {
+		var err error
+		x, err = e.analytics.ExportReport(ctx, p, res, format, w)
+		return err
+	})
+	if errors.Is(err, ErrNoData) {
+		return store.Attachment{}, nil
+	}
+	if err != nil {
+		return store.Attachment{}, err
+	}
+	return store.Attachment{Name: safeName(x.Name, format), ContentType: x.ContentType, Path: path}, nil
+}
+
+// safeName keeps a file name from the service to one path element.
+func safeName(name, format string) string {
+	name = filepath.Base(strings.ReplaceAll(name, "\\", "/"))
+	if name == "." || name == "/" || name == "" {
+		name = "report." + strings.ToLower(format)
+	}
+	return name
 }
 
 // folderInstant reads the instant back from a folder's name (see sharedFolder).

@@ -16,7 +16,8 @@ import (
 	"github.com/heraldhq/herald/store"
 )
 
-// Run stages, recorded with a failure so a person sees where it broke.
+// Run stages, recorded with a failure so a person sees where it broke. A
+// fire the access decision refused fails in notify.StageAuthorize.
 const (
 	stageMembership = "membership"
 	stageEvaluate   = "evaluate"
@@ -172,15 +173,24 @@ func (e *Engine) execute(ctx context.Context, run store.Run, d *RunDetail, st *s
 	if err != nil {
 		return nil, store.RunFailed, &stageError{stageMembership, err}
 	}
-	if reason, err := e.cannotFire(ctx, sub); err != nil {
-		return nil, store.RunFailed, &stageError{stageMembership, err}
-	} else if reason != "" {
-		d.Reason = reason
-		return nil, store.RunSkipped, nil
+	p, err := e.programs.get(sub.Def)
+	if err != nil {
+		return nil, store.RunFailed, &stageError{stageEvaluate, err}
 	}
+	switch dec, err := e.authorize(ctx, sub, p, run.ScheduledAt); {
+	case err != nil:
+		return nil, store.RunFailed, &stageError{stageMembership, err}
+	case dec.skip != "":
+		d.Reason = dec.skip
+		return nil, store.RunSkipped, nil
+	case dec.refusal != nil:
+		e.metrics.refused.WithLabelValues(dec.refusal.Code).Inc()
+		return nil, store.RunFailed, &stageError{notify.StageAuthorize, dec.refusal}
+	}
+	owner := ownerOf(sub)
 
 	start := time.Now()
-	ev, err := e.evaluate(ctx, sub, run.ScheduledAt)
+	ev, err := e.evaluate(ctx, owner, sub, run.ScheduledAt)
 	d.TimingsMS[stageEvaluate] = time.Since(start).Milliseconds()
 	d.Values = ev.detailValues()
 	if err != nil {
@@ -212,7 +222,7 @@ func (e *Engine) execute(ctx context.Context, run store.Run, d *RunDetail, st *s
 	}
 	var reports []inlineReport
 	for _, a := range attachments {
-		got, err := e.attach(ctx, a, run.ScheduledAt)
+		got, err := e.attach(ctx, owner, a, run.ScheduledAt)
 		if err != nil {
 			return nil, store.RunFailed, &stageError{stageExport, fmt.Errorf("export %s: %w", a.Report, err)}
 		}
@@ -249,14 +259,6 @@ func (e *Engine) execute(ctx context.Context, run store.Run, d *RunDetail, st *s
 	return deliveries, store.RunQueued, nil
 }
 
-// cannotFire returns why the subscription's owner may no longer have it fire
-// (not an enabled member, project deleted), or "", read at most a second ago.
-func (e *Engine) cannotFire(ctx context.Context, sub store.Subscription) (string, error) {
-	return e.owners.get(ctx, [2]string{sub.ProjectID, sub.Owner}, func(ctx context.Context) (string, error) {
-		return e.domain.CannotFire(ctx, sub.ProjectID, sub.Owner)
-	})
-}
-
 // evaluation is what a run computed: the metric values and the condition.
 type evaluation struct {
 	programs  *programs
@@ -281,16 +283,16 @@ func (ev evaluation) detailValues() map[string]*float64 {
 }
 
 // evaluate runs every metric the subscription names (once per metric and
-// instant, however many subscriptions ask) and its condition.
-func (e *Engine) evaluate(ctx context.Context, sub store.Subscription, at time.Time) (evaluation, error) {
+// instant, however many subscriptions ask), as principal p, and its condition.
+func (e *Engine) evaluate(ctx context.Context, p Principal, sub store.Subscription, at time.Time) (evaluation, error) {
 	ev := evaluation{values: map[string]float64{}, nulls: map[string]bool{}, formats: map[string]string{}}
-	p, err := e.programs.get(sub.Def)
+	progs, err := e.programs.get(sub.Def)
 	if err != nil {
 		return ev, err
 	}
-	ev.programs = p
-	for _, uri := range p.metrics {
-		v, err := e.memo.do(ctx, uri, at, e.executeMetric(uri))
+	ev.programs = progs
+	for _, uri := range progs.metrics {
+		v, err := e.memo.do(ctx, uri, at, e.executeMetric(p, uri))
 		if err != nil {
 			return ev, fmt.Errorf("execute %s: %w", uri, err)
 		}
@@ -301,12 +303,12 @@ func (e *Engine) evaluate(ctx context.Context, sub store.Subscription, at time.T
 			ev.values[uri] = v.Number
 		}
 	}
-	for _, uri := range p.cond.Metrics() {
+	for _, uri := range progs.cond.Metrics() {
 		if ev.nulls[uri] {
 			return ev, nil // a condition over a metric without a value does not hold
 		}
 	}
-	ev.condition, err = p.cond.EvalBool(ev.values)
+	ev.condition, err = progs.cond.EvalBool(ev.values)
 	if err != nil {
 		return ev, fmt.Errorf("condition: %w", err)
 	}

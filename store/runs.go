@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -212,6 +213,33 @@ func (s *Store) PendingInstants(ctx context.Context, before time.Time) (map[int6
 	}, `SELECT DISTINCT scheduled_at FROM deliveries WHERE state = 'pending' AND scheduled_at < ?`, before.Unix())
 	if err != nil {
 		return nil, fmt.Errorf("pending instants: %w", err)
+	}
+	return out, nil
+}
+
+// PendingFiles returns the paths of the files attached to the deliveries of
+// instants before before that are still pending.
+func (s *Store) PendingFiles(ctx context.Context, before time.Time) (map[string]bool, error) {
+	out := map[string]bool{}
+	err := eachRow(ctx, s.r, func(r scanner) error {
+		var payload string
+		if err := r.Scan(&payload); err != nil {
+			return err
+		}
+		var p struct {
+			Attachments []Attachment `json:"attachments"`
+		}
+		if err := json.Unmarshal([]byte(payload), &p); err != nil {
+			return err
+		}
+		for _, a := range p.Attachments {
+			out[a.Path] = true
+		}
+		return nil
+	}, `SELECT p.payload FROM deliveries d JOIN delivery_payloads p ON p.delivery_id = d.id
+		WHERE d.state = 'pending' AND d.scheduled_at < ?`, before.Unix())
+	if err != nil {
+		return nil, fmt.Errorf("pending files: %w", err)
 	}
 	return out, nil
 }
