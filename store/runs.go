@@ -251,8 +251,8 @@ type SubscriptionState struct {
 	// subscription reads with f:previous, as its last evaluated run saw
 	// them (nil: no value); nil before the first.
 	LastValues map[string]*float64
-	Failures      int   // failed runs in a row
-	Unhealthy     bool
+	Failures   int // failed runs in a row
+	Unhealthy  bool
 }
 
 // State returns the subscription's state; a subscription never run has the zero state.
