@@ -80,7 +80,7 @@ func (x *testExec) ExportReport(_ context.Context, p Principal, res ReportResult
 	took := x.exportTime
 	x.mu.Unlock()
 	time.Sleep(took)
-	data := "%PDF " + res.ID + " " + format
+	data := string(signatures[format]) + " " + res.ID + " " + format // a file that starts as its format's do
 	if format == "HTML" {
 		data = "<table><tr><td>" + res.ID + "</td></tr></table>" + render.ChartSlot
 	}
