@@ -84,7 +84,7 @@ type Service struct {
 	confirms  *limiter      // confirmations sent again, per recipient
 	verifying bool          // recipients confirm before their channels send
 	dates     Dates
-	trusted   []string      // mail domains that need no confirmation, in lower case
+	trusted   []string // mail domains that need no confirmation, in lower case
 
 	mu         sync.Mutex
 	scheduler  Scheduler
