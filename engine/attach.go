@@ -27,6 +27,7 @@ type attached struct {
 	files  []store.Attachment // in the order of the formats
 	inline inlineReport
 	latest int64 // for newRowsBy: the latest day the files hold
+	data   string // for sendWhen changed: the digest of the report's data (attachOpts.data)
 }
 
 // attach exports report a for a run at instant at, as principal p. Every
@@ -36,7 +37,8 @@ type attached struct {
 // reference. The files are asked for at once, so that the run waits for the
 // slowest render, not for their sum. An attachment that keeps only new rows
 // keeps those after day after.
-func (e *Engine) attach(ctx context.Context, p Principal, a store.ReportAttachment, at time.Time, after int64) (attached, error) {
+func (e *Engine) attach(ctx context.Context, p Principal, a store.ReportAttachment, at time.Time, opt attachOpts) (attached, error) {
+	after := opt.after
 	key := reportKey(a, after)
 	res, err := e.reports.do(ctx, key, at, func(ctx context.Context) (ReportResult, error) {
 		e.metrics.reportExecutions.Inc()
@@ -56,6 +58,7 @@ func (e *Engine) attach(ctx context.Context, p Principal, a store.ReportAttachme
 	if res.Chart {
 		formats = append(formats, render.FormatPNG)
 	}
+	formats, csv := withData(formats, opt)
 	files := make([]store.Attachment, len(formats))
 	errs := make([]error, len(formats))
 	var wg sync.WaitGroup
@@ -79,6 +82,9 @@ func (e *Engine) attach(ctx context.Context, p Principal, a store.ReportAttachme
 		}
 	}
 	out := attached{files: files[:n], latest: res.latest}
+	if out.data, err = dataDigest(files, errs, csv); err != nil {
+		return out, err
+	}
 	if errs[html] != nil {
 		return out, fmt.Errorf("as HTML: %w", errs[html])
 	}

@@ -69,7 +69,7 @@ func (c *checks) shape(cid string, p *store.Payload) (*store.Marks, bool) {
 	if !c.marking {
 		return nil, true
 	}
-	m := &store.Marks{Digest: digest(*p), HighWater: g.highWater}
+	m := &store.Marks{Digest: digest(*p, g.data), HighWater: g.highWater}
 	if last, ok := c.marks[cid]; ok && c.sub.Def.SendWhen == store.SendChanged && last.Digest == m.Digest {
 		if last.At.After(c.unchanged) {
 			c.unchanged = last.At
@@ -122,20 +122,39 @@ func (c *checks) finish(ctx context.Context, e *Engine, run store.Run, ds []stor
 	return append(ds, n), reason + "; the owner was told", nil
 }
 
-// digest sums up what a message holds: its subject, text and HTML, and each
-// file's name, type and content (the store names a file by its content's
-// digest); not its links, which are new for every message.
-func digest(p store.Payload) string {
+// compares reports whether the run compares its messages with the last
+// sent (sendWhen changed).
+func (c *checks) compares() bool { return c.sub.Def.SendWhen == store.SendChanged }
+
+// digest sums up what a message holds: its subject, text and HTML, each
+// file's name and type, and its content (the store names a file by its
+// content's digest) or, for a PDF or a workbook, which hold the time they
+// were made, the data they show (data, a digest per attachment); not its
+// links, which are new for every message.
+func digest(p store.Payload, data []string) string {
 	h := sha256.New()
+	write := func(s string) { fmt.Fprintf(h, "%d:%s", len(s), s) }
 	for _, s := range []string{p.Subject, p.Text, p.HTML} {
-		fmt.Fprintf(h, "%d:%s", len(s), s)
+		write(s)
 	}
 	for _, a := range p.Attachments {
-		for _, s := range []string{a.Name, a.ContentType, a.ContentID, filepath.Base(a.Path)} {
-			fmt.Fprintf(h, "%d:%s", len(s), s)
+		write(a.Name)
+		write(a.ContentType)
+		write(a.ContentID)
+		if !timestamped[a.ContentType] {
+			write(filepath.Base(a.Path))
 		}
 	}
+	for _, d := range data {
+		write(d)
+	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// timestamped are the types of files that hold the time they were made.
+var timestamped = map[string]bool{
+	render.ContentType(render.FormatPDF): true,
+	render.ContentType(render.FormatXLS): true,
 }
 
 // renderError is a report file that could not be rendered or came out
@@ -254,4 +273,41 @@ func (ev evaluation) previousValues() map[string]*float64 {
 		}
 	}
 	return out
+}
+
+// attachOpts are what a run asks of an attachment beyond its files.
+type attachOpts struct {
+	after int64 // newRowsBy: the day its rows start after
+	// data asks for the digest of the report's data: the name of its CSV
+	// rendering in the file store, which holds no time of its making as a
+	// PDF or a workbook does (sendWhen changed).
+	data bool
+}
+
+// withData returns formats with the CSV the data digest is taken of, added
+// when opt asks for the digest and the attachment has none, and its index;
+// -1 when opt does not ask.
+func withData(formats []string, opt attachOpts) ([]string, int) {
+	if !opt.data {
+		return formats, -1
+	}
+	if i := slices.Index(formats, render.FormatCSV); i >= 0 {
+		return formats, i
+	}
+	return append(formats, render.FormatCSV), len(formats)
+}
+
+// dataDigest is the digest of the report's data: the name of its CSV file,
+// files[csv]; "" when it is not asked for or the report has no data.
+func dataDigest(files []store.Attachment, errs []error, csv int) (string, error) {
+	if csv < 0 {
+		return "", nil
+	}
+	if errs[csv] != nil {
+		return "", fmt.Errorf("as CSV: %w", errs[csv])
+	}
+	if files[csv].Path == "" {
+		return "", nil
+	}
+	return filepath.Base(files[csv].Path), nil
 }

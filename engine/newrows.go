@@ -63,6 +63,7 @@ type group struct {
 	html        string
 	empty       bool
 	highWater   map[string]int64
+	data        []string // the digest of each attachment's data, for sendWhen changed
 }
 
 // groups sorts the channels of sub into groups by the marks marks holds of

@@ -231,11 +231,11 @@ func (e *Engine) execute(ctx context.Context, run store.Run, d *RunDetail, st *s
 		latest := map[string]int64{}
 		g.first = len(d.Files)
 		for _, a := range attachments {
-			got, err := e.attach(ctx, owner, a, run.ScheduledAt, g.after[markKey(a)])
+			got, err := e.attach(ctx, owner, a, run.ScheduledAt, attachOpts{after: g.after[markKey(a)], data: chk.compares()})
 			if err != nil {
 				return nil, store.RunFailed, exportFailure(a, err)
 			}
-			latest[markKey(a)] = got.latest
+			latest[markKey(a)], g.data = got.latest, append(g.data, got.data)
 			d.Files = append(d.Files, got.files...)
 			r := got.inline
 			if r.html == "" {
