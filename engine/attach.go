@@ -26,7 +26,7 @@ type fileKey struct {
 type attached struct {
 	files  []store.Attachment // in the order of the formats
 	inline inlineReport
-	latest int64 // for newRowsBy: the latest day the files hold
+	latest int64  // for newRowsBy: the latest day the files hold
 	data   string // for sendWhen changed: the digest of the report's data (attachOpts.data)
 }
 
