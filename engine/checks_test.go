@@ -137,3 +137,38 @@ func TestNewRowsPerChannel(t *testing.T) {
 		}
 	})
 }
+
+// TestPreviousAtTheFirstFire: a condition that needs a previous value does
+// not hold while there is none, rather than failing the run; the value
+// each fire saw is the next one's previous.
+func TestPreviousAtTheFirstFire(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := newBundle(t)
+		b.exec.set(m1, 100, 100, 95, 80)
+		prev := "f:previous('" + m1 + "')"
+		b.subscribe(t, "s1", "0 0 * * * *", "f:executeMetric('"+m1+"') <= 0.9 * "+prev,
+			"from ${"+prev+"} to ${f:executeMetric('"+m1+"')}")
+		e := b.engine(t)
+		at := time.Now().Add(time.Hour)
+		for i := range 4 {
+			e.fire(context.Background(), Fire{SubscriptionID: "s1", At: at.Add(time.Duration(i) * time.Hour)})
+		}
+		var states []string
+		for _, r := range b.runs(t, "s1") {
+			states = append(states, r.State)
+		}
+		// 100 (none before), 100, 95 (5% down), 80 (16% down).
+		want := []string{store.RunNotTriggered, store.RunNotTriggered, store.RunNotTriggered, store.RunQueued}
+		if strings.Join(states, " ") != strings.Join(want, " ") {
+			t.Fatalf("states = %v, want %v", states, want)
+		}
+		if d := detailOf(t, b.runs(t, "s1")[3]); d.Text != "from 95.00 to 80.00" {
+			t.Errorf("text = %q", d.Text)
+		}
+		st, err := b.st.State(context.Background(), "s1")
+		must(t, err)
+		if v := st.LastValues[m1]; v == nil || *v != 80 {
+			t.Errorf("kept previous = %v, want 80", v)
+		}
+	})
+}

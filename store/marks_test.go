@@ -46,7 +46,16 @@ func TestChannelMarksFollowWhatWasSent(t *testing.T) {
 	if len(marks) != 1 || got.Digest != "d2" || got.HighWater["report date"] != 200 || !got.At.Equal(t2) {
 		t.Fatalf("marks = %+v, want c1 only, with the later run's", marks)
 	}
-	if _, err := s.PruneRuns(ctx, t2.Add(time.Hour)); err != nil {
+	// An outcome reported from elsewhere keeps the marks as a send here does.
+	t3 := t2.Add(time.Hour)
+	r3 := hand(t3, "d3", 300, "c2")
+	if _, err := s.RecordOutcomes(ctx, []Outcome{{ID: r3 + "-c2", State: DeliverySent, Attempts: 1, At: t3}}); err != nil {
+		t.Fatal(err)
+	}
+	if marks, err = s.ChannelMarks(ctx, sub); err != nil || marks["c2"].Digest != "d3" || marks["c2"].HighWater["report date"] != 300 {
+		t.Fatalf("marks after a reported send = %+v, %v", marks, err)
+	}
+	if _, err := s.PruneRuns(ctx, t3.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	if marks, err = s.ChannelMarks(ctx, sub); err != nil || marks["c1"].Digest != "d2" {
