@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -169,6 +171,25 @@ func TestPreviousAtTheFirstFire(t *testing.T) {
 		must(t, err)
 		if v := st.LastValues[m1]; v == nil || *v != 80 {
 			t.Errorf("kept previous = %v, want 80", v)
+		}
+	})
+}
+
+// FuzzCheckFile: any bytes, in any format, are checked without a panic,
+// and a file that passes is not empty and starts as its format does.
+func FuzzCheckFile(f *testing.F) {
+	f.Add([]byte("%PDF-1.7"), "PDF")
+	f.Add([]byte("Region\xff,1"), "CSV")
+	f.Add([]byte("PK\x03\x04"), "XLS")
+	f.Add([]byte{}, "PNG")
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte, format string) {
+		path := filepath.Join(dir, "f")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if checkFile(path, format) == nil && (len(data) == 0 || !bytes.HasPrefix(data, signatures[format])) {
+			t.Fatalf("%s %q passed", format, data)
 		}
 	})
 }
