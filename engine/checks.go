@@ -311,3 +311,16 @@ func dataDigest(files []store.Attachment, errs []error, csv int) (string, error)
 	}
 	return filepath.Base(files[csv].Path), nil
 }
+
+// previousRead are the previous values the run read: those of the metrics
+// read with f:previous; nil when it reads none.
+func (ev evaluation) previousRead() map[string]*float64 {
+	if len(ev.programs.previous) == 0 {
+		return nil
+	}
+	out := make(map[string]*float64, len(ev.programs.previous))
+	for _, uri := range ev.programs.previous {
+		out[uri] = ev.prev[uri]
+	}
+	return out
+}

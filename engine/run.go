@@ -255,7 +255,8 @@ func (e *Engine) execute(ctx context.Context, run store.Run, d *RunDetail, st *s
 
 	payload := store.Payload{Subject: d.Subject, Text: d.Text, HTML: chk.groups[0].html, Attachments: d.Files,
 		Source: channels.Source{Subscription: notify.SubscriptionURI(sub), SubscriptionTitle: sub.Title, Run: run.ID,
-			Instant: run.ScheduledAt, Manual: d.Trigger == notify.TriggerManual, Resolved: resolved, Values: d.Values}}
+			Instant: run.ScheduledAt, Manual: d.Trigger == notify.TriggerManual, Resolved: resolved, Values: d.Values,
+			Previous: ev.previousRead()}}
 	deliveries, err := e.deliveries(ctx, sub, run.ID, payload, d, chk.shape)
 	var why string
 	if err == nil {
