@@ -153,7 +153,9 @@ func TestEmptyReportSkipsOrTellsTheOwner(t *testing.T) {
 		!strings.Contains(m.Text, "had no rows") {
 		t.Errorf("notice = %q %q, %d attachments", m.Subject, m.Text, len(m.Attachments))
 	}
-	if skipRuns := w.runs(t, skip); len(skipRuns) != 2 || skipRuns[0]["state"] != "skipped" {
+	var skipRuns []map[string]any
+	waitFor(t, func() bool { skipRuns = w.runs(t, skip); return len(skipRuns) == 2 && skipRuns[0]["state"] != "running" })
+	if skipRuns[0]["state"] != "skipped" {
 		t.Errorf("the skipping subscription: %v", skipRuns)
 	}
 	if n := len(w.smtp.Messages()); n != 1 {
