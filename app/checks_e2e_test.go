@@ -154,7 +154,10 @@ func TestEmptyReportSkipsOrTellsTheOwner(t *testing.T) {
 		t.Errorf("notice = %q %q, %d attachments", m.Subject, m.Text, len(m.Attachments))
 	}
 	var skipRuns []map[string]any
-	waitFor(t, func() bool { skipRuns = w.runs(t, skip); return len(skipRuns) == 2 && skipRuns[0]["state"] != "running" })
+	waitFor(t, func() bool {
+		skipRuns = w.runs(t, skip)
+		return len(skipRuns) == 2 && skipRuns[0]["state"] != "running"
+	})
 	if skipRuns[0]["state"] != "skipped" {
 		t.Errorf("the skipping subscription: %v", skipRuns)
 	}
