@@ -3,9 +3,11 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/heraldhq/herald/store"
 )
@@ -122,4 +124,37 @@ func (g *group) leaveMarks(atts []store.ReportAttachment, latest map[string]int6
 		k := markKey(a)
 		g.highWater[k] = max(g.after[k], latest[k], g.highWater[k])
 	}
+}
+
+// exportGroups exports the attachments for each group of channels, as
+// principal owner at instant at, into d's files, and makes each group's
+// HTML body of msg and its reports.
+func (e *Engine) exportGroups(ctx context.Context, owner Principal, at time.Time, msg message, attachments []store.ReportAttachment,
+	chk *checks, d *RunDetail) error {
+	for _, g := range chk.groups { // channels sent the same files: one group but for newRowsBy
+		var reports []inlineReport
+		latest := map[string]int64{}
+		g.first = len(d.Files)
+		for _, a := range attachments {
+			got, err := e.attach(ctx, owner, a, at, attachOpts{after: g.after[markKey(a)], data: chk.compares()})
+			if err != nil {
+				return exportFailure(a, err)
+			}
+			latest[markKey(a)], g.data = got.latest, append(g.data, got.data)
+			d.Files = append(d.Files, got.files...)
+			r := got.inline
+			if r.html == "" {
+				continue
+			}
+			if r.chart.Path != "" {
+				r.chart.ContentID = fmt.Sprintf("chart-%d@herald", len(reports)+1)
+				d.Files = append(d.Files, r.chart)
+			}
+			reports = append(reports, r)
+		}
+		g.last, g.html, g.empty = len(d.Files), body(msg, reports), len(attachments) > 0 && len(d.Files) == g.first
+		g.leaveMarks(attachments, latest)
+	}
+	chk.files = d.Files
+	return nil
 }

@@ -226,31 +226,9 @@ func (e *Engine) execute(ctx context.Context, run store.Run, d *RunDetail, st *s
 	if err != nil {
 		return nil, store.RunFailed, &stageError{stageHandover, err}
 	}
-	for _, g := range chk.groups { // channels sent the same files: one group but for newRowsBy
-		var reports []inlineReport
-		latest := map[string]int64{}
-		g.first = len(d.Files)
-		for _, a := range attachments {
-			got, err := e.attach(ctx, owner, a, run.ScheduledAt, attachOpts{after: g.after[markKey(a)], data: chk.compares()})
-			if err != nil {
-				return nil, store.RunFailed, exportFailure(a, err)
-			}
-			latest[markKey(a)], g.data = got.latest, append(g.data, got.data)
-			d.Files = append(d.Files, got.files...)
-			r := got.inline
-			if r.html == "" {
-				continue
-			}
-			if r.chart.Path != "" {
-				r.chart.ContentID = fmt.Sprintf("chart-%d@herald", len(reports)+1)
-				d.Files = append(d.Files, r.chart)
-			}
-			reports = append(reports, r)
-		}
-		g.last, g.html, g.empty = len(d.Files), body(msg, reports), len(attachments) > 0 && len(d.Files) == g.first
-		g.leaveMarks(attachments, latest)
+	if err := e.exportGroups(ctx, owner, run.ScheduledAt, msg, attachments, chk, d); err != nil {
+		return nil, store.RunFailed, err
 	}
-	chk.files = d.Files
 	d.TimingsMS[stageExport] = time.Since(start).Milliseconds()
 
 	payload := store.Payload{Subject: d.Subject, Text: d.Text, HTML: chk.groups[0].html, Attachments: d.Files,
