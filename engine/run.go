@@ -254,7 +254,7 @@ func (e *Engine) execute(ctx context.Context, run store.Run, d *RunDetail, st *s
 		d.Reason = cmp.Or(why, d.Reason)
 		return nil, store.RunSkipped, nil
 	}
-	d.Reason = why // a notice went to the owner in place of the message
+	d.Reason = why // why some channels were sent nothing, or the owner a notice instead
 	return deliveries, store.RunQueued, nil
 }
 
