@@ -63,6 +63,9 @@ type Delivery struct {
 	SentAt         time.Time // zero until sent
 	Created        time.Time
 	Updated        time.Time
+	// Marks, when set, are kept for the channel once the delivery is sent
+	// (see ChannelMarks). Written at hand-over; not read back with it.
+	Marks *Marks
 }
 
 // Payload is the rendered message of a delivery.
@@ -169,7 +172,7 @@ func insertDeliveries(ctx context.Context, tx *sql.Tx, hs []handover) error {
 			return fmt.Errorf("insert outbox: %w", err)
 		}
 	}
-	return nil
+	return insertMarks(ctx, tx, hs)
 }
 
 // valueRows returns n rows of cols placeholders for a VALUES clause.
