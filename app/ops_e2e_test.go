@@ -69,6 +69,7 @@ func TestMetricsTellAFire(t *testing.T) {
 
 	m := scrape(t, w.b.App.OpsURL())
 	deployedNamesExist(t, m)
+	exposedNamesDocumented(t, m)
 	for series, want := range map[string]float64{
 		`herald_engine_runs_total{state="queued"}`:                                              1,
 		`herald_worker_deliveries_total{kind="email",result="sent"}`:                            1,
@@ -186,6 +187,28 @@ func TestReadyzFollowsNATS(t *testing.T) {
 	ns = startNATS(t, dir, port)
 	defer ns.Shutdown()
 	waitFor(t, func() bool { code, _ := readyz(t, ops); return code == 200 })
+}
+
+// exposedNamesDocumented checks that every herald_ metric family in m is in
+// docs/operations.md's table.
+func exposedNamesDocumented(t *testing.T, m map[string]float64) {
+	t.Helper()
+	doc, err := os.ReadFile("../docs/operations.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for series := range m {
+		name, _, _ := strings.Cut(series, "{")
+		if !strings.HasPrefix(name, "herald_") {
+			continue
+		}
+		for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+			name = strings.TrimSuffix(name, suffix)
+		}
+		if !strings.Contains(string(doc), "`"+name+"`") {
+			t.Errorf("docs/operations.md does not name %s, which Herald exposes", name)
+		}
+	}
 }
 
 // deployedNamesExist checks that every metric the Grafana dashboard and the Prometheus

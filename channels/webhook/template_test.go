@@ -92,19 +92,19 @@ func TestTemplateBody(t *testing.T) {
 	}
 }
 
-// TestREADMETemplates: the templates the README shows for Mattermost,
-// Discord and PagerDuty are kept at save.
-func TestREADMETemplates(t *testing.T) {
+// TestDocumentedTemplates: the templates docs/subscriptions.md shows for
+// Mattermost, Discord and PagerDuty are kept at save.
+func TestDocumentedTemplates(t *testing.T) {
 	t.Parallel()
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/subscriptions.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(readme), "#### Body templates")
+	_, section, ok := strings.Cut(string(readme), "### Body templates")
 	if !ok {
-		t.Fatal("the README has no section on body templates")
+		t.Fatal("docs/subscriptions.md has no section on body templates")
 	}
-	section, _, _ = strings.Cut(section, "\n### ")
+	section, _, _ = strings.Cut(section, "\n## ")
 	blocks := regexp.MustCompile("(?s)```json\n(.*?)```").FindAllStringSubmatch(section, -1)
 	if len(blocks) < 3 {
 		t.Fatalf("the section shows %d templates, want 3", len(blocks))
