@@ -16,7 +16,7 @@ type RuntimeConfig struct {
 
 // DefaultGCPercent is the garbage collector's default target. Against Go's
 // 100, a burst of 100,000 alerts is handed over about 15% sooner for about
-// 20% more memory at its peak (bench/README.md).
+// 20% more memory at its peak (docs/performance-notes.md).
 const DefaultGCPercent = 200
 
 // DefaultRuntimeConfig returns the runtime settings used when nothing else is given.
