@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -27,8 +26,6 @@ const ReplyOption = "REPLY_MESSAGE_FALLBACK_TO_NEW_THREAD"
 
 const (
 	userAgent     = "Herald-GoogleChat/1"
-	maxResponse   = 64 << 10
-	maxQuoted     = 200
 	maxProviderID = 200
 )
 
@@ -127,17 +124,13 @@ func (s *Sender) Send(ctx context.Context, m channels.Message) (string, error) {
 	}
 	req.Header.Set("Content-Type", "application/json; charset=UTF-8")
 	req.Header.Set("User-Agent", userAgent)
-	// RoundTrip rather than a Client: redirects are not followed, and its
-	// errors do not quote the URL, whose query holds the key and token.
-	resp, err := s.transport.RoundTrip(req)
+	a, err := egress.Post(s.transport, req) // its errors do not quote the URL, whose query holds the key and token
 	if err != nil {
 		err = fmt.Errorf("googlechat: post to %s: %w", target.Host, err)
 		s.log.Info("google chat not reached", "delivery", m.DeliveryID, "channel", m.Channel.ID, "err", err)
 		return "", err
 	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
-	return s.outcome(m, u, resp, data)
+	return s.outcome(m, u, a)
 }
 
 // target is where a message to webhook u goes: the base URL's scheme and
@@ -154,58 +147,33 @@ func (s *Sender) target(u *url.URL, thread, delivery string) *url.URL {
 }
 
 // outcome reads Google Chat's answer: a 200 posted the message, named in
-// its body; 408, 429 and 5xx may pass later, after the answer's Retry-After;
-// anything else never will. An error says the status and Google's status
-// code (INVALID_ARGUMENT), never the message; the log gets its start.
-func (s *Sender) outcome(m channels.Message, u *url.URL, resp *http.Response, body []byte) (string, error) {
-	status := resp.StatusCode
-	if status >= 200 && status < 300 {
+// its body; otherwise an error that says the status and Google's status code
+// (INVALID_ARGUMENT), never the message; the log gets its start.
+func (s *Sender) outcome(m channels.Message, u *url.URL, a egress.Answer) (string, error) {
+	if a.OK() {
 		var msg struct {
 			Name string `json:"name"`
 		}
-		if json.Unmarshal(body, &msg) == nil && msg.Name != "" {
-			return strings.ToValidUTF8(msg.Name[:min(len(msg.Name), maxProviderID)], ""), nil
+		if json.Unmarshal(a.Body, &msg) == nil && msg.Name != "" {
+			return egress.Cut(msg.Name, maxProviderID), nil
 		}
-		return fmt.Sprintf("%d %s", status, m.DeliveryID), nil
+		return fmt.Sprintf("%d %s", a.Status, m.DeliveryID), nil
 	}
 	var answer struct {
 		Error struct {
-			Status  string `json:"status"`
-			Message string `json:"message"`
+			Status string `json:"status"`
 		} `json:"error"`
 	}
-	_ = json.Unmarshal(body, &answer)
-	err := fmt.Errorf("googlechat: %s answered %d %s", u.Host, status, http.StatusText(status))
+	_ = json.Unmarshal(a.Body, &answer)
+	err := fmt.Errorf("googlechat: %s answered %d %s", u.Host, a.Status, http.StatusText(a.Status))
 	if code := answer.Error.Status; code != "" && strings.Trim(code, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_") == "" && len(code) <= 40 {
 		err = fmt.Errorf("%w (%s)", err, code)
 	}
-	if status >= 300 && status < 400 {
-		err = fmt.Errorf("%w: redirects are not followed", err)
-	}
-	s.log.Info("google chat refused", "delivery", m.DeliveryID, "channel", m.Channel.ID, "status", status,
-		"body", excerpt(body, u))
-	if status == http.StatusRequestTimeout || status == http.StatusTooManyRequests || status >= 500 {
-		if d, ok := egress.RetryAfter(resp.Header.Get("Retry-After"), s.now()); ok {
-			return "", channels.RetryAfter(err, d)
-		}
-		return "", err
-	}
-	return "", channels.Permanent(err)
-}
-
-// excerpt is the start of an error response for the log, with the values of
-// the URL's query (the key and token) redacted should it echo them.
-func excerpt(body []byte, u *url.URL) string {
-	text := strings.TrimSpace(string(body))
+	var secrets []string
 	for _, vs := range u.Query() {
-		for _, v := range vs {
-			if len(v) >= 4 {
-				text = strings.ReplaceAll(text, v, "[redacted]")
-			}
-		}
+		secrets = append(secrets, vs...)
 	}
-	if len(text) > maxQuoted {
-		return strings.ToValidUTF8(text[:maxQuoted], "") + "…"
-	}
-	return text
+	s.log.Info("google chat refused", "delivery", m.DeliveryID, "channel", m.Channel.ID, "status", a.Status,
+		"body", a.Excerpt(secrets...))
+	return "", a.Refusal(err, s.now())
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -20,8 +19,6 @@ const DefaultTimeout = 30 * time.Second
 
 const (
 	userAgent     = "Herald-Teams/1"
-	maxResponse   = 64 << 10 // bytes of a response read
-	maxQuoted     = 200      // bytes of an error response the log quotes
 	maxProviderID = 200
 )
 
@@ -107,9 +104,7 @@ func (s *Sender) Send(ctx context.Context, m channels.Message) (string, error) {
 	if u.Scheme == "http" {
 		t = s.plain
 	}
-	// RoundTrip rather than a Client: redirects are not followed, and its
-	// errors do not quote the URL.
-	resp, err := t.RoundTrip(req)
+	a, err := egress.Post(t, req)
 	if err != nil {
 		if !channels.IsPermanent(err) { // else the guard refused the address, and says so
 			err = fmt.Errorf("teams: post to %s: %w", u.Host, err)
@@ -117,59 +112,36 @@ func (s *Sender) Send(ctx context.Context, m channels.Message) (string, error) {
 		s.log.Info("teams workflow not reached", "delivery", m.DeliveryID, "channel", m.Channel.ID, "err", err)
 		return "", channels.Unreachable(err)
 	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
-	return s.outcome(m, u, resp, data)
+	return s.outcome(m, u, a)
 }
 
 // outcome reads the workflow's answer: 200 or 202 (or another 2xx) posted
-// the card; 408, 429 and 5xx may pass later, after the answer's
-// Retry-After; anything else, a redirect included, never will. An error
-// says the status, never the body; the log gets its start.
-func (s *Sender) outcome(m channels.Message, u *url.URL, resp *http.Response, body []byte) (string, error) {
-	status := resp.StatusCode
-	if status >= 200 && status < 300 {
+// the card, named by the workflow run's id; otherwise an error that says the
+// status, never the body; the log gets its start.
+func (s *Sender) outcome(m channels.Message, u *url.URL, a egress.Answer) (string, error) {
+	if a.OK() {
 		for _, h := range []string{"x-ms-workflow-run-id", "x-ms-request-id"} {
-			if id := resp.Header.Get(h); id != "" {
-				return strings.ToValidUTF8(id[:min(len(id), maxProviderID)], ""), nil
+			if id := a.Header.Get(h); id != "" {
+				return egress.Cut(id, maxProviderID), nil
 			}
 		}
-		return fmt.Sprintf("%d %s", status, m.DeliveryID), nil
+		return fmt.Sprintf("%d %s", a.Status, m.DeliveryID), nil
 	}
-	err := fmt.Errorf("teams: %s answered %d %s", u.Host, status, http.StatusText(status))
-	if status >= 300 && status < 400 {
-		err = fmt.Errorf("%w: redirects are not followed", err)
-	}
+	err := fmt.Errorf("teams: %s answered %d %s", u.Host, a.Status, http.StatusText(a.Status))
 	s.log.Info("teams workflow refused", "delivery", m.DeliveryID, "channel", m.Channel.ID, "host", u.Host,
-		"status", status, "body", excerpt(body, u))
-	if status == http.StatusRequestTimeout || status == http.StatusTooManyRequests || status >= 500 {
-		if d, ok := egress.RetryAfter(resp.Header.Get("Retry-After"), s.now()); ok {
-			return "", channels.RetryAfter(err, d)
-		}
-		return "", err
-	}
-	return "", channels.Permanent(err)
+		"status", a.Status, "body", a.Excerpt(secrets(u)...))
+	return "", a.Refusal(err, s.now())
 }
 
-// excerpt is the start of an error response for the log, with the URL's
-// path and the values of its query (the signature), should the answer echo
-// them, redacted.
-func excerpt(body []byte, u *url.URL) string {
-	text := strings.TrimSpace(string(body))
-	secrets := []string{u.String(), u.RawQuery}
+// secrets are the parts of a workflow's URL an answer must not echo into the
+// log: the URL, its path and its query, which holds the signature.
+func secrets(u *url.URL) []string {
+	out := []string{u.String(), u.RawQuery}
 	if len(u.Path) > 1 {
-		secrets = append(secrets, u.EscapedPath(), u.Path)
+		out = append(out, u.EscapedPath(), u.Path)
 	}
 	for _, vs := range u.Query() {
-		secrets = append(secrets, vs...)
+		out = append(out, vs...)
 	}
-	for _, s := range secrets {
-		if len(s) >= 4 {
-			text = strings.ReplaceAll(text, s, "[redacted]")
-		}
-	}
-	if len(text) > maxQuoted {
-		return strings.ToValidUTF8(text[:maxQuoted], "") + "…"
-	}
-	return text
+	return out
 }

@@ -31,9 +31,7 @@ const DefaultTimeout = 30 * time.Second
 
 const (
 	userAgent     = "Herald-Webhook/1"
-	maxResponse   = 64 << 10 // bytes of a response read, headers and body each
-	maxQuoted     = 200      // bytes of an error response the log quotes
-	maxProviderID = 200      // longest X-Request-Id returned as it is
+	maxProviderID = 200 // longest X-Request-Id returned as it is
 	omittedNote   = "larger than webhook.maxInlineBytes"
 )
 
@@ -212,9 +210,7 @@ func (s *Sender) Send(ctx context.Context, m channels.Message) (string, error) {
 	if u.Scheme == "http" {
 		t = s.plain
 	}
-	// RoundTrip rather than a Client: redirects are not followed, and its
-	// errors do not quote the URL.
-	resp, err := t.RoundTrip(req)
+	a, err := egress.Post(t, req)
 	if err != nil {
 		if !channels.IsPermanent(err) { // else the guard refused the address, and says so
 			err = fmt.Errorf("webhook: post to %s: %w", u.Host, err)
@@ -222,35 +218,23 @@ func (s *Sender) Send(ctx context.Context, m channels.Message) (string, error) {
 		s.log.Info("webhook receiver not reached", "delivery", m.DeliveryID, "channel", m.Channel.ID, "err", err)
 		return "", channels.Unreachable(err)
 	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
-	return s.outcome(m, u.Host, resp, data)
+	return s.outcome(m, u.Host, a)
 }
 
 // outcome reads the receiver's answer: the provider id of a 2xx, or an
 // error that says the status and never the body, which is the receiver's
 // to say and may be anything. The log gets the start of the body.
-func (s *Sender) outcome(m channels.Message, host string, resp *http.Response, body []byte) (string, error) {
-	status := resp.StatusCode
-	if status >= 200 && status < 300 {
-		if id := resp.Header.Get("X-Request-Id"); id != "" {
-			return cut(id, maxProviderID), nil
+func (s *Sender) outcome(m channels.Message, host string, a egress.Answer) (string, error) {
+	if a.OK() {
+		if id := a.Header.Get("X-Request-Id"); id != "" {
+			return egress.Cut(id, maxProviderID), nil
 		}
-		return fmt.Sprintf("%d %s", status, m.DeliveryID), nil
+		return fmt.Sprintf("%d %s", a.Status, m.DeliveryID), nil
 	}
-	err := fmt.Errorf("webhook: %s answered %d %s", host, status, http.StatusText(status))
-	if status >= 300 && status < 400 {
-		err = fmt.Errorf("%w: redirects are not followed", err)
-	}
+	err := fmt.Errorf("webhook: %s answered %d %s", host, a.Status, http.StatusText(a.Status))
 	s.log.Info("webhook receiver refused", "delivery", m.DeliveryID, "channel", m.Channel.ID, "host", host,
-		"status", status, "body", excerpt(body, m.Channel.Secret))
-	if status == http.StatusRequestTimeout || status == http.StatusTooManyRequests || status >= 500 {
-		if d, ok := egress.RetryAfter(resp.Header.Get("Retry-After"), s.now()); ok {
-			return "", channels.RetryAfter(err, d)
-		}
-		return "", err
-	}
-	return "", channels.Permanent(err)
+		"status", a.Status, "body", a.Excerpt(m.Channel.Secret))
+	return "", a.Refusal(err, s.now())
 }
 
 // fit applies webhook.maxAttachmentBytes to m: files beyond it in total are
@@ -361,25 +345,4 @@ func (s *Sender) attachment(a channels.Attachment, budget *int64) (Attachment, e
 	}
 	*budget -= out.Size
 	return out, nil
-}
-
-// excerpt is the start of an error response for the log, with the secret,
-// should the receiver echo it, redacted.
-func excerpt(body []byte, secret string) string {
-	text := strings.TrimSpace(string(body))
-	if secret != "" {
-		text = strings.ReplaceAll(text, secret, "[redacted]")
-	}
-	if len(text) > maxQuoted {
-		return cut(text, maxQuoted) + "…"
-	}
-	return text
-}
-
-// cut returns at most n bytes of s, not ending inside a UTF-8 sequence.
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return strings.ToValidUTF8(s[:n], "")
 }
