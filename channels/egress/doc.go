@@ -12,4 +12,8 @@
 // it is saved, a literal address included; the Transport resolves a host name when it
 // connects, checks every address it resolves to and dials only those addresses, so that a name
 // cannot be checked at one address and reached at another. No proxy is used.
+//
+// Post sends such a request without following redirects, and Answer reads what the receiver
+// said: whether to try again (and when, by Retry-After), and an excerpt for the log with the
+// URL's secrets redacted.
 package egress
