@@ -198,3 +198,17 @@ func TestTextHTML(t *testing.T) {
 		t.Errorf("blank text gives paragraphs")
 	}
 }
+
+func TestEnvDefaultsFillOnlyWhatIsLeftOut(t *testing.T) {
+	t.Parallel()
+	env := channels.Env{}.Defaults(30 * time.Second)
+	if env.SendTimeout != 30*time.Second || env.Now == nil || env.Logger == nil {
+		t.Errorf("empty env: %+v", env)
+	}
+	at := time.Unix(1, 0)
+	given := channels.Env{SendTimeout: time.Second, Now: func() time.Time { return at }, Logger: slog.Default()}
+	env = given.Defaults(30 * time.Second)
+	if env.SendTimeout != time.Second || !env.Now().Equal(at) || env.Logger != slog.Default() {
+		t.Errorf("a given env changed: %+v", env)
+	}
+}

@@ -145,6 +145,21 @@ type Env struct {
 	Now func() time.Time
 }
 
+// Defaults is env with what it leaves out filled: a send timeout of
+// timeout, time.Now, and a logger that discards.
+func (env Env) Defaults(timeout time.Duration) Env {
+	if env.SendTimeout <= 0 {
+		env.SendTimeout = timeout
+	}
+	if env.Now == nil {
+		env.Now = time.Now
+	}
+	if env.Logger == nil {
+		env.Logger = slog.New(slog.DiscardHandler)
+	}
+	return env
+}
+
 // FieldError is a channel configuration that does not validate, with the
 // path of the wrong field inside the kind's wire object ("to", "url").
 type FieldError struct {

@@ -46,17 +46,9 @@ func New(set *Settings, env channels.Env) (*Sender, error) {
 	if err := set.Validate(); err != nil {
 		return nil, fmt.Errorf("googleChat: %w", err)
 	}
+	env = env.Defaults(DefaultTimeout)
 	base, _ := parseBase(set.BaseURL)
 	s := &Sender{base: base, timeout: env.SendTimeout, now: env.Now, log: env.Logger, transport: channels.Transport(set.Concurrency)}
-	if s.timeout <= 0 {
-		s.timeout = DefaultTimeout
-	}
-	if s.now == nil {
-		s.now = time.Now
-	}
-	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
-	}
 	return s, nil
 }
 

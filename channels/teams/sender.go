@@ -41,17 +41,9 @@ func New(set *Settings, env channels.Env) (*Sender, error) {
 	if err := set.Validate(); err != nil {
 		return nil, fmt.Errorf("teams: %w", err)
 	}
+	env = env.Defaults(DefaultTimeout)
 	s := &Sender{guard: set.guard(), timeout: env.SendTimeout, now: env.Now, log: env.Logger}
 	s.guard.Warm()
-	if s.timeout <= 0 {
-		s.timeout = DefaultTimeout
-	}
-	if s.now == nil {
-		s.now = time.Now
-	}
-	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
-	}
 	s.secure = s.guard.Transport(false, set.Concurrency)
 	s.plain = s.guard.Transport(true, set.Concurrency)
 	return s, nil

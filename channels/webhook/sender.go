@@ -85,6 +85,7 @@ func New(set *Settings, env channels.Env) (*Sender, error) {
 	if err := set.Validate(); err != nil {
 		return nil, fmt.Errorf("webhook: %w", err)
 	}
+	env = env.Defaults(DefaultTimeout)
 	s := &Sender{
 		guard:     egress.New(set.Egress()),
 		maxInline: set.MaxInlineBytes,
@@ -94,15 +95,6 @@ func New(set *Settings, env channels.Env) (*Sender, error) {
 		log:       env.Logger,
 	}
 	s.guard.Warm()
-	if s.timeout <= 0 {
-		s.timeout = DefaultTimeout
-	}
-	if s.now == nil {
-		s.now = time.Now
-	}
-	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
-	}
 	s.secure = s.guard.Transport(false, set.Concurrency)
 	s.plain = s.guard.Transport(true, set.Concurrency)
 	if set.CAFile != "" {
