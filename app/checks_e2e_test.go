@@ -184,7 +184,7 @@ func TestSendWhenChangedSendsUnchangedDataOnce(t *testing.T) {
 	w.mails(t, 1)
 	second := w.fire(t, sub, 2)
 	if second["state"] != "skipped" || second["reason"] != "unchanged since 2026-03-02T09:05:00Z" {
-		t.Fatalf("second run = %v %q, want skipped, unchanged since the first's instant %v", second["state"], second["reason"], first["scheduledAt"])
+		t.Fatalf("second run = %v (reason %v), want skipped, unchanged since the first's instant %v", second["state"], second["reason"], first["scheduledAt"])
 	}
 	if n := len(w.smtp.Messages()); n != 1 {
 		t.Fatalf("%d mails over unchanged data, want 1", n)
