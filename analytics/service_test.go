@@ -120,6 +120,7 @@ func devsScript(t testing.TB) string {
 const devsCSV = "id,nm_email,nm_name\nd1,a@x.io,Al\nd2,b@x.io,Bea\n"
 
 func TestManageIsAtomicAcrossStores(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	f.manage(t, devsScript(t))
@@ -152,6 +153,7 @@ func TestManageIsAtomicAcrossStores(t *testing.T) {
 }
 
 func TestLoadIsAtomicAcrossStores(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	f.manage(t, devsScript(t))
@@ -177,6 +179,7 @@ func TestLoadIsAtomicAcrossStores(t *testing.T) {
 }
 
 func TestOrphanReferences(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.manage(t, devsScript(t))
 	if _, err := f.load("dataset.devs", devsCSV); err != nil {
@@ -201,6 +204,7 @@ func TestOrphanReferences(t *testing.T) {
 }
 
 func TestModelCache(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	empty, err := f.s.Model(ctx, f.pid)

@@ -159,6 +159,7 @@ func (f *fixture) userObjects(t *testing.T, pid string) map[string]string {
 }
 
 func TestSnapshotAndRestoreProject(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	f.devsProject(t, f.pid)
@@ -260,6 +261,7 @@ func (f *fixture) resave(t *testing.T, pid, ident string) {
 }
 
 func TestRestoreIsAtomic(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	f.devsProject(t, f.pid)
@@ -302,6 +304,7 @@ func TestRestoreIsAtomic(t *testing.T) {
 }
 
 func TestSnapshotObjectsTakesWhatTheyUse(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	f.devsProject(t, f.pid)
@@ -332,6 +335,7 @@ func TestSnapshotObjectsTakesWhatTheyUse(t *testing.T) {
 }
 
 func TestRestoreObjects(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	f.devsProject(t, f.pid)
@@ -367,6 +371,7 @@ func TestRestoreObjects(t *testing.T) {
 }
 
 func TestRestoreObjectsOverwriteNewer(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name           string
 		overwriteNewer bool
@@ -413,6 +418,7 @@ func TestRestoreObjectsOverwriteNewer(t *testing.T) {
 }
 
 func TestRestoreObjectsUpdateModelMeta(t *testing.T) {
+	t.Parallel()
 	for _, update := range []bool{false, true} {
 		t.Run(fmt.Sprint("update=", update), func(t *testing.T) {
 			f := newFixture(t)
@@ -455,6 +461,7 @@ func TestRestoreObjectsUpdateModelMeta(t *testing.T) {
 type ldmTitle struct{ title, tags string }
 
 func TestRestoreObjectsNeedsTheModel(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	f.devsProject(t, f.pid)

@@ -97,6 +97,7 @@ func (f *fixture) corruptWarehouse(t *testing.T, statements ...string) {
 }
 
 func TestValidateCleanProject(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.devsProject(t, f.pid)
 	got := f.findings(t, "io", "LDM", "Pdm", "LDM")
@@ -115,6 +116,7 @@ func TestValidateCleanProject(t *testing.T) {
 }
 
 func TestValidateLDM(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		breakIt func(t *testing.T, f *fixture)
@@ -201,6 +203,7 @@ func (f *fixture) rewriteContent(t *testing.T, ident string, change func(string)
 }
 
 func TestValidatePDM(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		breakIt func(t *testing.T, f *fixture)
@@ -253,6 +256,7 @@ func setColumnType(t *ldm.Table, column string, typ ldm.Type) {
 }
 
 func TestValidateIO(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		breakIt func(t *testing.T, f *fixture)
@@ -283,6 +287,7 @@ func TestValidateIO(t *testing.T) {
 }
 
 func TestValidateReportsACheckThatCannotRun(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.devsProject(t, f.pid)
 	// A warehouse file that is not a database cannot be attached.

@@ -69,6 +69,7 @@ func token(t *testing.T, link, prefix string) string {
 }
 
 func TestNoLinksWithoutPublicURL(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	if l := f.svc.Links(store.Subscription{ID: "s1"}, "r1", "c1", []store.Attachment{{Name: "a.pdf"}}); l.Unsubscribe != "" || len(l.Files) != 0 {
 		t.Fatalf("links without a public URL: %+v", l)
@@ -76,6 +77,7 @@ func TestNoLinksWithoutPublicURL(t *testing.T) {
 }
 
 func TestUnsubscribeLinkPausesOneChannel(t *testing.T) {
+	t.Parallel()
 	w := newLinkWorld(t)
 	ctx := context.Background()
 	links := w.svc.Links(w.sub, "r1", w.mail, nil)
@@ -133,6 +135,7 @@ func TestUnsubscribeLinkPausesOneChannel(t *testing.T) {
 }
 
 func TestForgedLinksAreRefused(t *testing.T) {
+	t.Parallel()
 	w := newLinkWorld(t)
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -162,6 +165,7 @@ func TestForgedLinksAreRefused(t *testing.T) {
 }
 
 func TestFileLinkExpires(t *testing.T) {
+	t.Parallel()
 	w := newLinkWorld(t)
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -223,6 +227,7 @@ func (w *linkWorld) resume(t *testing.T) {
 // channel back on, and the old link no longer pauses it (a page saying so, gone); the
 // link of a message sent after the resume works.
 func TestUnsubscribeLinkIsVoidOnceResumed(t *testing.T) {
+	t.Parallel()
 	w := newLinkWorld(t)
 	ctx := context.Background()
 	old := token(t, w.svc.Links(w.sub, "r1", w.mail, nil).Unsubscribe, notify.UnsubscribePath)
@@ -250,6 +255,7 @@ func TestUnsubscribeLinkIsVoidOnceResumed(t *testing.T) {
 // TestUnsubscribeLinkExpires: a link works until subscriptions.linkTTL after it was
 // made, and is gone from then on.
 func TestUnsubscribeLinkExpires(t *testing.T) {
+	t.Parallel()
 	w := newLinkWorld(t)
 	ctx := context.Background()
 	tok := token(t, w.svc.Links(w.sub, "r1", w.mail, nil).Unsubscribe, notify.UnsubscribePath)
@@ -269,6 +275,7 @@ func TestUnsubscribeLinkExpires(t *testing.T) {
 // until linkTTL after its run; not once the channel was turned back on, nor once the
 // run is no longer kept.
 func TestUnsubscribeLinkOfAnEarlierVersion(t *testing.T) {
+	t.Parallel()
 	w := newLinkWorld(t)
 	ctx := context.Background()
 	body := w.sub.ID + "." + w.mail + ".r1"

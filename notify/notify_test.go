@@ -72,6 +72,7 @@ func channelBody(t testing.TB, s string) *notify.ChannelBody {
 }
 
 func TestChannelValidationNamesTheField(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	cases := []struct{ body, field string }{
 		{`{"configuration":{"emailConfiguration":{"to":"x"}},"meta":{"title":"t"}}`, "channelConfiguration.configuration.emailConfiguration.to"},
@@ -102,6 +103,7 @@ func TestChannelValidationNamesTheField(t *testing.T) {
 // TestChannelSecretIsSealedAndKept stores an SMS channel: the auth token is
 // sealed (never in the kept configuration), and a PUT without it keeps it.
 func TestChannelSecretIsSealedAndKept(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	const body = `{"configuration":{"smsConfiguration":{"username":"AC1",%s"from":"+15005550006","to":"+420601234567"}},"meta":{"title":"%s"}}`
@@ -142,6 +144,7 @@ func isCode(err error, c notify.Code) bool {
 // against the ledger's: every mix of sent and failed deliveries of a run
 // settles in the store as Settle says.
 func TestSettleAgreesWithTheLedger(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	must(t, f.st.CreateSubscription(ctx, store.Subscription{ID: "s1", ProjectID: "p1", Owner: "u1", Title: "S", Enabled: true,
@@ -183,6 +186,7 @@ func TestSettleAgreesWithTheLedger(t *testing.T) {
 // owner's other channel, not back into the failing one; a delivered run
 // makes it healthy again.
 func TestHealthRollsUpFromDeliveries(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	mail, err := f.svc.CreateChannel(ctx, "u1", channelBody(t, `{"configuration":{"emailConfiguration":{"to":"a@b.c"}},"meta":{"title":"m"}}`))

@@ -34,6 +34,7 @@ func mailTo(address string) string {
 // of a subdomain of one, needs no confirmation; others, and every phone
 // number, do, and their first save sends one.
 func TestTrustedDomainsNeedNoConfirmation(t *testing.T) {
+	t.Parallel()
 	w := newTestWorld(t, notify.DefaultConfig())
 	svc := verifyService(w, notify.DefaultConfig(), true, "Example.com", " example.org. ")
 	ctx := context.Background()
@@ -74,6 +75,7 @@ func TestTrustedDomainsNeedNoConfirmation(t *testing.T) {
 // and no confirmation goes, until the owner sends it again. A channel whose
 // recipient has not confirmed may not be tested either.
 func TestConfirmationsSpendTheOwnersBudget(t *testing.T) {
+	t.Parallel()
 	cfg := notify.DefaultConfig()
 	cfg.SendNowPerHour = 1
 	w := newTestWorld(t, cfg)
@@ -114,6 +116,7 @@ func TestConfirmationsSpendTheOwnersBudget(t *testing.T) {
 // verification was off wait for their recipients once it is on, from the
 // recheck at start; a domain trusted later releases its addresses.
 func TestRecheckRecipientsFollowsTheConfiguration(t *testing.T) {
+	t.Parallel()
 	w := newTestWorld(t, notify.DefaultConfig())
 	ctx := context.Background()
 	ch, err := verifyService(w, notify.DefaultConfig(), false).CreateChannel(ctx, "u1", channelBody(t, mailTo("x@example.net")))
@@ -150,6 +153,7 @@ func TestRecheckRecipientsFollowsTheConfiguration(t *testing.T) {
 // TestConfirmationLinkExpires: a confirmation link followed after seven
 // days is Gone and confirms nothing.
 func TestConfirmationLinkExpires(t *testing.T) {
+	t.Parallel()
 	w := newTestWorld(t, notify.DefaultConfig())
 	svc := verifyService(w, notify.DefaultConfig(), true)
 	ctx := context.Background()

@@ -62,6 +62,7 @@ const smsChannel = `{"configuration":{"smsConfiguration":{"username":"AC1","pass
 // test subject, a text naming who asked, when and which channel, a fresh
 // delivery id, no attachments, no source, and the channel's secret opened.
 func TestTestChannelSendsTheTestMessage(t *testing.T) {
+	t.Parallel()
 	w := newTestWorld(t, notify.DefaultConfig())
 	ctx := context.Background()
 	ch, err := w.svc.CreateChannel(ctx, "u1", channelBody(t, smsChannel))
@@ -107,6 +108,7 @@ func TestTestChannelSendsTheTestMessage(t *testing.T) {
 // with RetryAfter and sends nothing; another owner may test meanwhile, and
 // the first once TestEvery has passed.
 func TestTestChannelTooSoon(t *testing.T) {
+	t.Parallel()
 	w := newTestWorld(t, notify.DefaultConfig())
 	ctx := context.Background()
 	a, err := w.svc.CreateChannel(ctx, "u1", channelBody(t, smsChannel))
@@ -144,6 +146,7 @@ func TestTestChannelTooSoon(t *testing.T) {
 // them SendNowPerHour times in an hour, whichever; the next is TooSoon
 // until the hour since the first has passed. Another owner is not held.
 func TestTestChannelSpendsTheOwnersBudget(t *testing.T) {
+	t.Parallel()
 	cfg := notify.DefaultConfig()
 	cfg.TestEvery = time.Second
 	w := newTestWorld(t, cfg)
@@ -191,6 +194,7 @@ func TestTestChannelSpendsTheOwnersBudget(t *testing.T) {
 // test from its receiver, the result says channels.UnreachableText and no
 // more; a provider's answer is the result as it is.
 func TestTestChannelSaysOnlyThatTheReceiverWasNotReached(t *testing.T) {
+	t.Parallel()
 	cfg := notify.DefaultConfig()
 	cfg.TestEvery = 0
 	w := newTestWorld(t, cfg)
@@ -215,6 +219,7 @@ func TestTestChannelSaysOnlyThatTheReceiverWasNotReached(t *testing.T) {
 // TestTestChannelNotFound: another user's channel and an unknown id are
 // NotFound, and nothing is sent.
 func TestTestChannelNotFound(t *testing.T) {
+	t.Parallel()
 	w := newTestWorld(t, notify.DefaultConfig())
 	ctx := context.Background()
 	ch, err := w.svc.CreateChannel(ctx, "u1", channelBody(t, smsChannel))
@@ -234,6 +239,7 @@ func TestTestChannelNotFound(t *testing.T) {
 // TestTestChannelRefusal: the provider's refusal is the result, not an
 // error, with Permanent as channels.IsPermanent says; never the secret.
 func TestTestChannelRefusal(t *testing.T) {
+	t.Parallel()
 	w := newTestWorld(t, notify.Config{MinInterval: time.Minute, DefaultTimezone: "UTC", FailuresBeforeNotice: 1,
 		HealthInterval: time.Second, FileLinkTTL: time.Hour}) // TestEvery 0: no bound
 	ctx := context.Background()
@@ -260,6 +266,7 @@ func TestTestChannelRefusal(t *testing.T) {
 // TestTestChannelWithoutTester: a service with no tester refuses with
 // ErrNoTester, after checking the channel exists.
 func TestTestChannelWithoutTester(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	ch, err := f.svc.CreateChannel(ctx, "u1", channelBody(t, smsChannel))
@@ -275,6 +282,7 @@ func TestTestChannelWithoutTester(t *testing.T) {
 
 // TestTestEveryValidates: a negative testEvery is named.
 func TestTestEveryValidates(t *testing.T) {
+	t.Parallel()
 	c := notify.DefaultConfig()
 	if c.TestEvery != 10*time.Second {
 		t.Errorf("default testEvery = %s", c.TestEvery)

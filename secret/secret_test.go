@@ -9,6 +9,7 @@ import (
 )
 
 func TestSealOpen(t *testing.T) {
+	t.Parallel()
 	key, err := LoadOrCreateKey(filepath.Join(t.TempDir(), "key"))
 	if err != nil {
 		t.Fatal(err)
@@ -38,6 +39,7 @@ func TestSealOpen(t *testing.T) {
 }
 
 func TestLoadOrCreateKeyKeepsKeyAndMode(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "key")
 	k1, err := LoadOrCreateKey(path)
 	if err != nil {
@@ -62,6 +64,7 @@ func TestLoadOrCreateKeyKeepsKeyAndMode(t *testing.T) {
 // TestKeyRotation: a box given a new key and the old one opens what either
 // sealed and seals with the new; a box with only the new key cannot open the old.
 func TestKeyRotation(t *testing.T) {
+	t.Parallel()
 	oldKey, newKey := bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32)
 	path := filepath.Join(t.TempDir(), "delivery.key")
 	file := "# newest first\n" + base64.StdEncoding.EncodeToString(newKey) + "\n\n" + base64.StdEncoding.EncodeToString(oldKey) + "\n"

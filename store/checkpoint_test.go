@@ -15,6 +15,7 @@ import (
 // It also wants the writer's own checkpoints held back to their threshold,
 // and the writer's page cache at its size.
 func TestCheckpointsOffTheWriter(t *testing.T) {
+	t.Parallel()
 	s, sub := openLedgerStore(t)
 	ctx := context.Background()
 	var pages int

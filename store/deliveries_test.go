@@ -75,6 +75,7 @@ func outboxIDs(t *testing.T, s *Store) []string {
 }
 
 func TestEnqueueRun(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s, sub := openLedgerStore(t)
 	run := enqueue(t, s, sub, ledgerT0, "c1", "c2")
@@ -164,6 +165,7 @@ func TestEnqueueRun(t *testing.T) {
 }
 
 func TestDeleteOutbox(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s, sub := openLedgerStore(t)
 	var channels []string
@@ -198,6 +200,7 @@ func TestDeleteOutbox(t *testing.T) {
 }
 
 func TestMarkSentOnlyFromPending(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s, sub := openLedgerStore(t)
 	run := enqueue(t, s, sub, ledgerT0, "c1")
@@ -258,6 +261,7 @@ func TestMarkSentOnlyFromPending(t *testing.T) {
 }
 
 func TestLedgerUnknownDelivery(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s, _ := openLedgerStore(t)
 	if _, err := s.Delivery(ctx, "nope"); !errors.Is(err, ErrNotFound) {
@@ -278,6 +282,7 @@ func TestLedgerUnknownDelivery(t *testing.T) {
 }
 
 func TestRunRollUp(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		outcomes  []string // per delivery: "sent", "failed" or "" (left pending)
@@ -331,6 +336,7 @@ func TestRunRollUp(t *testing.T) {
 }
 
 func TestOutgoingDeliveries(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s, sub := openLedgerStore(t)
 	ch := Channel{ID: "c1", Owner: "u1", Kind: "sms", Title: "pager", Config: json.RawMessage(`{"username":"AC1","from":"+15005550006","to":"+15005550010"}`),
@@ -371,6 +377,7 @@ func TestOutgoingDeliveries(t *testing.T) {
 }
 
 func TestMarkSentBatch(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s, sub := openLedgerStore(t)
 	r1 := enqueue(t, s, sub, ledgerT0, "c1", "c2")
@@ -415,6 +422,7 @@ func TestMarkSentBatch(t *testing.T) {
 // TestRecordOutcomes records what senders in other processes reported, twice and out
 // of order: attempts only grow, a final state stays, and the run rolls up once.
 func TestRecordOutcomes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s, sub := openLedgerStore(t)
 	run := enqueue(t, s, sub, ledgerT0, "a", "b")

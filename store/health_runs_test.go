@@ -37,6 +37,7 @@ func claimQueued(t testing.TB, s *Store, sub string, at time.Time, n, final int)
 // yet rated, and none still queued, through the index of exactly those, so
 // that a burst of queued runs costs it nothing to step over.
 func TestUnratedRunsAreFinalOnly(t *testing.T) {
+	t.Parallel()
 	s, sub := openLedgerStore(t)
 	claimQueued(t, s, sub, ledgerT0, 50, 3)
 	runs, err := s.UnratedRuns(context.Background(), 10)

@@ -10,6 +10,7 @@ import (
 var idForm = regexp.MustCompile(`^[0-9a-z]{24}$`)
 
 func TestSortableIDsFollowTime(t *testing.T) {
+	t.Parallel()
 	// Instants whose base-36 milliseconds have 1 to 9 digits, and ones a
 	// millisecond apart.
 	var instants []time.Time
@@ -46,6 +47,7 @@ func TestSortableIDsFollowTime(t *testing.T) {
 }
 
 func TestRandomIDs(t *testing.T) {
+	t.Parallel()
 	seen := map[string]bool{}
 	for range 1000 {
 		id := NewID(24)

@@ -39,6 +39,7 @@ func openProjectStore(t *testing.T) *Store {
 }
 
 func TestTaskLifecycle(t *testing.T) {
+	t.Parallel()
 	s := openProjectStore(t)
 	ctx := context.Background()
 	for _, id := range []string{"t1", "t2", "t3"} {
@@ -91,6 +92,7 @@ func TestTaskLifecycle(t *testing.T) {
 }
 
 func TestArtifacts(t *testing.T) {
+	t.Parallel()
 	s := openProjectStore(t)
 	ctx := context.Background()
 	if err := s.CreateTask(ctx, Task{ID: "t1", ProjectID: "p1", Kind: "export", Status: TaskRunning, Created: maintT0}); err != nil {
@@ -144,6 +146,7 @@ func saveTestModel(t *testing.T, s *Store, pid string, objs map[string]string) {
 }
 
 func TestImportMetadata(t *testing.T) {
+	t.Parallel()
 	s := openProjectStore(t)
 	ctx := context.Background()
 	saveTestModel(t, s, "p1", map[string]string{"fact.a": "fact"})
@@ -187,6 +190,7 @@ func TestImportMetadata(t *testing.T) {
 }
 
 func TestImportMetadataIsAtomic(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		objs    []ImportedObject

@@ -46,6 +46,7 @@ func databaseOfVersion(t *testing.T, path string, version int) (*sql.DB, func(q 
 // the subscription's use of it and the run are all still there; the old run
 // counts as rated, and a channel of a kind version 10 did not know is stored.
 func TestMigrationKeepsChannelsInUse(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "herald.db")
 	old, mustExec := databaseOfVersion(t, path, 10)
@@ -86,6 +87,7 @@ func TestMigrationKeepsChannelsInUse(t *testing.T) {
 // reads back with its payload, and pruning its run, once the delivery is final,
 // removes the payload too.
 func TestMigrationMovesDeliveryPayloads(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "herald.db")
 	old, mustExec := databaseOfVersion(t, path, 12)
@@ -122,6 +124,7 @@ func TestMigrationMovesDeliveryPayloads(t *testing.T) {
 // it, with a subscription whose one channel is paused, and opens it: the channel is
 // in generation 0, which links made before name, and turning it back on moves it on.
 func TestMigrationStartsChannelsInGenerationZero(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "herald.db")
 	old, mustExec := databaseOfVersion(t, path, 14)
@@ -154,6 +157,7 @@ func TestMigrationStartsChannelsInGenerationZero(t *testing.T) {
 // a holder of its credentials made, beside a user's session, and opens it:
 // the account and all it had are gone, the user's session stays.
 func TestMigrationRemovesTheServiceAccount(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "herald.db")
 	old, mustExec := databaseOfVersion(t, path, 17)

@@ -11,6 +11,7 @@ import (
 // address is verified; of two asks of a recipient never asked, one wins, and
 // an ask undone can be made again.
 func TestRecipientsHoldTheirChannels(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s, sub := openLedgerStore(t)
 	for id, rcpt := range map[string]string{"c1": "x@example.net", "c2": ""} {

@@ -14,6 +14,7 @@ import (
 // and one of another: each subscription ends with the condition of its last run in the
 // batch, not only the first run's; the health fields are the roll-up's and stay.
 func TestFinishRunsWritesEveryState(t *testing.T) {
+	t.Parallel()
 	s, sub := openLedgerStore(t)
 	ctx := context.Background()
 	if err := s.CreateSubscription(ctx, Subscription{ID: "s2", ProjectID: "p1", Owner: "u1", Title: "S2", Enabled: true,
@@ -48,6 +49,7 @@ func TestFinishRunsWritesEveryState(t *testing.T) {
 // its payload and outbox row, in the runs' order; a run deleted meanwhile
 // hands over nothing.
 func TestFinishRunsHandsOverABurst(t *testing.T) {
+	t.Parallel()
 	s, sub := openLedgerStore(t)
 	ctx := context.Background()
 	const n = 150
@@ -100,6 +102,7 @@ func TestFinishRunsHandsOverABurst(t *testing.T) {
 // deliveries are all final, with their deliveries, and keeps an old run with a
 // delivery still to send, whose instant PendingInstants names.
 func TestPruneKeepsPendingDeliveries(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s, sub := openLedgerStore(t)
 	sent := enqueue(t, s, sub, ledgerT0, "c1", "c2")

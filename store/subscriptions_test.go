@@ -10,6 +10,7 @@ import (
 // TestSubscriptionsByID reads many subscriptions in one call, across the
 // chunks of one query each, with their channels, and leaves unknown ids out.
 func TestSubscriptionsByID(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s, _ := openLedgerStore(t)
 	if err := s.CreateChannel(ctx, Channel{ID: "c1", Owner: "u1", Kind: "email", Title: "Mail", Config: []byte(`{}`)}, Quota{}); err != nil {
@@ -47,6 +48,7 @@ func TestSubscriptionsByID(t *testing.T) {
 // moves it to the next of the subscription's own sequence, and a pause asked
 // for in an earlier generation is refused with ErrConflict.
 func TestChannelGenerationsMoveOnWhenResumed(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s, _ := openLedgerStore(t)
 	for _, c := range []string{"c1", "c2"} {

@@ -81,6 +81,7 @@ func generate() map[string][]byte {
 // TestDemoData checks that the committed data is what the generator makes; -update
 // writes it.
 func TestDemoData(t *testing.T) {
+	t.Parallel()
 	for name, data := range generate() {
 		path := filepath.Join(dir, name)
 		if *update {

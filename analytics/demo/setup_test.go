@@ -16,6 +16,7 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestSetup(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	tmp := t.TempDir()
 	st, err := store.Open(ctx, filepath.Join(tmp, "herald.db"))

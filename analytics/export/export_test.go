@@ -108,6 +108,7 @@ func wait(t *testing.T, s *Service, id string) store.Export {
 }
 
 func TestExportStates(t *testing.T) {
+	t.Parallel()
 	b := newBundle(t)
 	s := b.service()
 	stop := run(s)
@@ -158,6 +159,7 @@ func TestExportStates(t *testing.T) {
 }
 
 func TestUnfinishedExportsRenderAfterRestart(t *testing.T) {
+	t.Parallel()
 	b := newBundle(t)
 	first := b.service()
 	e, err := first.Start(context.Background(), "p", "sales", "PNG") // queued, never run

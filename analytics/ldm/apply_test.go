@@ -49,6 +49,7 @@ func typ(s string) Type {
 }
 
 func TestApplyDevs(t *testing.T) {
+	t.Parallel()
 	m, steps, err := apply(t, New(), devsScript(t), Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -101,6 +102,7 @@ func TestApplyDevs(t *testing.T) {
 }
 
 func TestApplyLeavesInputAlone(t *testing.T) {
+	t.Parallel()
 	m := devsModel(t)
 	before, _ := json.Marshal(m)
 	if _, _, err := apply(t, m, `DROP ALL IN {dataset.commits} CASCADE; CREATE FACT {fact.x} AS {f_devs.f_x}`, Options{}); err != nil {
@@ -116,6 +118,7 @@ func TestApplyLeavesInputAlone(t *testing.T) {
 }
 
 func TestModelJSONRoundTrip(t *testing.T) {
+	t.Parallel()
 	m := devsModel(t)
 	data, err := json.Marshal(m)
 	if err != nil {
@@ -135,6 +138,7 @@ func TestModelJSONRoundTrip(t *testing.T) {
 }
 
 func TestApplyErrors(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		src  string // applied to the devs model
@@ -198,6 +202,7 @@ func TestApplyErrors(t *testing.T) {
 }
 
 func TestApplyOptions(t *testing.T) {
+	t.Parallel()
 	base := devsModel(t)
 	opt := Options{
 		Reserved: func(id string) bool { return id == "metric.revenue" },
@@ -223,6 +228,7 @@ func TestApplyOptions(t *testing.T) {
 }
 
 func TestApplyDrops(t *testing.T) {
+	t.Parallel()
 	base := devsModel(t)
 	t.Run("drop all in drops the table and the objects", func(t *testing.T) {
 		m, steps, err := apply(t, base, "DROP ALL IN {dataset.commits}", Options{})
@@ -307,6 +313,7 @@ ALTER DATASET {d} ADD {f.b}`, Options{})
 }
 
 func TestSynchronizeSteps(t *testing.T) {
+	t.Parallel()
 	base := devsModel(t)
 	m, steps, err := apply(t, base, `ALTER DATATYPE {f_devs.id} INT;
 CREATE FACT {fact.devs.age} AS {f_devs.f_age};
@@ -341,6 +348,7 @@ SYNCHRONIZE {committed_on.dataset.dt}`, Options{})
 }
 
 func TestDependencies(t *testing.T) {
+	t.Parallel()
 	m := devsModel(t)
 	deps := m.Dependencies()
 	want := []Dependency{
@@ -363,6 +371,7 @@ func TestDependencies(t *testing.T) {
 }
 
 func TestParseType(t *testing.T) {
+	t.Parallel()
 	for _, s := range []string{"INT", "BIGINT", "DOUBLE", "DATE", "VARCHAR(12)", "DECIMAL(15,6)"} {
 		got, err := ParseType(s)
 		if err != nil || got.String() != s {

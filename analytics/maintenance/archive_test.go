@@ -31,6 +31,7 @@ func sampleArchive(t testing.TB) (archive, string) {
 }
 
 func TestArchiveRoundTrip(t *testing.T) {
+	t.Parallel()
 	a, dataDir := sampleArchive(t)
 	path := filepath.Join(t.TempDir(), "a.tar")
 	if err := writeArchive(path, a, dataDir); err != nil {
@@ -69,6 +70,7 @@ func tarOf(t testing.TB, entries ...string) []byte {
 }
 
 func TestDamagedArchives(t *testing.T) {
+	t.Parallel()
 	const man = `{"format":"herald-archive/1","kind":"project","project":"p"}`
 	tests := []struct {
 		name string

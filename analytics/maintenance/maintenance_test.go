@@ -168,6 +168,7 @@ func messageOf(t store.Task) string {
 }
 
 func TestWhoMayImportAToken(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	a := f.export(t, ExportOptions{Authorized: []string{"friend@X.IO"}})
@@ -211,6 +212,7 @@ func TestWhoMayImportAToken(t *testing.T) {
 }
 
 func TestExportAndImportProject(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name        string
 		opt         ExportOptions
@@ -292,6 +294,7 @@ func (f *fixture) rows(t *testing.T, pid string) int64 {
 }
 
 func TestPartialImportReportsInItsTask(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	objs, _ := f.st.ObjectsByIdentifiers(ctx, f.src, []string{"metric.lines"})
@@ -338,6 +341,7 @@ func TestPartialImportReportsInItsTask(t *testing.T) {
 }
 
 func TestValidateTask(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	var input *analytics.InputError
@@ -360,6 +364,7 @@ func TestValidateTask(t *testing.T) {
 }
 
 func TestPruneAndSweep(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	a := f.export(t, ExportOptions{})

@@ -6,6 +6,7 @@ import (
 )
 
 func TestParseScriptErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		src       string
@@ -99,6 +100,7 @@ func TestParseScriptErrors(t *testing.T) {
 }
 
 func TestErrorMessage(t *testing.T) {
+	t.Parallel()
 	_, err := ParseScript("CREATE DATASET {d};\n\nCREATE FOLDER {f} FOO ATTRIBUTE")
 	const want = `line 3, column 19: unexpected "FOO", expected TYPE`
 	if err == nil || err.Error() != want {
@@ -107,6 +109,7 @@ func TestErrorMessage(t *testing.T) {
 }
 
 func TestParseScriptReturnsNoStatementsOnError(t *testing.T) {
+	t.Parallel()
 	stmts, err := ParseScript("DROP {a}; DROP {b}; DROP")
 	if err == nil || stmts != nil {
 		t.Fatalf("ParseScript = %v, %v; want nil and an error", stmts, err)

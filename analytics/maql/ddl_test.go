@@ -200,6 +200,7 @@ var scriptCases = []struct {
 }
 
 func TestParseScriptStatements(t *testing.T) {
+	t.Parallel()
 	for _, tc := range scriptCases {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ParseScript(tc.src)
@@ -214,6 +215,7 @@ func TestParseScriptStatements(t *testing.T) {
 }
 
 func TestScriptRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, tc := range scriptCases {
 		t.Run(tc.name, func(t *testing.T) {
 			first, err := ParseScript(tc.src)
@@ -233,6 +235,7 @@ func TestScriptRoundTrip(t *testing.T) {
 }
 
 func TestStatementString(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, src, want string
 	}{
@@ -260,6 +263,7 @@ func TestStatementString(t *testing.T) {
 }
 
 func TestParseScriptSeparatorsAndComments(t *testing.T) {
+	t.Parallel()
 	src := "-- a model\n" +
 		"CREATE DATASET {d.a} /* first */ ;;\n" +
 		"\n" +
@@ -283,6 +287,7 @@ func TestParseScriptSeparatorsAndComments(t *testing.T) {
 }
 
 func TestParseScriptEmpty(t *testing.T) {
+	t.Parallel()
 	for _, src := range []string{"", "  \n", ";", "-- nothing\n/* at all */;;"} {
 		got, err := ParseScript(src)
 		if err != nil || len(got) != 0 {

@@ -7,6 +7,7 @@ import (
 )
 
 func TestParseFilter(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		src  string
@@ -42,6 +43,7 @@ func TestParseFilter(t *testing.T) {
 }
 
 func TestParseFilterErrors(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name      string
 		src       string
@@ -68,6 +70,7 @@ func TestParseFilterErrors(t *testing.T) {
 }
 
 func TestFilterRefsAndRewrite(t *testing.T) {
+	t.Parallel()
 	f, err := ParseFilter(`{attr.a} IN ([/svc/md/p1/obj/9/elements?id=1]) AND {attr.b} = "x"`)
 	if err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ func mustParseMetric(t *testing.T, src string) *Metric {
 }
 
 func TestMetricRefs(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		src  string
@@ -42,6 +43,7 @@ func TestMetricRefs(t *testing.T) {
 }
 
 func TestMetricRewrite(t *testing.T) {
+	t.Parallel()
 	uris := map[string]string{"fact.a": obj + "1", "attr.x": obj + "2", "attr.year": obj + "3"}
 	toURI := func(r Ref) (Ref, error) {
 		if r.URI != "" {
@@ -122,6 +124,7 @@ func TestMetricRewrite(t *testing.T) {
 }
 
 func TestMetricTree(t *testing.T) {
+	t.Parallel()
 	m := mustParseMetric(t, `SELECT IFNULL(SUM([/o/1]), 0) * -{m.x} `+
 		`WHERE {a} = "Open" OR NOT [/o/2] NOT IN ([/o/2/elements?id=3], 4) BY {q}, ALL {y}, ALL OTHER`)
 	got, err := json.Marshal(m.Tree())
@@ -143,6 +146,7 @@ func TestMetricTree(t *testing.T) {
 }
 
 func TestMetricTreeEmptyString(t *testing.T) {
+	t.Parallel()
 	got, err := json.Marshal(mustParseMetric(t, `SELECT {f} WHERE {a} = ""`).Tree())
 	if err != nil {
 		t.Fatal(err)

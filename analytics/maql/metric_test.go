@@ -100,6 +100,7 @@ var metricCases = []struct {
 }
 
 func TestParseMetric(t *testing.T) {
+	t.Parallel()
 	for _, tc := range metricCases {
 		t.Run(tc.name, func(t *testing.T) {
 			m, err := ParseMetric(tc.src)
@@ -114,6 +115,7 @@ func TestParseMetric(t *testing.T) {
 }
 
 func TestMetricRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, tc := range metricCases {
 		t.Run(tc.name, func(t *testing.T) {
 			m, err := ParseMetric(tc.src)
@@ -136,6 +138,7 @@ func TestMetricRoundTrip(t *testing.T) {
 }
 
 func TestMetricString(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, src, want string
 	}{
@@ -168,6 +171,7 @@ func TestMetricString(t *testing.T) {
 }
 
 func TestParseMetricErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		src   string
@@ -227,6 +231,7 @@ func TestParseMetricErrors(t *testing.T) {
 }
 
 func TestParseMetricLimits(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		src  string
@@ -257,6 +262,7 @@ func repeat(s string, n int) string {
 }
 
 func TestNumberFloat(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		lit  string
 		want float64

@@ -7,6 +7,7 @@ import (
 )
 
 func TestParseRealisticScript(t *testing.T) {
+	t.Parallel()
 	src, err := os.ReadFile("testdata/devs.maql")
 	if err != nil {
 		t.Fatal(err)

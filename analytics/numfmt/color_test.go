@@ -7,6 +7,7 @@ import (
 )
 
 func TestColor(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		pattern string
@@ -53,6 +54,7 @@ func TestColor(t *testing.T) {
 // and its own letter, so the letter Format writes tells the section, and
 // Color must name that section's colour.
 func TestColorMatchesFormat(t *testing.T) {
+	t.Parallel()
 	colors := map[string]string{"R": "#ff0000", "B": "#0000ff", "G": "#00ff00", "Y": "#ffff00", "M": "#ff00ff"}
 	patterns := []string{
 		`[Red]"R"0.0;[Blue]"B"0.0`,

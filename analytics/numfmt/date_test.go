@@ -14,6 +14,7 @@ func at(h, m int, s float64) float64 {
 }
 
 func TestFormatDate(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		pattern string
@@ -95,6 +96,7 @@ func TestFormatDate(t *testing.T) {
 // TestExcelFormatDate: date, time and fraction codes reach the XLSX cell as
 // Excel codes, with text quoted where Excel would read it as a code.
 func TestExcelFormatDate(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		pattern, want string
 	}{

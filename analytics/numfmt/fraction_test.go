@@ -7,6 +7,7 @@ import (
 )
 
 func TestFormatFraction(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		pattern string
@@ -64,6 +65,7 @@ func TestFormatFraction(t *testing.T) {
 // TestBestApproximation checks the continued-fraction search against trying
 // every denominator.
 func TestBestApproximation(t *testing.T) {
+	t.Parallel()
 	for _, x := range []float64{0.1, 0.35, 0.5, 0.6180339887, 0.14159265, 0.999, 0.001, 0.3333, 0.285714, 0.123456789} {
 		for _, limit := range []int64{1, 9, 99, 999} {
 			r := new(big.Rat).SetFloat64(x)

@@ -8,6 +8,7 @@ import (
 )
 
 func TestFormat(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		pattern string
@@ -95,6 +96,7 @@ func TestFormat(t *testing.T) {
 }
 
 func TestExcelFormat(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		pattern string
@@ -180,6 +182,7 @@ func FuzzFormat(f *testing.F) {
 var cssPattern = regexp.MustCompile(`^(#[0-9a-f]{6})?$`)
 
 func TestAxis(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		pattern string

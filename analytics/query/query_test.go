@@ -184,6 +184,7 @@ func cases(f *fixture) []tcase {
 }
 
 func TestCompileGolden(t *testing.T) {
+	t.Parallel()
 	f, steps := newFixture(t)
 	wh := openWarehouse(t, f.model, steps)
 	for _, tc := range cases(f) {
@@ -215,6 +216,7 @@ func TestCompileGolden(t *testing.T) {
 }
 
 func TestCompileErrors(t *testing.T) {
+	t.Parallel()
 	f, _ := newFixture(t)
 	for _, tc := range []struct {
 		tcase
@@ -327,6 +329,7 @@ func run(t testing.TB, wh *warehouse.Warehouse, q *Query) []string {
 // 40 levels deep: each is compiled once into a shared column, so the SQL grows with the
 // chain's length, not with 2^40, and DuckDB computes 2^40 times the base.
 func TestDoublingChainCompilesOnce(t *testing.T) {
+	t.Parallel()
 	f, steps := newFixture(t)
 	prev := "m.revenue"
 	for k := 1; k <= 30; k++ {
@@ -352,6 +355,7 @@ func TestDoublingChainCompilesOnce(t *testing.T) {
 // TestOversizeQueryNamesTheMetric refuses a report whose metrics compile to more SQL than
 // the cap, naming the request field and the metric.
 func TestOversizeQueryNamesTheMetric(t *testing.T) {
+	t.Parallel()
 	f, _ := newFixture(t)
 	var b strings.Builder
 	b.WriteString("SELECT {m.revenue}")

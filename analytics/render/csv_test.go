@@ -14,6 +14,7 @@ import (
 )
 
 func TestCSV(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		grid    func() *grid.Grid
@@ -84,6 +85,7 @@ func checkCSVValues(t *testing.T, g *grid.Grid, records [][]string, headers int)
 }
 
 func TestCSVMultiLevelHeader(t *testing.T) {
+	t.Parallel()
 	var out bytes.Buffer
 	if err := CSV(&out, pivotGrid()); err != nil {
 		t.Fatal(err)
@@ -104,6 +106,7 @@ func TestCSVMultiLevelHeader(t *testing.T) {
 }
 
 func TestCSVErrors(t *testing.T) {
+	t.Parallel()
 	t.Run("rows fail", func(t *testing.T) {
 		g := salesGrid()
 		g.Rows = failing(errWarehouse, grid.Row{Headers: []string{"East"}, Values: []*float64{num(1), nil, nil}})

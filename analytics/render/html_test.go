@@ -19,6 +19,7 @@ func htmlOf(t *testing.T, g *grid.Grid, rows int) string {
 }
 
 func TestHTMLShowsTheTableInFormat(t *testing.T) {
+	t.Parallel()
 	out := htmlOf(t, salesGrid(), 50)
 	for _, want := range []string{
 		">Sales by region</h2>",
@@ -44,6 +45,7 @@ func TestHTMLShowsTheTableInFormat(t *testing.T) {
 }
 
 func TestHTMLHeaderLevelsSpanTheirColumns(t *testing.T) {
+	t.Parallel()
 	out := htmlOf(t, pivotGrid(), 50)
 	if strings.Count(out, `<th colspan="2"`) != 2 || !strings.Contains(out, ">2024</th>") || !strings.Contains(out, ">2025</th>") {
 		t.Errorf("the year level does not span its two metrics:\n%s", out)
@@ -54,6 +56,7 @@ func TestHTMLHeaderLevelsSpanTheirColumns(t *testing.T) {
 }
 
 func TestHTMLStopsAtMaxRowsAndSaysHowManyMore(t *testing.T) {
+	t.Parallel()
 	out := htmlOf(t, longGrid(1234), 50)
 	if n := strings.Count(out, "<tr"); n != 51 { // the header and 50 rows
 		t.Errorf("%d table rows, want 51", n)
@@ -68,6 +71,7 @@ func TestHTMLStopsAtMaxRowsAndSaysHowManyMore(t *testing.T) {
 }
 
 func TestHTMLEscapesEveryText(t *testing.T) {
+	t.Parallel()
 	g := &grid.Grid{Title: `<script>alert(1)</script>`, Format: grid.FormatGrid, RowHeaders: []string{`<img src=x onerror=y>`},
 		Filters: []string{`a</p><b>`},
 		Columns: []grid.Column{{Path: []string{`"><i>`}, Format: `"<b>"0`}},
@@ -81,6 +85,7 @@ func TestHTMLEscapesEveryText(t *testing.T) {
 }
 
 func TestHTMLOneNumberAndNoData(t *testing.T) {
+	t.Parallel()
 	out := htmlOf(t, oneNumberGrid(), 50)
 	if !strings.Contains(out, ">$3,812,450.46</p>") || strings.Contains(out, "<table") {
 		t.Errorf("one number:\n%s", out)
@@ -98,6 +103,7 @@ func TestHTMLOneNumberAndNoData(t *testing.T) {
 }
 
 func TestHTMLColoursNumbersAsTheirFormatSays(t *testing.T) {
+	t.Parallel()
 	g := &grid.Grid{Title: "P&L", Format: grid.FormatGrid, RowHeaders: []string{"Unit"},
 		Columns: []grid.Column{{Path: []string{"Profit"}, Format: "[Blue]#,##0;[Red]-#,##0"}},
 		Rows: rowsOf(grid.Row{Headers: []string{"A"}, Values: []*float64{num(5)}},

@@ -26,6 +26,7 @@ func rgba(c color.Color) color.RGBA { return color.RGBAModel.Convert(c).(color.R
 // TestModelPNGDrawsABoxPerDataset: three datasets on a 2×2 grid, each box filled in its
 // colour, and the reference from the first to the third drawn between them.
 func TestModelPNGDrawsABoxPerDataset(t *testing.T) {
+	t.Parallel()
 	img := modelPNG(t, []ModelDataset{
 		{Title: "Sales", Attributes: 1, Facts: 1, References: []int{1, 2}},
 		{Title: "Stores", Attributes: 1},
@@ -57,6 +58,7 @@ func TestModelPNGDrawsABoxPerDataset(t *testing.T) {
 }
 
 func TestModelPNGEmptyAndBounded(t *testing.T) {
+	t.Parallel()
 	if img := modelPNG(t, nil); img.Bounds().Dx() != 2*modelMargin+modelBoxW {
 		t.Errorf("an empty model: %v", img.Bounds())
 	}

@@ -55,6 +55,7 @@ func pdfText(t *testing.T, pdf []byte) []string {
 }
 
 func TestPDFSales(t *testing.T) {
+	t.Parallel()
 	pdf := renderPDF(t, salesGrid())
 	if n := pageCount(pdf); n != 1 {
 		t.Errorf("pages = %d, want 1", n)
@@ -79,6 +80,7 @@ func TestPDFSales(t *testing.T) {
 }
 
 func TestPDFPages(t *testing.T) {
+	t.Parallel()
 	pdf := renderPDF(t, longGrid(500))
 	n := pageCount(pdf)
 	if n < 5 {
@@ -111,6 +113,7 @@ func TestPDFPages(t *testing.T) {
 }
 
 func TestPDFMultiLevelHeader(t *testing.T) {
+	t.Parallel()
 	pdf := renderPDF(t, pivotGrid())
 	t.Run("text", func(t *testing.T) {
 		text := pdfText(t, pdf)[0]
@@ -128,6 +131,7 @@ func TestPDFMultiLevelHeader(t *testing.T) {
 }
 
 func TestPDFWide(t *testing.T) {
+	t.Parallel()
 	pdf := renderPDF(t, wideGrid())
 	if !bytes.Contains(pdf, []byte("/MediaBox [0 0 841.89 595.28]")) {
 		t.Error("a table of 13 columns is not on a landscape page")
@@ -149,6 +153,7 @@ func TestPDFWide(t *testing.T) {
 }
 
 func TestPDFOneNumber(t *testing.T) {
+	t.Parallel()
 	pdf := renderPDF(t, oneNumberGrid())
 	t.Run("text", func(t *testing.T) {
 		text := pdfText(t, pdf)[0]
@@ -161,6 +166,7 @@ func TestPDFOneNumber(t *testing.T) {
 }
 
 func TestPDFNoRows(t *testing.T) {
+	t.Parallel()
 	pdf := renderPDF(t, longGrid(0))
 	if n := pageCount(pdf); n != 1 {
 		t.Errorf("pages = %d, want 1", n)
@@ -174,6 +180,7 @@ func TestPDFNoRows(t *testing.T) {
 }
 
 func TestPDFRowsFail(t *testing.T) {
+	t.Parallel()
 	for _, format := range []string{grid.FormatGrid, grid.FormatOneNumber} {
 		t.Run(format, func(t *testing.T) {
 			g := salesGrid()
@@ -216,6 +223,7 @@ func pdfImages(t *testing.T, pdf []byte) []string {
 // TestPDFChartShowsTheChart: a chart report's PDF draws the chart on its
 // first page above the whole table; a grid report's draws no image.
 func TestPDFChartShowsTheChart(t *testing.T) {
+	t.Parallel()
 	chart := renderPDF(t, salesGrid())
 	if got := pdfImages(t, chart); len(got) != 1 || got[0] != "1 1200×700" {
 		t.Fatalf("the chart report's PDF draws %v, want the 1200×700 chart on page 1", got)
@@ -273,6 +281,7 @@ var textColor = regexp.MustCompile(`q ([0-9. ]+ (?:rg|g)) BT `)
 // TestPDFNumberColour: a number whose format names a colour for its section
 // is drawn in that colour, and the cells after it in the row's colour.
 func TestPDFNumberColour(t *testing.T) {
+	t.Parallel()
 	g := &grid.Grid{
 		Title:      "Margins",
 		Format:     grid.FormatGrid,

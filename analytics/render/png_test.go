@@ -51,6 +51,7 @@ func pixelStats(img image.Image) (colours, inked int, hits map[color.RGBA]int) {
 }
 
 func TestPNG(t *testing.T) {
+	t.Parallel()
 	line := salesGrid()
 	line.Chart = grid.ChartLine
 	pie := salesGrid()
@@ -92,6 +93,7 @@ func TestPNG(t *testing.T) {
 }
 
 func TestPNGPaletteIsExact(t *testing.T) {
+	t.Parallel()
 	img := image.NewRGBA(image.Rect(0, 0, 40, 30))
 	for y := range 30 {
 		for x := range 40 {
@@ -133,6 +135,7 @@ func TestPNGPaletteIsExact(t *testing.T) {
 // A bar chart has few colours and is written with a palette, in about half
 // the bytes of RGBA; a pie's edges have too many shades for one.
 func TestPNGChartPalette(t *testing.T) {
+	t.Parallel()
 	var bar bytes.Buffer
 	if err := PNG(&bar, salesGrid()); err != nil {
 		t.Fatal(err)
@@ -169,6 +172,7 @@ func TestPNGChartPalette(t *testing.T) {
 }
 
 func TestPNGRowsFail(t *testing.T) {
+	t.Parallel()
 	g := salesGrid()
 	g.Rows = failing(errWarehouse)
 	if err := PNG(&bytes.Buffer{}, g); !errors.Is(err, errWarehouse) {
@@ -177,6 +181,7 @@ func TestPNGRowsFail(t *testing.T) {
 }
 
 func TestChartKind(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		chart string
@@ -201,6 +206,7 @@ func TestChartKind(t *testing.T) {
 }
 
 func TestCollect(t *testing.T) {
+	t.Parallel()
 	t.Run("bar keeps the first 50", func(t *testing.T) {
 		d, err := collect(manyGrid(80, grid.ChartBar), grid.ChartBar)
 		if err != nil {
@@ -270,6 +276,7 @@ func TestCollect(t *testing.T) {
 }
 
 func TestNiceTicks(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		lo, hi float64
@@ -291,6 +298,7 @@ func TestNiceTicks(t *testing.T) {
 }
 
 func TestWrap(t *testing.T) {
+	t.Parallel()
 	c, err := newCanvas(10, 10, 1)
 	if err != nil {
 		t.Fatal(err)

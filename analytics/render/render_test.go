@@ -8,6 +8,7 @@ import (
 )
 
 func TestContentTypeAndExtension(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		format, contentType, ext string
 	}{
@@ -62,6 +63,7 @@ func reusing(n int) *grid.Grid {
 }
 
 func TestRenderersReadRowsOnce(t *testing.T) {
+	t.Parallel()
 	renderers := map[string]func(*grid.Grid) error{
 		"CSV":  func(g *grid.Grid) error { return CSV(discard{}, g) },
 		"XLSX": func(g *grid.Grid) error { return XLSX(discard{}, g, generatedAt) },

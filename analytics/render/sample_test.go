@@ -12,6 +12,7 @@ import (
 //
 //	go test ./analytics/render -run Samples -keep /tmp/samples
 func TestSamples(t *testing.T) {
+	t.Parallel()
 	samples := map[string]func() *grid.Grid{
 		"sales":    salesGrid,
 		"pie":      func() *grid.Grid { g := salesGrid(); g.Chart = grid.ChartPie; return g },

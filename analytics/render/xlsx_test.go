@@ -41,6 +41,7 @@ func cellValue(t *testing.T, f *excelize.File, sheet, cell string, raw bool) str
 }
 
 func TestXLSXLayout(t *testing.T) {
+	t.Parallel()
 	f, sheet := openXLSX(t, salesGrid())
 	if sheet != "Sales by region" {
 		t.Errorf("sheet = %q, want the title", sheet)
@@ -90,6 +91,7 @@ func bold(t *testing.T, f *excelize.File, sheet, cell string) bool {
 }
 
 func TestXLSXNumbers(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		cell      string
 		raw       float64
@@ -141,6 +143,7 @@ func TestXLSXNumbers(t *testing.T) {
 }
 
 func TestXLSXMultiLevelHeader(t *testing.T) {
+	t.Parallel()
 	f, sheet := openXLSX(t, pivotGrid())
 	rows, err := f.GetRows(sheet)
 	if err != nil {
@@ -173,6 +176,7 @@ func TestXLSXMultiLevelHeader(t *testing.T) {
 }
 
 func TestXLSXRows(t *testing.T) {
+	t.Parallel()
 	t.Run("no rows", func(t *testing.T) {
 		f, sheet := openXLSX(t, longGrid(0))
 		rows, err := f.GetRows(sheet)
@@ -203,6 +207,7 @@ func TestXLSXRows(t *testing.T) {
 }
 
 func TestSheetName(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ name, title, want string }{
 		{"plain", "Sales", "Sales"},
 		{"forbidden characters", "Q1/Q2: [draft]?", "Q1 Q2   draft"},

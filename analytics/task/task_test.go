@@ -75,6 +75,7 @@ func wait(t *testing.T, st *store.Store, id string) store.Task {
 }
 
 func TestTasksReportTheirOutcome(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name         string
 		fn           Func
@@ -128,6 +129,7 @@ func replaceID(s, id string) string {
 }
 
 func TestFullQueueRefusesAndStopFailsWhatIsLeft(t *testing.T) {
+	t.Parallel()
 	st := openStore(t)
 	p := newPool(st, Config{Workers: 1, Queue: 1})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -179,6 +181,7 @@ func TestFullQueueRefusesAndStopFailsWhatIsLeft(t *testing.T) {
 }
 
 func TestRecoverFailsTasksOfAPreviousProcess(t *testing.T) {
+	t.Parallel()
 	st := openStore(t)
 	ctx := context.Background()
 	// A previous process queued a task and never ran it.
@@ -200,6 +203,7 @@ func TestRecoverFailsTasksOfAPreviousProcess(t *testing.T) {
 }
 
 func TestDecodeIgnoresWhatItCannotRead(t *testing.T) {
+	t.Parallel()
 	for _, in := range []string{"", "[]", "{", `{"error":1}`} {
 		if got := Decode([]byte(in)); len(got) != 0 {
 			t.Errorf("Decode(%q) = %v", in, got)

@@ -27,6 +27,7 @@ func dumpAll(t *testing.T, w *Warehouse, keep func(schema, name string) bool) []
 }
 
 func TestDumpAndRestore(t *testing.T) {
+	t.Parallel()
 	w := open(t, Options{})
 	m := devs(t, w)
 	mustLoad(t, w, m, "f_devs", Full, devsCSV)
@@ -91,6 +92,7 @@ func TestDumpAndRestore(t *testing.T) {
 }
 
 func TestDumpKeepsWhatIsAsked(t *testing.T) {
+	t.Parallel()
 	w := open(t, Options{})
 	m := devs(t, w)
 	mustLoad(t, w, m, "f_devs", Full, devsCSV)
@@ -101,6 +103,7 @@ func TestDumpKeepsWhatIsAsked(t *testing.T) {
 }
 
 func TestRestoreRefusesUnknownSchemaAndMissingTable(t *testing.T) {
+	t.Parallel()
 	w := open(t, Options{})
 	m := devs(t, w)
 	mustLoad(t, w, m, "f_devs", Full, devsCSV)
@@ -123,6 +126,7 @@ func TestRestoreRefusesUnknownSchemaAndMissingTable(t *testing.T) {
 }
 
 func TestTablesAndIntegrity(t *testing.T) {
+	t.Parallel()
 	w := open(t, Options{})
 	m := devs(t, w)
 	mustLoad(t, w, m, "f_devs", Full, devsCSV)

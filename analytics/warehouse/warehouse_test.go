@@ -138,6 +138,7 @@ const devsCSV = "id,nm_email,nm_name\nd2,b@x.io,Bea\nd1,a@x.io,Al\nd3,c@x.io,\n"
 const commitsCSV = "id,f_lines,devs_id,dt_committed_on_id\nc1,10.5,d1,2024-01-31\nc2,3,d2,2024-02-01\nc3,1,d1,2024-02-01\nc4,2,,\n"
 
 func TestCreateAndLoad(t *testing.T) {
+	t.Parallel()
 	w := open(t, Options{})
 	m := devs(t, w)
 	got := query(t, w, "SELECT table_name, column_name, data_type FROM information_schema.columns WHERE table_catalog = 'p_"+pid+"' ORDER BY table_schema, table_name, ordinal_position")
@@ -188,6 +189,7 @@ func TestCreateAndLoad(t *testing.T) {
 }
 
 func TestLoadRejects(t *testing.T) {
+	t.Parallel()
 	w := open(t, Options{})
 	m := devs(t, w)
 	m = model(t, w, m, "CREATE FACT {fact.devs.age} AS {f_devs.f_age}; ALTER DATASET {dataset.devs} ADD {fact.devs.age}; ALTER DATATYPE {f_devs.nm_email} VARCHAR(5); SYNCHRONIZE {dataset.devs}")
@@ -232,6 +234,7 @@ func TestLoadRejects(t *testing.T) {
 }
 
 func TestIntegerKeys(t *testing.T) {
+	t.Parallel()
 	w := open(t, Options{})
 	m := model(t, w, ldm.New(), `CREATE DATASET {d};
 CREATE ATTRIBUTE {a} AS KEYS {t.id} FULLSET;
@@ -255,6 +258,7 @@ SYNCHRONIZE {d}`)
 }
 
 func TestElements(t *testing.T) {
+	t.Parallel()
 	w := open(t, Options{})
 	m := devs(t, w)
 	mustLoad(t, w, m, "f_devs", Full, devsCSV)
@@ -300,6 +304,7 @@ func TestElements(t *testing.T) {
 }
 
 func TestDateExpressionsCoverTheModel(t *testing.T) {
+	t.Parallel()
 	for _, p := range ldm.DateParts {
 		if _, ok := DateID(p.Name, "d"); !ok {
 			t.Errorf("no id expression for date part %s", p.Name)
@@ -313,6 +318,7 @@ func TestDateExpressionsCoverTheModel(t *testing.T) {
 }
 
 func TestSynchronizePreserveData(t *testing.T) {
+	t.Parallel()
 	w := open(t, Options{})
 	m := devs(t, w)
 	mustLoad(t, w, m, "f_devs", Full, devsCSV)
@@ -346,6 +352,7 @@ SYNCHRONIZE {dataset.commits} PRESERVE DATA`)
 }
 
 func TestDropDataset(t *testing.T) {
+	t.Parallel()
 	w := open(t, Options{})
 	m := devs(t, w)
 	model(t, w, m, "DROP ALL IN {dataset.commits}")
@@ -355,6 +362,7 @@ func TestDropDataset(t *testing.T) {
 }
 
 func TestAttachManyProjects(t *testing.T) {
+	t.Parallel()
 	w := open(t, Options{MaxIdle: 1})
 	var wg sync.WaitGroup
 	errs := make(chan error, 40)
@@ -397,6 +405,7 @@ func TestAttachManyProjects(t *testing.T) {
 // TestOpenRemovesWhatACrashLeft: the spooled CSV of a load that a killed process never
 // finished, and DuckDB's spill files, are gone once the warehouse opens again.
 func TestOpenRemovesWhatACrashLeft(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	left := []string{filepath.Join(dir, "tmp", "load123.csv"), filepath.Join(dir, "tmp", "duckdb_temp_storage-0.tmp")}
 	if err := os.MkdirAll(filepath.Join(dir, "tmp"), 0o700); err != nil {

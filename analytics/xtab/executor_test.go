@@ -128,6 +128,7 @@ func rows(t *testing.T, g *grid.Grid) []string {
 }
 
 func TestExecuteReportsIntoGrids(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{})
 	ctx := context.Background()
 	res, err := e.ex.Execute(ctx, e.pid, "u", Source{Report: e.demo.Reports["report.revenue_by_month"]})
@@ -183,6 +184,7 @@ func TestExecuteReportsIntoGrids(t *testing.T) {
 }
 
 func TestExecuteSharesOneResult(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{})
 	ctx := context.Background()
 	src := Source{Report: e.demo.Reports["report.regions_and_products"]}
@@ -219,6 +221,7 @@ func TestExecuteSharesOneResult(t *testing.T) {
 // TestFindOrCreateMakesOneResult releases 32 executions of one plan at once
 // into the search for its result: one creates it and the others find it.
 func TestFindOrCreateMakesOneResult(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{})
 	ctx := context.Background()
 	p, data, digest := e.plan(t, "report.regions_and_products")
@@ -254,6 +257,7 @@ func TestFindOrCreateMakesOneResult(t *testing.T) {
 }
 
 func TestExecuteTimeout(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{Timeout: time.Nanosecond})
 	ctx := context.Background()
 	res, err := e.ex.Execute(ctx, e.pid, "u", Source{Report: e.demo.Reports["report.revenue_by_region"]})
@@ -271,6 +275,7 @@ func TestExecuteTimeout(t *testing.T) {
 }
 
 func TestResultRunningAtRestartIsComputed(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{})
 	ctx := context.Background()
 	_, data, digest := e.plan(t, "report.revenue_by_region")
@@ -291,6 +296,7 @@ func TestResultRunningAtRestartIsComputed(t *testing.T) {
 }
 
 func TestExpiredResultsArePruned(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{Retention: time.Hour})
 	ctx := context.Background()
 	res, err := e.ex.Execute(ctx, e.pid, "u", Source{Report: e.demo.Reports["report.revenue_by_region"]})
@@ -320,6 +326,7 @@ func TestExpiredResultsArePruned(t *testing.T) {
 }
 
 func TestPerProjectBound(t *testing.T) {
+	t.Parallel()
 	ex := New(nil, nil, Config{PerProject: 1}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	release, err := ex.acquire(context.Background(), "p")
 	if err != nil {
@@ -360,6 +367,7 @@ func mustID(t *testing.T, e *env, ident string) int64 {
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 func TestLostFileIsComputedAgain(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Config{})
 	ctx := context.Background()
 	res, err := e.ex.Execute(ctx, e.pid, "u", Source{Report: e.demo.Reports["report.revenue_by_region"]})

@@ -93,6 +93,7 @@ func randomXTab(rng *rand.Rand) *XTab {
 }
 
 func TestAppendJSONIsEncodingJSONs(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(5, 6))
 	for i := range 300 {
 		x := randomXTab(rng)
@@ -110,6 +111,7 @@ func TestAppendJSONIsEncodingJSONs(t *testing.T) {
 }
 
 func TestAppendJSONOfAPage(t *testing.T) {
+	t.Parallel()
 	p, f := salesByRegionAndProduct(3, 7)
 	tb, err := pivot(p, f)
 	if err != nil {
@@ -156,6 +158,7 @@ func growByOne(n *Node, levels []level, items [][]elem, from, to, depth int) {
 }
 
 func TestHeadersOf(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(7, 8))
 	levels := []level{{Attr: 0}, {Metric: true}, {Attr: 1}}
 	for _, n := range []int{0, 1, 2, 50, 300} {

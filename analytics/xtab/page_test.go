@@ -13,6 +13,7 @@ import (
 )
 
 func TestParsePage(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, query string
 		want        Page
@@ -84,6 +85,7 @@ func flatOf(rows ...[]any) *flat {
 }
 
 func TestPivotAndPage(t *testing.T) {
+	t.Parallel()
 	west, east := elem{ID: 2, Label: "West"}, elem{ID: 1, Label: "East"}
 	y24, y25 := elem{ID: 2024, Label: "2024"}, elem{ID: 2025, Label: "2025"}
 	p := grid2()
@@ -146,6 +148,7 @@ func TestPivotAndPage(t *testing.T) {
 }
 
 func TestPivotMetricsInRows(t *testing.T) {
+	t.Parallel()
 	p := &plan{Rows: []level{{Metric: true}, {Attr: 0, Title: "Region"}}, Columns: []level{},
 		Metrics: []Metric{{Title: "A"}, {Title: "B"}}, Attributes: nil}
 	f := &flat{attrs: [][]elem{{{ID: 1, Label: "x"}}, {{ID: 2, Label: "y"}}}, values: [][]float64{{1, 2}, {3, 4}}, valid: [][]bool{{true, true}, {true, false}}}
@@ -176,6 +179,7 @@ func TestPivotMetricsInRows(t *testing.T) {
 }
 
 func TestFileRoundTrip(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "r.xtab")
 	w, err := createFile(path, fileHeader{Rows: 2, Columns: [][]elem{{{ID: 0, Label: "M"}}, {{ID: 1, Label: "N"}}}})
 	if err != nil {
@@ -235,6 +239,7 @@ func dump(v any) string {
 }
 
 func TestFileLabelsOfConsecutiveRows(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "r.xtab")
 	w, err := createFile(path, fileHeader{Rows: 4, Columns: [][]elem{{{Label: "M"}}}})
 	if err != nil {

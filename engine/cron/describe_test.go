@@ -99,6 +99,7 @@ var describeTests = []struct {
 }
 
 func TestDescribe(t *testing.T) {
+	t.Parallel()
 	for _, tt := range describeTests {
 		got, err := Describe(tt.expr)
 		if err != nil {
@@ -112,6 +113,7 @@ func TestDescribe(t *testing.T) {
 }
 
 func TestDescribeRefused(t *testing.T) {
+	t.Parallel()
 	for _, expr := range []string{"", "0 0 * * *", "60 * * * * *", "0 0 0 L * *", "0 0 0 30 2 *", "0 0 0 * * FRI#3"} {
 		_, parseErr := Parse(expr)
 		got, err := Describe(expr)
@@ -140,6 +142,7 @@ func fires(tb testing.TB, expr string, after time.Time, n int) []time.Time {
 // The words of fixed-time descriptions agree with Next. The expected fires were worked out
 // from the words, not from Next.
 func TestDescribeAgreesWithNext(t *testing.T) {
+	t.Parallel()
 	after := mustTime(t, "2026-01-15T12:00:00Z") // a Thursday
 	tests := []struct {
 		expr  string
@@ -188,6 +191,7 @@ func TestDescribeAgreesWithNext(t *testing.T) {
 // Over many years, the days on which schedules that restrict both day fields fire are exactly
 // the days their descriptions name, each predicate written from the words alone.
 func TestDescribeDaysAgreeWithNext(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		expr  string
 		words string
@@ -248,6 +252,7 @@ func TestDescribeDaysAgreeWithNext(t *testing.T) {
 // 56 bytes; the months at most "Jan,Feb,Apr,May,Jul,Aug,Oct,Nov" and the days of the week
 // "Mon,Tue,Thu,Fri,Sun". In all: 3+98+2+98+2+42+2 + 8+56+27+19+4+31 = 392 bytes.
 func TestDescribeWorstCaseLength(t *testing.T) {
+	t.Parallel()
 	const (
 		sixty = "1,2,4,6,7,10,11,13,15,17,19,21,22,24,26,29,31,32,35,36,39,41,42,44,46,48,49,51,54,56,57,59"
 		hours = "0,3,6,7,9,11,12,14,15,17,18,20,22,23"

@@ -7,6 +7,7 @@ import (
 )
 
 func TestMinGap(t *testing.T) {
+	t.Parallel()
 	const day = 24 * time.Hour
 	tests := []struct {
 		name string
@@ -53,6 +54,7 @@ func TestMinGap(t *testing.T) {
 // TestMinDayGapMatchesCalendarWalk checks the gap between firing days against a walk over a
 // whole 400-year cycle with the time package's calendar.
 func TestMinDayGapMatchesCalendarWalk(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		expr string
@@ -90,6 +92,7 @@ func TestMinDayGapMatchesCalendarWalk(t *testing.T) {
 // UTC over three days, for random expressions that fire every day: their shortest gap occurs
 // within any two days.
 func TestMinGapMatchesFireTimes(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(3, 4))
 	cases := 200
 	if testing.Short() {

@@ -34,6 +34,7 @@ func mustTime(tb testing.TB, s string) time.Time {
 }
 
 func TestNext(t *testing.T) {
+	t.Parallel()
 	const (
 		utc     = "UTC"
 		prague  = "Europe/Prague"
@@ -138,6 +139,7 @@ func offsetOf(t time.Time) int {
 }
 
 func TestNextNilLocationIsUTC(t *testing.T) {
+	t.Parallel()
 	s := mustParse(t, "0 0 8 * * *")
 	after := mustTime(t, "2026-01-15T09:00:00+01:00")
 	got := s.Next(after, nil)
@@ -147,6 +149,7 @@ func TestNextNilLocationIsUTC(t *testing.T) {
 }
 
 func TestZeroScheduleNeverFires(t *testing.T) {
+	t.Parallel()
 	var s Schedule
 	if got := s.Next(mustTime(t, "2026-01-15T00:00:00Z"), time.UTC); !got.IsZero() {
 		t.Errorf("zero Schedule: Next = %v, want the zero Time", got)

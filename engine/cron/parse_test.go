@@ -8,6 +8,7 @@ import (
 )
 
 func TestParseValid(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		expr string
@@ -64,6 +65,7 @@ func TestParseValid(t *testing.T) {
 }
 
 func TestParseInvalid(t *testing.T) {
+	t.Parallel()
 	const fieldCountMsg = "cron expression must have 6 fields (second minute hour day-of-month month day-of-week), got "
 	tests := []struct {
 		name  string
@@ -138,6 +140,7 @@ func TestParseInvalid(t *testing.T) {
 }
 
 func TestErrorText(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		err  *Error
@@ -158,6 +161,7 @@ func TestErrorText(t *testing.T) {
 // Every date that exists falls on every day of the week sooner or later, so day-of-week never
 // makes a schedule impossible once its dates exist.
 func TestEveryDateFallsOnEveryWeekday(t *testing.T) {
+	t.Parallel()
 	from := time.Date(2090, 1, 1, 0, 0, 0, 0, time.UTC) // the search spans the non-leap 2100
 	for m := 1; m <= 12; m++ {
 		for d := 1; d <= maxDays[m]; d++ {

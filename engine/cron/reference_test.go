@@ -89,6 +89,7 @@ func randomExpr(r *rand.Rand) string {
 // TestNextMatchesReference compares the chain of Next results with the reference walk for
 // random expressions around daylight saving changes and other offset changes.
 func TestNextMatchesReference(t *testing.T) {
+	t.Parallel()
 	zones := []struct {
 		name string
 		year int

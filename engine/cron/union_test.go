@@ -24,6 +24,7 @@ func zoned(t testing.TB, tz string, exprs ...string) []Zoned {
 }
 
 func TestUnionGap(t *testing.T) {
+	t.Parallel()
 	from := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	year := 366 * 24 * time.Hour
 	var every3s []string

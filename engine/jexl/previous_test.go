@@ -10,6 +10,7 @@ import (
 // TestPrevious: f:previous reads the value a metric had at the last fire,
 // null when there is none, and null is a literal to compare it with.
 func TestPrevious(t *testing.T) {
+	t.Parallel()
 	const drop = "f:previous('m') != null and f:executeMetric('m') <= 0.9 * f:previous('m')"
 	p, err := CompileCondition(drop)
 	if err != nil {
@@ -60,6 +61,7 @@ func TestPrevious(t *testing.T) {
 // format, a null one, or an expression that needs it, as NoValue in text
 // and null in JSON.
 func TestPreviousInTemplates(t *testing.T) {
+	t.Parallel()
 	tpl, err := ParseTemplate("was ${f:previous('m')}, change ${round((f:executeMetric('m') - f:previous('m')) * 100 / f:previous('m'))}%")
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 const revenue = "/svc/md/p1/obj/12"
 
 func TestCondition(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		src    string
@@ -61,6 +62,7 @@ func TestCondition(t *testing.T) {
 }
 
 func TestConditionErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		src  string
@@ -107,6 +109,7 @@ func TestConditionErrors(t *testing.T) {
 }
 
 func TestValue(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		src    string
@@ -140,6 +143,7 @@ func TestValue(t *testing.T) {
 }
 
 func TestMetrics(t *testing.T) {
+	t.Parallel()
 	p, err := CompileValue("f:executeMetric('b') + f:executeMetric(\"a\") * f:executeMetric('b') - f:executeMetric('c')")
 	if err != nil {
 		t.Fatal(err)
@@ -155,6 +159,7 @@ func TestMetrics(t *testing.T) {
 }
 
 func TestEvalMissingMetric(t *testing.T) {
+	t.Parallel()
 	p, err := CompileCondition("f:executeMetric('a') > 1 or f:executeMetric('/svc/md/p1/obj/7') > 1")
 	if err != nil {
 		t.Fatal(err)
@@ -170,6 +175,7 @@ func TestEvalMissingMetric(t *testing.T) {
 }
 
 func TestEvalBoolOnValue(t *testing.T) {
+	t.Parallel()
 	p, err := CompileValue("f:executeMetric('a')")
 	if err != nil {
 		t.Fatal(err)
@@ -181,6 +187,7 @@ func TestEvalBoolOnValue(t *testing.T) {
 }
 
 func TestErrorString(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		err  *Error

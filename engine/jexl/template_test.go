@@ -13,6 +13,7 @@ import (
 func bracketed(uri string, v float64) string { return fmt.Sprintf("[%s=%g]", uri, v) }
 
 func TestRender(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		src     string
@@ -127,6 +128,7 @@ func TestRender(t *testing.T) {
 }
 
 func TestParseTemplateErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		src  string
@@ -158,6 +160,7 @@ func TestParseTemplateErrors(t *testing.T) {
 }
 
 func TestRenderMissingMetric(t *testing.T) {
+	t.Parallel()
 	tpl, err := ParseTemplate("Revenue ${f:executeMetric('a')} and ${f:executeMetric('b')}")
 	if err != nil {
 		t.Fatal(err)
@@ -173,6 +176,7 @@ func TestRenderMissingMetric(t *testing.T) {
 }
 
 func TestFormatNumber(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		in   float64
@@ -203,6 +207,7 @@ func TestFormatNumber(t *testing.T) {
 // TestRenderHTML: the template's own text is HTML and stays; what its
 // expressions write is escaped, so no metric value or string can add markup.
 func TestRenderHTML(t *testing.T) {
+	t.Parallel()
 	const uri = "/svc/md/p1/obj/7"
 	tpl, err := ParseTemplate(`<p>Revenue <b>${f:executeMetric('` + uri + `')}</b>: ${'<script>x</script>'} ${1 < 2}</p>`)
 	if err != nil {

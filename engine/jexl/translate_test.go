@@ -8,6 +8,7 @@ import (
 )
 
 func TestTranslate(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		src     string
@@ -119,6 +120,7 @@ func TestTranslate(t *testing.T) {
 }
 
 func TestTranslateRejects(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		src  string

@@ -6,6 +6,7 @@ import (
 )
 
 func TestReady(t *testing.T) {
+	t.Parallel()
 	ch := make(chan int, 10)
 	for i := range 5 {
 		ch <- i

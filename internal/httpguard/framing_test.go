@@ -68,6 +68,7 @@ const (
 // TestFramerFollowsWhatNetHTTPReads: ordinary requests, pipelined and cut in any
 // pieces, are followed to the same boundaries as net/http's and none is refused.
 func TestFramerFollowsWhatNetHTTPReads(t *testing.T) {
+	t.Parallel()
 	for name, in := range map[string]string{
 		"get":        get + get,
 		"post":       post + get + post,
@@ -91,6 +92,7 @@ func TestFramerFollowsWhatNetHTTPReads(t *testing.T) {
 // and not the request before it; after a body the framer cannot follow, the
 // requests that come next are refused.
 func TestFramerRefusesTwoLengths(t *testing.T) {
+	t.Parallel()
 	for name, tc := range map[string]struct {
 		in  string
 		bad int

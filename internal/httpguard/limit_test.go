@@ -71,6 +71,7 @@ func TestLimitPerClientClosesTheConnectionsBeyondIt(t *testing.T) {
 }
 
 func TestAnIPv6ClientIsItsSlash64(t *testing.T) {
+	t.Parallel()
 	l := &clientLimit{}
 	a, _ := l.client(&net.TCPAddr{IP: net.ParseIP("2001:db8:1:2:aaaa::1")})
 	b, _ := l.client(&net.TCPAddr{IP: net.ParseIP("2001:db8:1:2:bbbb::2")})

@@ -7,6 +7,7 @@ import (
 )
 
 func TestMethodLabelIsFromAFixedSet(t *testing.T) {
+	t.Parallel()
 	for m, want := range map[string]string{
 		"GET": "GET", "PATCH": "PATCH", "OPTIONS": "OPTIONS", "get": "other", "PROPFIND": "other",
 		strings.Repeat("X", 8<<10): "other", "": "other",
@@ -18,6 +19,7 @@ func TestMethodLabelIsFromAFixedSet(t *testing.T) {
 }
 
 func TestClipKeepsAtMost256BytesOfWholeCharacters(t *testing.T) {
+	t.Parallel()
 	short := strings.Repeat("a", MaxLogBytes)
 	if Clip(short) != short {
 		t.Errorf("a string of %d bytes was cut", MaxLogBytes)

@@ -6,6 +6,7 @@ import (
 )
 
 func TestCrossSiteIsOnlyAStateChangeFromAnotherSite(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		method, site       string
 		cross, otherOrigin bool
