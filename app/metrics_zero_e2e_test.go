@@ -19,6 +19,14 @@ func TestCountersStartAtZero(t *testing.T) {
 	for _, series := range []string{
 		`herald_task_tasks_total{state="OK",type="validate"}`,
 		`herald_task_tasks_total{state="ERROR",type="project.import"}`,
+		`herald_engine_runs_total{state="failed"}`,
+		`herald_engine_runs_total{state="queued"}`,
+		`herald_engine_report_files_total{format="PDF"}`,
+		`herald_export_exports_total{format="CSV",state="done"}`,
+		`herald_export_exports_total{format="XLS",state="failed"}`,
+		`herald_worker_deliveries_total{kind="email",result="sent"}`,
+		`herald_worker_deliveries_total{kind="webhook",result="failed"}`,
+		`herald_worker_send_attempts_total{kind="sms",result="error"}`,
 	} {
 		v, ok := m[series]
 		if !ok || v != 0 {
