@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 	"time"
 
@@ -80,6 +81,8 @@ type Server struct {
 	dummyHash []byte
 	mux       *http.ServeMux
 	idPrefix  string
+	// patterns are the registered routes, in the order of registration.
+	patterns []string
 
 	notify      *notify.Service
 	analytics   *analytics.Service
@@ -162,12 +165,14 @@ func (s *Server) route(pattern string, perm permission, h handlerFunc) {
 // routeTaking registers pattern under the permission perm, taking a body in one
 // of types, which is checked before the caller is.
 func (s *Server) routeTaking(types mediaTypes, pattern string, perm permission, h handlerFunc) {
+	s.patterns = append(s.patterns, pattern)
 	s.mux.Handle(pattern, s.taking(types, s.guard(perm, h)))
 }
 
 // public registers a route that needs no temporary token and takes a body in
 // one of types.
 func (s *Server) public(types mediaTypes, pattern string, h func(w http.ResponseWriter, r *http.Request) error) {
+	s.patterns = append(s.patterns, pattern)
 	s.mux.Handle(pattern, s.taking(types, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := h(w, r); err != nil {
 			s.writeError(w, r, err)
@@ -246,6 +251,10 @@ func (s *Server) routes() {
 
 	s.mux.HandleFunc("/", s.unmatched)
 }
+
+// Routes are the patterns of the routes the server serves, in the order they were
+// registered, as http.ServeMux spells them ("GET /svc/projects/{pid}").
+func (s *Server) Routes() []string { return slices.Clone(s.patterns) }
 
 // longDeadlines gives a route that moves a big body the long read and write deadlines
 // in place of the server's short ones.

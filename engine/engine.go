@@ -140,6 +140,7 @@ func New(st *store.Store, analytics Analytics, cfg Config, log *slog.Logger, han
 		subs: newRecent[string, store.Subscription](time.Second), owners: newRecent[ownerKey, owner](time.Second),
 		objects: newRecent[objectKey, notify.Object](time.Second), channels: newRecent[string, store.Channel](time.Second),
 		metrics: newMetrics(cfg.Registerer), incarnation: store.NewID(16)}
+	e.metrics.startAtZero()
 	e.memo = newMemo[string, Value](time.Hour, cfg.MetricTimeout, e.metrics.cacheHits.Inc)
 	e.reports = newMemo[string, ReportResult](time.Hour, cfg.RunTimeout, e.metrics.reportHits.Inc)
 	e.files = newMemo[fileKey, store.Attachment](time.Hour, cfg.RunTimeout, e.metrics.reportHits.Inc)

@@ -44,6 +44,21 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	}
 }
 
+// startAtZero exports each kind's deliveries by result and send attempts by
+// result at 0 before their first count, so that a rate over them starts
+// with the worker.
+func (m *metrics) startAtZero(kinds []*kind) {
+	for _, k := range kinds {
+		name := string(k.kind)
+		for o := outcomeSent; o <= outcomeHeld; o++ {
+			m.handled.WithLabelValues(name, o.String())
+		}
+		for _, result := range []string{"ok", "error"} {
+			m.attempts.WithLabelValues(name, result)
+		}
+	}
+}
+
 func (m *metrics) sent(kind string, took time.Duration, err error) {
 	result := "ok"
 	if err != nil {

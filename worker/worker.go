@@ -144,6 +144,7 @@ func New(js jetstream.JetStream, ledger Ledger, files *Files, delivery *secret.B
 			return nil, fmt.Errorf("worker: register metrics: %w", err)
 		}
 	}
+	w.metrics.startAtZero(w.kinds)
 	return w, nil
 }
 

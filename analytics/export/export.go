@@ -86,7 +86,7 @@ func New(st *store.Store, src Source, cfg Config, log *slog.Logger) *Service {
 		cfg.Now = time.Now
 	}
 	f := promauto.With(cfg.Registerer)
-	return &Service{st: st, src: src, cfg: cfg, log: log, jobs: make(chan string, 1024), slots: make(chan struct{}, cfg.Workers),
+	s := &Service{st: st, src: src, cfg: cfg, log: log, jobs: make(chan string, 1024), slots: make(chan struct{}, cfg.Workers),
 		exports: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "herald_export_exports_total",
 			Help: "Exports finished, by format and state (done, empty, failed).",
@@ -97,6 +97,13 @@ func New(st *store.Store, src Source, cfg Config, log *slog.Logger) *Service {
 			Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120},
 		}, []string{"format"}),
 	}
+	// Every format and state is exported from the start, at 0.
+	for _, format := range Formats {
+		for _, state := range []string{store.ExportDone, store.ExportEmpty, store.ExportFailed} {
+			s.exports.WithLabelValues(format, state)
+		}
+	}
+	return s
 }
 
 // Start records a new export of a result and queues it for rendering.

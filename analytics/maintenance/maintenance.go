@@ -66,6 +66,7 @@ func New(ctx context.Context, md *analytics.Service, st *store.Store, pool *task
 		return nil, fmt.Errorf("maintenance: %w", err)
 	}
 	s := &Service{md: md, st: st, pool: pool, cfg: cfg, log: log}
+	pool.Declare(KindValidate, KindExport, KindImport, KindPartialExport, KindPartialImport)
 	s.sweep(ctx)
 	return s, nil
 }

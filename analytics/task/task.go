@@ -75,6 +75,16 @@ func New(st *store.Store, cfg Config, log *slog.Logger) *Pool {
 	return &Pool{st: st, cfg: cfg, log: log, jobs: make(chan job, cfg.Queue), finished: finished}
 }
 
+// Declare names the kinds of task the pool runs, so that the count of each
+// kind's finished tasks, by state, is exported at 0 before one finishes.
+func (p *Pool) Declare(kinds ...string) {
+	for _, k := range kinds {
+		for _, state := range []string{store.TaskOK, store.TaskError} {
+			p.finished.WithLabelValues(k, state)
+		}
+	}
+}
+
 // Messages reported for tasks that did not run to their end.
 var (
 	errRestarted = Errorf("The task was cut off: the service restarted before it finished.")

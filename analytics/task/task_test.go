@@ -5,10 +5,15 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/goleak"
 
 	"github.com/heraldhq/herald/store"
@@ -207,6 +212,27 @@ func TestDecodeIgnoresWhatItCannotRead(t *testing.T) {
 	for _, in := range []string{"", "[]", "{", `{"error":1}`} {
 		if got := Decode([]byte(in)); len(got) != 0 {
 			t.Errorf("Decode(%q) = %v", in, got)
+		}
+	}
+}
+
+// TestDeclaredKindsCountFromZero: the count of finished tasks of each
+// declared kind is exported, at 0 by state, before any task finished.
+func TestDeclaredKindsCountFromZero(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewRegistry()
+	p := New(nil, Config{Registerer: reg}, nil)
+	p.Declare("validate", "project.export")
+	rec := httptest.NewRecorder()
+	promhttp.HandlerFor(reg, promhttp.HandlerOpts{}).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	for _, series := range []string{
+		`herald_task_tasks_total{state="ERROR",type="project.export"} 0`,
+		`herald_task_tasks_total{state="ERROR",type="validate"} 0`,
+		`herald_task_tasks_total{state="OK",type="project.export"} 0`,
+		`herald_task_tasks_total{state="OK",type="validate"} 0`,
+	} {
+		if !strings.Contains(rec.Body.String(), series+"\n") {
+			t.Errorf("no %s in\n%s", series, rec.Body)
 		}
 	}
 }

@@ -1,0 +1,18 @@
+package engine
+
+import (
+	"github.com/heraldhq/herald/analytics/render"
+	"github.com/heraldhq/herald/store"
+)
+
+// startAtZero exports the runs by final state and the report files by
+// format at 0 before their first count, so that a rate over them starts
+// with the engine.
+func (m *metrics) startAtZero() {
+	for _, state := range []string{store.RunQueued, store.RunNotTriggered, store.RunSkipped, store.RunFailed} {
+		m.runs.WithLabelValues(state)
+	}
+	for _, format := range []string{render.FormatCSV, render.FormatXLS, render.FormatPDF, render.FormatPNG, render.FormatHTML} {
+		m.reportFiles.WithLabelValues(format)
+	}
+}
