@@ -3,7 +3,6 @@ package engine
 import (
 	"time"
 
-	"github.com/heraldhq/herald/notify"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
 )
@@ -24,14 +23,6 @@ type metrics struct {
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
-	m := declareMetrics(reg)
-	for _, code := range []string{notify.NotMember, notify.MayNotExecute, notify.MayNotExport, notify.Unreadable} {
-		m.refused.WithLabelValues(code) // each reason at 0 until the first
-	}
-	return m
-}
-
-func declareMetrics(reg prometheus.Registerer) *metrics {
 	f := promauto.With(reg)
 	return &metrics{
 		lateness: f.NewHistogram(prometheus.HistogramOpts{

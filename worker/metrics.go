@@ -44,9 +44,9 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	}
 }
 
-// startAtZero exports each kind's deliveries by result and send attempts by
-// result at 0 before their first count, so that a rate over them starts
-// with the worker.
+// startAtZero exports each kind's deliveries by result, send attempts by
+// result and redeliveries at 0 before their first count, so that a rate over
+// them starts with the worker.
 func (m *metrics) startAtZero(kinds []*kind) {
 	for _, k := range kinds {
 		name := string(k.kind)
@@ -56,6 +56,7 @@ func (m *metrics) startAtZero(kinds []*kind) {
 		for _, result := range []string{"ok", "error"} {
 			m.attempts.WithLabelValues(name, result)
 		}
+		m.redelivered.WithLabelValues(name)
 	}
 }
 

@@ -137,7 +137,6 @@ func New(js jetstream.JetStream, ledger Ledger, files *Files, delivery *secret.B
 			failures: cfg.BreakerFailures, window: cfg.BreakerWindow}
 		w.kinds = append(w.kinds, &kind{kind: k, sender: s, cfg: kc, limiter: lim,
 			pool: newPool(policy, kc.PerDestination, kc.PerOwner)})
-		w.metrics.redelivered.WithLabelValues(string(k)) // at 0 until the first
 	}
 	if opt.Registerer != nil {
 		if err := opt.Registerer.Register(newCollector(w)); err != nil {
