@@ -51,15 +51,19 @@ func (s *Service) Links(sub store.Subscription, runID, cid string, files []store
 	l := channels.Links{Unsubscribe: s.publicURL + UnsubscribePath + s.unsubscribeToken(sub, cid, runID),
 		Subscription: s.publicURL + ConsolePath(sub)}
 	expires := s.now().Add(s.cfg.FileLinkTTL).Truncate(time.Second)
-	exp := strconv.FormatInt(expires.Unix(), 36)
 	for i, f := range files {
-		if f.ContentID != "" {
-			continue
+		if f.ContentID == "" {
+			l.Files = append(l.Files, s.fileLink(runID, i, f.Name, expires))
 		}
-		l.Files = append(l.Files, channels.FileLink{Name: f.Name, Expires: expires.UTC(),
-			URL: s.publicURL + FilePath + s.sign(purposeFile, runID, strconv.Itoa(i), exp)})
 	}
 	return l
+}
+
+// fileLink is the download link of the i-th file of run, named name, until expires.
+func (s *Service) fileLink(runID string, i int, name string, expires time.Time) channels.FileLink {
+	exp := strconv.FormatInt(expires.Unix(), 36)
+	return channels.FileLink{Name: name, Expires: expires.UTC(),
+		URL: s.publicURL + FilePath + s.sign(purposeFile, runID, strconv.Itoa(i), exp)}
 }
 
 // unsubscribeToken is the token of the unsubscribe link of run's message to
