@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/heraldhq/herald/analytics/maql"
@@ -241,4 +243,41 @@ func (s *Service) Assign(ctx context.Context, pid, user string, filters []string
 		return &ConflictError{Msg: "a user filter was deleted meanwhile; try again"}
 	}
 	return err
+}
+
+// refPattern finds the object and element references of a condition:
+// [/svc/md/<pid>/obj/<id>] and [/svc/md/<pid>/obj/<id>/elements?id=<n>].
+var refPattern = regexp.MustCompile(`\[/svc/md/([a-z0-9]+)/obj/([0-9]+)(?:/elements\?id=([0-9]+))?\]`)
+
+// Describe writes conditions for people, with objects by title and elements
+// by their value: [/svc/md/p/obj/12] IN ([/svc/md/p/obj/12/elements?id=3])
+// reads Region IN (East). A reference it cannot read stays as it is.
+func (s *Service) Describe(ctx context.Context, pid string, conds []string) []string {
+	titles := map[string]string{}
+	out := make([]string, len(conds))
+	for i, c := range conds {
+		out[i] = refPattern.ReplaceAllStringFunc(c, func(ref string) string {
+			if t, ok := titles[ref]; ok {
+				return t
+			}
+			m := refPattern.FindStringSubmatch(ref)
+			t := ref
+			id, _ := strconv.ParseInt(m[2], 10, 64)
+			switch {
+			case m[1] != pid:
+			case m[3] == "":
+				if o, err := s.store.ObjectByID(ctx, pid, id); err == nil {
+					t = o.Title
+				}
+			default:
+				n, _ := strconv.ParseInt(m[3], 10, 64)
+				if els, err := s.Elements(ctx, pid, id, ElementsRequest{IDs: []int64{n}}); err == nil && len(els.Items) == 1 {
+					t = els.Items[0].Title
+				}
+			}
+			titles[ref] = t
+			return t
+		})
+	}
+	return out
 }

@@ -269,10 +269,19 @@ func (s *Server) previewSubscription(w http.ResponseWriter, r *http.Request, c *
 	if p.Recipient != "" {
 		out["recipient"] = recipientOf(p.Recipient, p.Addresses)
 		out["filters"] = orEmpty(p.Filters)
+		out["description"] = s.describe(r, sub.ProjectID, p.Filters)
 		out["addresses"] = p.Addresses
 	}
 	respond(w, r, http.StatusOK, map[string]any{"preview": out})
 	return nil
+}
+
+// describe writes a slice's conditions for people ("Region IN (East)").
+func (s *Server) describe(r *http.Request, pid string, conds []string) []string {
+	if s.analytics == nil || len(conds) == 0 {
+		return orEmpty(conds)
+	}
+	return s.analytics.Describe(r.Context(), pid, conds)
 }
 
 // recipientOf names a recipient on the wire: a member by profile URI, an
@@ -320,8 +329,13 @@ func (s *Server) listRecipients(w http.ResponseWriter, r *http.Request, c *calle
 	}
 	page := list.Items[min(offset, len(list.Items)):min(offset+limit, len(list.Items))]
 	items := make([]map[string]any, len(page))
+	described := map[int][]string{}
 	for i, it := range page {
-		item := map[string]any{"addresses": orEmpty(it.Addresses), "filters": orEmpty(it.Filters), "slice": it.Slice}
+		if _, ok := described[it.Slice]; !ok {
+			described[it.Slice] = s.describe(r, sub.ProjectID, it.Filters)
+		}
+		item := map[string]any{"addresses": orEmpty(it.Addresses), "filters": orEmpty(it.Filters), "slice": it.Slice,
+			"description": described[it.Slice]}
 		if it.Member != "" {
 			item["user"] = profileURI(it.Member)
 		} else if len(it.Addresses) > 0 {
