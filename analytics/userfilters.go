@@ -156,6 +156,27 @@ func (s *Service) UserSlice(ctx context.Context, pid, user string) (Slice, error
 	if err != nil {
 		return Slice{}, err
 	}
+	return sliceOf(pid, user, list)
+}
+
+// UserSlices returns the slices the users with user filters see in the
+// project, by user id, in one read; a user it has none for sees all the data.
+func (s *Service) UserSlices(ctx context.Context, pid string) (map[string]Slice, error) {
+	all, err := s.store.ProjectUserFilters(ctx, pid)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]Slice, len(all))
+	for user, list := range all {
+		if out[user], err = sliceOf(pid, user, list); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// sliceOf is the slice user filters leave a user.
+func sliceOf(pid, user string, list []store.Object) (Slice, error) {
 	conds := make([]string, 0, len(list))
 	for _, o := range list {
 		var c UserFilterContent

@@ -104,6 +104,20 @@ func (a analyticsPort) UserFilters(ctx context.Context, project, user string) (e
 	return engine.NewFilters(sl.Conditions()...), nil
 }
 
+// ProjectFilters returns the slices of the project's data the users with
+// user filters see, by user id.
+func (a analyticsPort) ProjectFilters(ctx context.Context, project string) (map[string]engine.Filters, error) {
+	all, err := a.md.UserSlices(ctx, project)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]engine.Filters, len(all))
+	for user, sl := range all {
+		out[user] = engine.NewFilters(sl.Conditions()...)
+	}
+	return out, nil
+}
+
 // sliceOf is the slice of the data an execution as p sees: the filters the
 // engine read for p, never the whole data by default.
 func sliceOf(p engine.Principal) *analytics.Slice {

@@ -98,6 +98,10 @@ type Analytics interface {
 	// UserFilters returns the slice of the data a user sees in a project:
 	// the conditions of the mandatory user filters they have.
 	UserFilters(ctx context.Context, project, user string) (Filters, error)
+	// ProjectFilters returns, in one read, the slices of the data the users
+	// with user filters see in a project, by user id; a user it has none for
+	// sees all of it.
+	ProjectFilters(ctx context.Context, project string) (map[string]Filters, error)
 	// BurstRows executes the report a burst reads its recipients from, as
 	// p, and yields each of its rows: the value of the label address and
 	// the element of the attribute by it has.

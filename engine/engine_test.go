@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"iter"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -51,6 +52,12 @@ func (x *testExec) UserFilters(_ context.Context, _, user string) (Filters, erro
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	return x.filters[user], nil
+}
+
+func (x *testExec) ProjectFilters(context.Context, string) (map[string]Filters, error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return maps.Clone(x.filters), nil
 }
 
 func (x *testExec) BurstRows(_ context.Context, p Principal, report, address, by string) (iter.Seq2[BurstRow, error], error) {

@@ -28,6 +28,10 @@ const (
 	maxSliceDetails = 100
 )
 
+// stageSlices names, in a run's timings, the evaluation and rendering of its
+// slices.
+const stageSlices = "slices"
+
 // sliceWorkers is how many slices of one run are evaluated and rendered at
 // once; the executions themselves wait for the project's places
 // (execution.perProject).
@@ -78,7 +82,11 @@ func (e *Engine) fanOut(ctx context.Context, run store.Run, sub store.Subscripti
 		return nil, store.RunFailed, &stageError{stageRecipients, err}
 	}
 	groups := groupBySlice(targets)
+	start = time.Now()
 	outcomes := e.renderSlices(ctx, run, sub, progs, groups, d.Trigger == notify.TriggerManual)
+	d.TimingsMS[stageSlices] = time.Since(start).Milliseconds()
+	start = time.Now()
+	defer func() { d.TimingsMS[stageHandover] = time.Since(start).Milliseconds() }()
 	return e.handOver(ctx, run, sub, groups, outcomes, aud, d, st)
 }
 
@@ -155,8 +163,10 @@ func (e *Engine) via(ctx context.Context, v store.Via) (*store.Channel, error) {
 
 // memberTargets lists the members the subscription goes to now, each as
 // themselves, who may have it run: an enabled member whose roles execute
-// (and export) what it needs and who reads every object it names. The
-// others, and those with no address for a way, are skipped.
+// (and export) what it needs and who reads every object it names, the
+// decision authorize takes for the owner. The others, and those with no
+// address for a way, are skipped. The members, their standings and their
+// user filters are read at once, however many there are.
 func (e *Engine) memberTargets(ctx context.Context, sub store.Subscription, progs *programs, at time.Time, aud *audience) ([]*target, error) {
 	members, gone, err := e.domain.Audience(ctx, sub)
 	if err != nil {
@@ -171,17 +181,22 @@ func (e *Engine) memberTargets(ctx context.Context, sub store.Subscription, prog
 			return nil, err
 		}
 	}
+	filters, err := e.analytics.ProjectFilters(ctx, sub.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	needs := notify.FireNeeds(sub, progs.metrics)
 	var out []*target
 	for _, m := range members {
-		p, refusal, err := e.asMember(ctx, sub, progs, m.ID, at)
+		r, err := e.decide(ctx, sub.ProjectID, m.Standing, needs, at)
 		if err != nil {
 			return nil, err
 		}
-		if refusal != "" {
-			aud.skip(notify.Skip{Recipient: m.ID, Reason: refusal})
+		if r != nil {
+			aud.skip(notify.Skip{Recipient: m.ID, Reason: r.Reason("recipient")})
 			continue
 		}
-		t := &target{as: p, member: m.ID}
+		t := &target{as: Principal{User: m.ID, Project: sub.ProjectID, Filters: filters[m.ID]}, member: m.ID}
 		for i, v := range sub.Def.Recipients.Via {
 			address := m.Login
 			if v.Kind != notify.ViaEmail {
@@ -203,23 +218,6 @@ func (e *Engine) memberTargets(ctx context.Context, sub store.Subscription, prog
 		}
 	}
 	return out, nil
-}
-
-// asMember takes, for member, the decision authorize takes for the owner:
-// the principal they run as, or why they may not.
-func (e *Engine) asMember(ctx context.Context, sub store.Subscription, progs *programs, member string, at time.Time) (Principal, string, error) {
-	o, err := e.standing(ctx, sub.ProjectID, member, at)
-	if err != nil {
-		return Principal{}, "", err
-	}
-	r, err := e.decide(ctx, sub.ProjectID, o.standing, notify.FireNeeds(sub, progs.metrics), at)
-	if err != nil {
-		return Principal{}, "", err
-	}
-	if r != nil {
-		return Principal{}, r.Reason("recipient"), nil
-	}
-	return Principal{User: member, Project: sub.ProjectID, Filters: o.filters}, "", nil
 }
 
 // groupBySlice groups the targets by the slice of the data they see, in the

@@ -260,14 +260,17 @@ func (s *Service) Verifier(ctx context.Context, owner string) (func(kind string,
 }
 
 // Member is a member a subscription goes to: a user id, their login and
-// phone number.
+// phone number, and their standing in the project, which the decision of
+// their fire reads.
 type Member struct {
 	ID, Login, Phone string
+	Standing         Standing
 }
 
-// Audience returns the members sub goes to now: every named user and every
-// member with a named role who is an enabled member of its project, each
-// once; and the named users who are not (any more), whose fires skip them.
+// Audience returns the members sub goes to now, read at once with their
+// standings: every named user and every member with a named role who is an
+// enabled member of its project, each once; and the named users who are not
+// (any more), whose fires skip them.
 func (s *Service) Audience(ctx context.Context, sub store.Subscription) (members []Member, gone []string, err error) {
 	r := sub.Def.Recipients
 	if r == nil {
@@ -287,7 +290,8 @@ func (s *Service) Audience(ctx context.Context, sub store.Subscription) (members
 	add := func(m store.MemberUser) {
 		if !seen[m.UserID] {
 			seen[m.UserID] = true
-			members = append(members, Member{ID: m.UserID, Login: m.User.Login, Phone: m.User.PhoneNumber})
+			members = append(members, Member{ID: m.UserID, Login: m.User.Login, Phone: m.User.PhoneNumber,
+				Standing: standingOf(m.Member, m.User.IsDomainAdmin && m.User.Domain == s.access.domain)})
 		}
 	}
 	for _, id := range r.Users {

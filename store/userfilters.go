@@ -133,3 +133,33 @@ func (s *Store) Assignments(ctx context.Context, projectID string, q AssignmentQ
 	}
 	return out, total, nil
 }
+
+// ProjectUserFilters returns the user filters of every user who has some in
+// the project, with their content, by user id, each user's in the order of
+// their ids: one read for a fire to many members.
+func (s *Store) ProjectUserFilters(ctx context.Context, projectID string) (map[string][]Object, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT f.user_id, `+prefixed("o", objectMeta)+`, o.content FROM user_filters f
+		JOIN md_objects o ON o.id = f.filter_id WHERE f.project_id = ? ORDER BY f.user_id, o.id`, projectID)
+	if err != nil {
+		return nil, fmt.Errorf("user filters: %w", err)
+	}
+	defer rows.Close()
+	out := map[string][]Object{}
+	for rows.Next() {
+		var user string
+		o, err := scanObject(prefixedScan{rows, &user}, true)
+		if err != nil {
+			return nil, err
+		}
+		out[user] = append(out[user], o)
+	}
+	return out, rows.Err()
+}
+
+// prefixedScan scans a column before the ones its scanner reads.
+type prefixedScan struct {
+	row   scanner
+	first any
+}
+
+func (p prefixedScan) Scan(dest ...any) error { return p.row.Scan(append([]any{p.first}, dest...)...) }
