@@ -204,3 +204,31 @@ func mapsKeys[V any](m map[string]V) func(func(string) bool) {
 		}
 	}
 }
+
+// TestOwnerFiresWithinTheirFilters: a subscription runs as its owner, and
+// an owner with a user filter gets their slice on their own channel: the
+// revenue and the report of their region only.
+func TestOwnerFiresWithinTheirFilters(t *testing.T) {
+	t.Parallel()
+	w := newPermWorld(t)
+	ann := w.users["ann"]
+	r := w.do(t, ann, "POST", w.uris["ann"]+"/channelConfigurations",
+		`{"channelConfiguration":{"configuration":{"emailConfiguration":{"to":"ann@example.com"}},"meta":{"title":"Mail"}}}`)
+	wantStatus(t, r, 201)
+	channel := dig(r.json(t), "channelConfiguration", "meta", "uri").(string)
+	sub := map[string]any{
+		"triggers":    []any{map[string]any{"timerEvent": map[string]any{"cronExpression": "0 * * * * *"}}},
+		"condition":   map[string]any{"condition": map[string]any{"expression": "true"}},
+		"message":     map[string]any{"template": map[string]any{"expression": "Revenue: ${f:executeMetric('" + w.revenue + "')}"}},
+		"attachments": []any{map[string]any{"report": w.byRegion, "formats": []any{"CSV"}}},
+		"channels":    []any{channel},
+		"meta":        map[string]any{"title": "Mine"},
+	}
+	r = w.do(t, ann, "POST", "/svc/projects/"+w.m.pid+"/users/"+uid(w.uris["ann"])+"/subscriptions",
+		jsonString(map[string]any{"subscription": sub}))
+	wantStatus(t, r, 201)
+	before := len(w.smtp.Messages())
+	w.b.Clock.Advance(time.Minute)
+	waitFor(t, func() bool { return len(w.smtp.Messages()) > before })
+	regionMail(t, w.smtp.Messages()[before], "North")
+}
