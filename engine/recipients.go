@@ -412,7 +412,7 @@ func (e *Engine) targetDeliveries(out []store.Delivery, sub store.Subscription, 
 			dl.ChannelID = ds.channel.ID
 		}
 		if ds.config == nil {
-			dl.Payload.Links = e.domain.Links(sub, runID, dl.ChannelID, p.Attachments)
+			dl.Payload.Links = e.domain.LinksAt(sub, runID, dl.ChannelID, p.Attachments, at)
 		} else {
 			dl.Payload.Links = e.domain.RecipientLinks(runID, p.Attachments, at)
 		}

@@ -169,3 +169,45 @@ func TestBurstSkipsBadRowsAndCoalesces(t *testing.T) {
 		}
 	})
 }
+
+// TestRecipientsDownloadTheirOwnFiles: in a run whose slices attach files of
+// their own, each delivery's download links lead to its own slice's files,
+// for a recipient and for the owner on their own channel alike.
+func TestRecipientsDownloadTheirOwnFiles(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := newBundle(t)
+		ids := b.members(t, 4, 2)
+		b.exec.set(m1, 1)
+		b.exec.filters[b.owner] = NewFilters("the owner's")
+		b.subscribe(t, "s1", "0 0 * * * *", "true", "Sales", func(s *store.Subscription) {
+			s.Channels = b.channels[:1]
+			s.Def.Recipients = &store.Recipients{Users: ids, Via: []store.Via{{Kind: "email"}}}
+			s.Def.Attachments = []store.ReportAttachment{{Report: report9, Formats: []string{"CSV"}}}
+		})
+		kinds := channels.MustRegistry(email.Descriptor)
+		domain := notify.New(b.st, notify.DefaultConfig(), notify.Options{Domain: "default", Kinds: kinds,
+			Settings:  map[channels.Kind]channels.Settings{email.Kind: email.DefaultSettings()},
+			PublicURL: "https://herald.test", LinkKey: []byte("0123456789abcdef0123456789abcdef")})
+		e, err := New(b.st, b.exec, Config{FilesDir: filepath.Join(b.dir, "runs"), Workers: 4, Domain: domain},
+			slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+		must(t, err)
+		e.fire(context.Background(), Fire{SubscriptionID: "s1", At: time.Now().Add(time.Hour)})
+		runs := b.runs(t, "s1")
+		dels, err := b.st.RunDeliveries(context.Background(), runs[0].ID)
+		must(t, err)
+		if len(dels) != 5 || len(detailOf(t, runs[0]).Files) != 6 {
+			t.Fatalf("%d deliveries, %d files of the run; want 5 and 6 (a CSV and a chart per slice)", len(dels), len(detailOf(t, runs[0]).Files))
+		}
+		for _, dl := range dels {
+			if len(dl.Payload.Links.Files) != 1 {
+				t.Fatalf("delivery to %q has links %+v", dl.Address, dl.Payload.Links)
+			}
+			token := strings.TrimPrefix(dl.Payload.Links.Files[0].URL, "https://herald.test"+notify.FilePath)
+			f, err := domain.SharedFile(context.Background(), token)
+			if err != nil || f.Path != dl.Payload.Attachments[0].Path {
+				t.Errorf("the link of the delivery to %q (channel %q) downloads %q, %v; want its own %q", dl.Address, dl.ChannelID,
+					f.Path, err, dl.Payload.Attachments[0].Path)
+			}
+		}
+	})
+}

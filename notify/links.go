@@ -45,6 +45,13 @@ var errBadLink = notFound("This link is not valid: it was changed, or it was mad
 // unsubscribe link, and one download link for each file of files that is not
 // an inline image. Without a public URL it returns none.
 func (s *Service) Links(sub store.Subscription, runID, cid string, files []store.Attachment) channels.Links {
+	return s.LinksAt(sub, runID, cid, files, nil)
+}
+
+// LinksAt is Links of files that are at[i] among the run's files (at nil:
+// the run's files are files), as in a run whose recipients' slices attach
+// files of their own.
+func (s *Service) LinksAt(sub store.Subscription, runID, cid string, files []store.Attachment, at []int) channels.Links {
 	if s.publicURL == "" || len(s.linkKey) == 0 {
 		return channels.Links{}
 	}
@@ -53,7 +60,11 @@ func (s *Service) Links(sub store.Subscription, runID, cid string, files []store
 	expires := s.now().Add(s.cfg.FileLinkTTL).Truncate(time.Second)
 	for i, f := range files {
 		if f.ContentID == "" {
-			l.Files = append(l.Files, s.fileLink(runID, i, f.Name, expires))
+			n := i
+			if at != nil {
+				n = at[i]
+			}
+			l.Files = append(l.Files, s.fileLink(runID, n, f.Name, expires))
 		}
 	}
 	return l
