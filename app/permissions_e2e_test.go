@@ -262,3 +262,37 @@ func TestDataPermissionsRestrictEveryExecution(t *testing.T) {
 		t.Errorf("ann without filters sees %v", cells)
 	}
 }
+
+// TestDataPermissionsTravelWithTheProject: a whole project exported with its
+// users and imported into an empty project brings each member's user
+// filters: ann still sees only the North there. A partial export, an
+// editor's tool, leaves user filters out.
+func TestDataPermissionsTravelWithTheProject(t *testing.T) {
+	t.Parallel()
+	w := newPermWorld(t)
+	token := w.m.exportProject(`{"exportUsers":true,"exportData":true}`)
+	dst := newMD(t, w.b, w.admin)
+	if state := dst.importProject(token); state["status"] != "OK" {
+		t.Fatalf("import %v", state)
+	}
+	ident := dig(w.m.get(w.byRegion), "report", "meta", "identifier").(string)
+	report := dst.uris(ident)[ident]
+	r := w.do(t, w.users["ann"], "POST", "/svc/xtab2/executor3", `{"report_req":{"report":"`+report+`"}}`)
+	wantStatus(t, r, 201)
+	m := &mdClient{t: t, b: w.users["ann"], pid: dst.pid, md: dst.md}
+	_, x := m.data(dig(r.json(t), "reportResult2", "content", "dataResult").(string))
+	compare(t, x.cells(t), map[string]float64{"North|Revenue": 30})
+	if got := dst.get(dst.md + "/userfilters?users=" + w.uris["ann"])["userFilters"].(map[string]any); got["length"] != 1.0 {
+		t.Errorf("ann's assignments in the imported project: %v", got)
+	}
+
+	partial := w.m.partialExport(w.filters["East"], w.byRegion)
+	other := newMD(t, w.b, w.admin)
+	wantStatus(t, other.manage(shopMAQL), 200)
+	if state := other.partialImport(`{"token":"` + partial + `","overwriteNewer":true,"updateLDMObjects":false}`); state["status"] != "OK" {
+		t.Fatalf("partial import %v", state)
+	}
+	if entries := other.get(other.md + "/query/userfilters")["query"].(map[string]any)["entries"].([]any); len(entries) != 0 {
+		t.Errorf("a partial import brought user filters: %v", entries)
+	}
+}
