@@ -41,6 +41,7 @@ type testExec struct {
 	filters     map[string]Filters // user filters by user id
 	burst       []BurstRow         // the rows of every burst's report
 	sliced      map[string]float64 // a metric's value by the slice's conditions, beside values
+	garble      string             // a format whose files come out unreadable
 }
 
 func newTestExec() *testExec {
@@ -119,7 +120,10 @@ func (x *testExec) ExportReport(_ context.Context, p Principal, res ReportResult
 	took := x.exportTime
 	x.mu.Unlock()
 	time.Sleep(took)
-	data := "%PDF " + res.ID + " " + format
+	data := string(signatures[format]) + " " + res.ID + " " + format // a file that starts as its format's do
+	if format == x.garble {
+		data = "<html>Internal error</html>"
+	}
 	if format == "HTML" {
 		data = "<table><tr><td>" + res.ID + "</td></tr></table>" + render.ChartSlot
 	}
@@ -127,6 +131,14 @@ func (x *testExec) ExportReport(_ context.Context, p Principal, res ReportResult
 		return Export{}, err
 	}
 	return Export{Name: "Report." + strings.ToLower(format), ContentType: render.ContentType(format)}, nil
+}
+
+// ExecuteReportAfter keeps the rows after day after: a result of its own,
+// whose latest day is ten days later.
+func (x *testExec) ExecuteReportAfter(ctx context.Context, p Principal, uri, attr string, after int64) (ReportResult, int64, error) {
+	res, err := x.ExecuteReport(ctx, p, uri)
+	res.ID += fmt.Sprintf("/after/%d", after)
+	return res, after + 10, err
 }
 
 // executions counts the calls of every kind made as p.

@@ -69,13 +69,13 @@ func (e *Engine) PreviewAs(ctx context.Context, sub store.Subscription, recipien
 			return Preview{}, err
 		}
 	}
-	ev, err := e.evaluate(ctx, as, sub, now)
+	st, err := e.st.State(ctx, sub.ID)
+	if err != nil {
+		return Preview{}, err
+	}
+	ev, err := e.evaluate(ctx, as, sub, now, st.LastValues)
 	p := Preview{Values: ev.detailValues(), Condition: ev.condition, Attachments: sub.Def.Attachments,
 		Recipient: recipient, Filters: as.Filters.Conditions(), Addresses: addresses}
-	if err != nil {
-		return p, err
-	}
-	st, err := e.st.State(ctx, sub.ID)
 	if err != nil {
 		return p, err
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -253,6 +254,7 @@ type rendered struct {
 	msg      message
 	files    []store.Attachment
 	htmlFile string
+	empty    bool // it attaches reports, and every one of them had no rows
 	stage    string
 	err      error
 }
@@ -275,10 +277,11 @@ func (e *Engine) renderSlices(ctx context.Context, run store.Run, sub store.Subs
 }
 
 // renderSlice evaluates the subscription as p and, when it sends, renders
-// its message and attachments.
+// its message and attachments. A subscription with recipients reads no
+// previous values (f:previous), which are the subscription's, not a slice's.
 func (e *Engine) renderSlice(ctx context.Context, run store.Run, sub store.Subscription, progs *programs, p Principal, manual bool) rendered {
 	var r rendered
-	if r.ev, r.err = e.evaluate(ctx, p, sub, run.ScheduledAt); r.err != nil {
+	if r.ev, r.err = e.evaluate(ctx, p, sub, run.ScheduledAt, nil); r.err != nil {
 		r.stage = stageEvaluate
 		return r
 	}
@@ -291,9 +294,11 @@ func (e *Engine) renderSlice(ctx context.Context, run store.Run, sub store.Subsc
 	}
 	var reports []inlineReport
 	for _, a := range sub.Def.Attachments {
-		got, err := e.attach(ctx, p, a, run.ScheduledAt)
+		got, err := e.attach(ctx, p, a, run.ScheduledAt, attachOpts{})
 		if err != nil {
-			r.stage, r.err = stageExport, fmt.Errorf("export %s: %w", a.Report, err)
+			var se *stageError
+			errors.As(exportFailure(a, err), &se)
+			r.stage, r.err = se.stage, se.err
 			return r
 		}
 		r.files = append(r.files, got.files...)
@@ -306,6 +311,7 @@ func (e *Engine) renderSlice(ctx context.Context, run store.Run, sub store.Subsc
 		}
 		reports = append(reports, got.inline)
 	}
+	r.empty = len(sub.Def.Attachments) > 0 && len(r.files) == 0
 	if html := body(r.msg, reports); html != "" {
 		if r.htmlFile, r.err = e.runFiles.write(func(w io.Writer) error {
 			_, err := io.WriteString(w, html)
@@ -326,7 +332,8 @@ func (e *Engine) handOver(ctx context.Context, run store.Run, sub store.Subscrip
 	d.Files = files
 	var deliveries []store.Delivery
 	var firstErr *stageError
-	failed, held := 0, false
+	failed, empty, held := 0, 0, false
+	skipEmpty := sub.Def.OnEmpty != "" && sub.Def.OnEmpty != store.OnEmptySend
 	for i, s := range list {
 		o := outcomes[i]
 		if len(aud.SliceDetails) < maxSliceDetails {
@@ -345,6 +352,11 @@ func (e *Engine) handOver(ctx context.Context, run store.Run, sub store.Subscrip
 		held = held || o.ev.condition
 		if !o.send {
 			aud.NotTriggered += len(s.targets)
+			continue
+		}
+		if o.empty && skipEmpty {
+			aud.Empty += len(s.targets)
+			empty++
 			continue
 		}
 		if d.Subject == "" {
@@ -366,13 +378,28 @@ func (e *Engine) handOver(ctx context.Context, run store.Run, sub store.Subscrip
 	}
 	decide(sub, held, st)
 	d.Audience, d.Skipped = &aud.Audience, aud.skipped
+	if empty > 0 {
+		d.Reason = "empty report"
+		if sub.Def.OnEmpty == store.OnEmptyNotifyOwner {
+			n, err := e.domain.EmptyNotice(ctx, sub, run)
+			if err != nil {
+				return nil, store.RunFailed, &stageError{stageHandover, fmt.Errorf("notice to the owner: %w", err)}
+			}
+			if !slices.ContainsFunc(deliveries, func(d store.Delivery) bool { return d.ChannelID == n.ChannelID && d.Address == "" }) {
+				deliveries = append(deliveries, n) // unless the owner's own address is sent the message
+				d.Reason += "; the owner was told"
+			}
+		}
+	}
 	switch {
 	case len(deliveries) > 0:
 		return deliveries, store.RunQueued, nil
 	case failed > 0 && failed == len(list):
 		return nil, store.RunFailed, firstErr
-	case aud.Recipients == 0 && aud.NotTriggered > 0 && failed == 0:
+	case aud.Recipients == 0 && aud.NotTriggered > 0 && failed == 0 && empty == 0:
 		return nil, store.RunNotTriggered, nil
+	case empty > 0 && failed == 0:
+		return nil, store.RunSkipped, nil
 	}
 	d.Reason = "no recipient to send to"
 	if aud.skipped > 0 {

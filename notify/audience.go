@@ -74,6 +74,9 @@ func (s *Service) parseAudience(ctx context.Context, pid, owner string, in *Subs
 		return invalid(subRoot+".fireMode", "must be always for a subscription with recipients or a burst: "+
 			"each recipient's condition is their own, and only the subscription's is remembered")
 	}
+	if err := perSubscriptionChecks(sub.Def); err != nil {
+		return err
+	}
 	if in.Recipients != nil {
 		r, err := s.parseRecipients(ctx, pid, owner, in.Recipients)
 		sub.Def.Recipients = r
@@ -82,6 +85,30 @@ func (s *Service) parseAudience(ctx context.Context, pid, owner string, in *Subs
 	b, err := s.parseBurst(ctx, pid, owner, in.Burst, needs)
 	sub.Def.Burst = b
 	return err
+}
+
+// perSubscriptionChecks refuses, for a subscription with recipients or a
+// burst, the checks that remember one thing per subscription or channel, not
+// per recipient: what was last sent (sendWhen changed), the rows already sent
+// (newRowsBy), and the values of the last fire (f:previous).
+func perSubscriptionChecks(def store.SubscriptionDef) error {
+	const why = "cannot be used with recipients or a burst: it remembers the last fire per channel, not per recipient"
+	if def.SendWhen == store.SendChanged {
+		return invalid(subRoot+".sendWhen", "changed "+why)
+	}
+	for i, a := range def.Attachments {
+		if a.NewRowsBy != "" {
+			return invalid(fmt.Sprintf("%s.attachments[%d].newRowsBy", subRoot, i), why)
+		}
+	}
+	prevs, err := previousRefs(def)
+	if err != nil {
+		return err
+	}
+	if len(prevs) > 0 {
+		return invalid(prevs[0].path, "reads f:previous, which "+why)
+	}
+	return nil
 }
 
 func (s *Service) parseRecipients(ctx context.Context, pid, owner string, in *RecipientsBody) (*store.Recipients, error) {
@@ -344,6 +371,9 @@ type Audience struct {
 	Slices int `json:"slices"`
 	// NotTriggered counts the recipients whose slice did not meet the condition.
 	NotTriggered int `json:"notTriggered,omitempty"`
+	// Empty counts the recipients not sent to because their slice's reports
+	// had no rows (onEmpty skip or notifyOwner).
+	Empty int `json:"empty,omitempty"`
 	// Rows counts the rows a burst read.
 	Rows int `json:"rows,omitempty"`
 	// Skips are the first of the recipients skipped, with why.

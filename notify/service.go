@@ -60,6 +60,9 @@ type Options struct {
 	TrustedDomains []string
 	// Bursts checks the reports subscriptions burst from; nil refuses bursts.
 	Bursts BurstReports
+	// Dates tells the date attributes an attachment's newRowsBy may name;
+	// nil refuses every newRowsBy.
+	Dates Dates
 }
 
 // Service is the notification side's rules over the store.
@@ -84,6 +87,7 @@ type Service struct {
 	verifying bool          // recipients confirm before their channels send
 	trusted   []string      // mail domains that need no confirmation, in lower case
 	bursts    BurstReports
+	dates     Dates
 
 	mu         sync.Mutex
 	scheduler  Scheduler
@@ -97,7 +101,7 @@ func New(st *store.Store, cfg Config, opt Options) *Service {
 		publicURL: strings.TrimRight(opt.PublicURL, "/"), linkKey: opt.LinkKey,
 		log: opt.Logger, tester: opt.Tester, wake: make(chan struct{}, 1),
 		sendNow: newLimiter(cfg.SendNowEvery), tests: newLimiter(cfg.TestEvery), budgets: newBudgets(),
-		confirms: newLimiter(confirmEvery), verifying: opt.VerifyRecipients, bursts: opt.Bursts}
+		confirms: newLimiter(confirmEvery), verifying: opt.VerifyRecipients, bursts: opt.Bursts, dates: opt.Dates}
 	for _, d := range opt.TrustedDomains {
 		s.trusted = append(s.trusted, strings.ToLower(strings.Trim(strings.TrimSpace(d), ".")))
 	}

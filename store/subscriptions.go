@@ -51,6 +51,12 @@ type SubscriptionDef struct {
 	// Burst sends the subscription to the addresses of a report's rows, each
 	// restricted to its rows' elements; nil: none.
 	Burst *Burst `json:"burst,omitempty"`
+	// OnEmpty is what a run whose reports have no rows does: OnEmptySend
+	// (when empty), OnEmptySkip or OnEmptyNotifyOwner.
+	OnEmpty string `json:"onEmpty,omitempty"`
+	// SendWhen is SendAlways (when empty) or SendChanged: a run whose message
+	// and files equal what was last sent to a channel sends nothing there.
+	SendWhen string `json:"sendWhen,omitempty"`
 }
 
 // Recipients are the members a subscription goes to, each as themselves:
@@ -78,6 +84,19 @@ type Burst struct {
 	Via     Via    `json:"via"`
 }
 
+// What a run whose reports have no rows does (SubscriptionDef.OnEmpty).
+const (
+	OnEmptySend        = "send"
+	OnEmptySkip        = "skip"
+	OnEmptyNotifyOwner = "notifyOwner"
+)
+
+// When a run sends (SubscriptionDef.SendWhen).
+const (
+	SendAlways  = "always"
+	SendChanged = "changed"
+)
+
 // Trigger is a cron schedule in a time zone.
 type Trigger struct {
 	Cron     string `json:"cron"`
@@ -88,6 +107,9 @@ type Trigger struct {
 type ReportAttachment struct {
 	Report  string   `json:"report"`
 	Formats []string `json:"formats"`
+	// NewRowsBy, when set, is a date attribute's URI: the report keeps only
+	// the rows whose date is after the latest one the channel was last sent.
+	NewRowsBy string `json:"newRowsBy,omitempty"`
 }
 
 // Pause is why a subscription stopped sending to one of its channels.
