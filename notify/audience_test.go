@@ -25,6 +25,11 @@ func (fakeBursts) CheckBurst(_ context.Context, _, _, address, _ string) (string
 	return "", "", nil
 }
 
+// allDates takes every attribute for a date attribute (newRowsBy).
+type allDates struct{}
+
+func (allDates) IsDate(context.Context, string, string) (bool, error) { return true, nil }
+
 // audienceFixture is the fixture with a report (/svc/md/p1/obj/1), a second
 // member u2, a stranger u3, an SMS channel of u1's (c1) and u3's e-mail
 // channel (c3), and a service that checks bursts with fakeBursts.
@@ -42,6 +47,9 @@ func audienceFixture(t testing.TB) (*fixture, *notify.Service) {
 	_, err = fx.st.CreateObject(ctx, store.Object{ProjectID: "p1", Category: "report", Identifier: "r", Title: "R", Content: []byte("{}"),
 		Author: "u1", Contributor: "u1", Created: t0, Updated: t0}, nil)
 	must(t, err)
+	_, err = fx.st.CreateObject(ctx, store.Object{ProjectID: "p1", Category: "metric", Identifier: "m", Title: "M", Content: []byte("{}"),
+		Author: "u1", Contributor: "u1", Created: t0, Updated: t0}, nil)
+	must(t, err)
 	must(t, fx.st.CreateChannel(ctx, store.Channel{ID: "c1", Owner: "u1", Kind: "sms", Title: "SMS",
 		Config: []byte(`{"username":"AC1","from":"+15005550006","to":"+420601234567"}`), Created: t0, Updated: t0}, store.Quota{}))
 	must(t, fx.st.CreateChannel(ctx, store.Channel{ID: "c3", Owner: "u3", Kind: "email", Title: "Mail",
@@ -52,7 +60,7 @@ func audienceFixture(t testing.TB) (*fixture, *notify.Service) {
 		settings[d.Kind] = d.Settings()
 	}
 	svc := notify.New(fx.st, notify.DefaultConfig(), notify.Options{Kinds: kinds, Settings: settings, Box: fx.box,
-		Now: func() time.Time { return t0 }, Bursts: fakeBursts{}})
+		Now: func() time.Time { return t0 }, Bursts: fakeBursts{}, Dates: allDates{}})
 	return fx, svc
 }
 
@@ -97,6 +105,22 @@ func TestAudienceNamesTheFieldItRefuses(t *testing.T) {
 		var de *notify.Error
 		if !errors.As(err, &de) || de.Code != notify.Invalid || de.Field != field {
 			t.Errorf("%s: %v, want %s named", extra, err, field)
+		}
+	}
+	// What is remembered per subscription or channel, not per recipient,
+	// goes with neither recipients nor a burst.
+	const burst = `,"burst":{"report":"/svc/md/p1/obj/1","address":"/svc/md/p1/obj/2","by":"/svc/md/p1/obj/3"}`
+	for extra, field := range map[string]string{
+		`,"recipients":{"users":["` + u + `u2"]},"sendWhen":"changed"`: "subscription.sendWhen",
+		burst + `,"sendWhen":"changed"`:                                 "subscription.sendWhen",
+		`,"recipients":{"users":["` + u + `u2"]},"attachments":[{"report":"/svc/md/p1/obj/1","formats":["CSV"]},` +
+			`{"report":"/svc/md/p1/obj/1","formats":["CSV"],"newRowsBy":"/svc/md/p1/obj/9"}]`: "subscription.attachments[1].newRowsBy",
+		burst + `,"message":{"template":{"expression":"was ${f:previous('/svc/md/p1/obj/2')}"}}`: "subscription.message.template.expression",
+	} {
+		_, err := svc.CreateSubscription(context.Background(), "p1", "u1", audienceBody(t, extra))
+		var de *notify.Error
+		if !errors.As(err, &de) || de.Code != notify.Invalid || de.Field != field || !strings.Contains(err.Error(), "not per recipient") {
+			t.Errorf("%s: %v, want %s named as not per recipient", extra, err, field)
 		}
 	}
 	for extra, want := range map[string]string{
