@@ -202,6 +202,7 @@ type audienceJSON struct {
 	Recipients   int                  `json:"recipients"`
 	Slices       int                  `json:"slices"`
 	NotTriggered int                  `json:"notTriggered,omitempty"`
+	Empty        int                  `json:"empty,omitempty"`
 	Rows         int                  `json:"rows,omitempty"`
 	Skips        []map[string]any     `json:"skips,omitempty"`
 	SliceDetails []notify.SliceDetail `json:"sliceDetails,omitempty"`
@@ -211,7 +212,7 @@ func audienceOf(a *notify.Audience) *audienceJSON {
 	if a == nil {
 		return nil
 	}
-	out := &audienceJSON{Recipients: a.Recipients, Slices: a.Slices, NotTriggered: a.NotTriggered, Rows: a.Rows,
+	out := &audienceJSON{Recipients: a.Recipients, Slices: a.Slices, NotTriggered: a.NotTriggered, Empty: a.Empty, Rows: a.Rows,
 		SliceDetails: a.SliceDetails}
 	for _, sk := range a.Skips {
 		out.Skips = append(out.Skips, skipJSON(sk))

@@ -232,3 +232,35 @@ func TestOwnerFiresWithinTheirFilters(t *testing.T) {
 	waitFor(t, func() bool { return len(w.smtp.Messages()) > before })
 	regionMail(t, w.smtp.Messages()[before], "North")
 }
+
+// TestEmptySliceSendsItsRecipientsNothing: with onEmpty notifyOwner, a
+// recipient whose slice's report has no rows (ann, now on a region without
+// orders) is sent nothing, the others their region, and the owner is told
+// once at their login; the run counts ann as empty.
+func TestEmptySliceSendsItsRecipientsNothing(t *testing.T) {
+	t.Parallel()
+	w := newPermWorld(t)
+	wantStatus(t, w.m.load("dataset.regions", "incremental", "id,nm_name\nr4,South\n"), 200)
+	titles, uris := w.m.elements(w.attr + "/elements")
+	for i, title := range titles {
+		w.elements[title] = uris[i]
+	}
+	w.assign(t, map[string][]string{"ann": {w.userFilter(t, w.admin, "South", 200)}})
+	sub := w.subscribe(t, 201, map[string]any{"onEmpty": "notifyOwner",
+		"recipients": map[string]any{"users": []any{w.uris["ann"], w.uris["bob"], w.uris["cid"]}}})
+	run, mails := w.fire(t, sub, 1, 3)
+	if _, ok := mails["ann@example.com"]; ok {
+		t.Errorf("ann's slice is empty, yet ann got %q", mails["ann@example.com"].Text)
+	}
+	regionMail(t, mails["bob@example.com"], "East")
+	regionMail(t, mails["cid@example.com"], "West")
+	notice, ok := mails[w.b.Config.AdminLogin]
+	if !ok || !strings.Contains(notice.Text, "had no rows") || len(notice.Attachments) != 0 {
+		t.Errorf("the owner's notice: %v %q", ok, notice.Text)
+	}
+	aud := run["audience"].(map[string]any)
+	if run["state"] != "delivered" || run["reason"] != "empty report; the owner was told" || aud["empty"] != 1.0 ||
+		aud["recipients"] != 2.0 || aud["slices"] != 3.0 {
+		t.Errorf("the run: %v %v, audience %v", run["state"], run["reason"], aud)
+	}
+}

@@ -137,6 +137,7 @@ type run struct {
 		Recipients   int    `json:"recipients"`
 		Slices       int    `json:"slices"`
 		NotTriggered int    `json:"notTriggered"`
+		Empty        int    `json:"empty"`
 		Rows         int    `json:"rows"`
 		Skips        []skip `json:"skips"`
 		SliceDetails []struct {
