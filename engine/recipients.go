@@ -379,16 +379,9 @@ func (e *Engine) handOver(ctx context.Context, run store.Run, sub store.Subscrip
 	decide(sub, held, st)
 	d.Audience, d.Skipped = &aud.Audience, aud.skipped
 	if empty > 0 {
-		d.Reason = "empty report"
-		if sub.Def.OnEmpty == store.OnEmptyNotifyOwner {
-			n, err := e.domain.EmptyNotice(ctx, sub, run)
-			if err != nil {
-				return nil, store.RunFailed, &stageError{stageHandover, fmt.Errorf("notice to the owner: %w", err)}
-			}
-			if !slices.ContainsFunc(deliveries, func(d store.Delivery) bool { return d.ChannelID == n.ChannelID && d.Address == "" }) {
-				deliveries = append(deliveries, n) // unless the owner's own address is sent the message
-				d.Reason += "; the owner was told"
-			}
+		var err error
+		if deliveries, err = e.emptyNotice(ctx, run, sub, deliveries, d); err != nil {
+			return nil, store.RunFailed, &stageError{stageHandover, err}
 		}
 	}
 	switch {
@@ -406,6 +399,26 @@ func (e *Engine) handOver(ctx context.Context, run store.Run, sub store.Subscrip
 		d.Reason = fmt.Sprintf("every recipient was skipped (%d)", aud.skipped)
 	}
 	return nil, store.RunSkipped, nil
+}
+
+// emptyNotice notes in d that slices' reports were empty and, under onEmpty
+// notifyOwner, adds the notice to the owner to the run's deliveries, unless
+// the owner's own address is sent the message.
+func (e *Engine) emptyNotice(ctx context.Context, run store.Run, sub store.Subscription, ds []store.Delivery,
+	d *RunDetail) ([]store.Delivery, error) {
+	d.Reason = "empty report"
+	if sub.Def.OnEmpty != store.OnEmptyNotifyOwner {
+		return ds, nil
+	}
+	n, err := e.domain.EmptyNotice(ctx, sub, run)
+	if err != nil {
+		return nil, fmt.Errorf("notice to the owner: %w", err)
+	}
+	if slices.ContainsFunc(ds, func(d store.Delivery) bool { return d.ChannelID == n.ChannelID && d.Address == "" }) {
+		return ds, nil
+	}
+	d.Reason += "; the owner was told"
+	return append(ds, n), nil
 }
 
 // runFiles lists the distinct files of the slices, and where each slice's
