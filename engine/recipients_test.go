@@ -21,11 +21,15 @@ const report9 = "/svc/md/p1/obj/9"
 
 // audienceEngine is an engine over the bundle whose domain knows the e-mail
 // kind, which reaches recipients.
-func (b *testBundle) audienceEngine(t *testing.T) *Engine {
+func (b *testBundle) audienceEngine(t *testing.T, opts ...func(*notify.Config)) *Engine {
 	t.Helper()
 	kinds := channels.MustRegistry(email.Descriptor)
+	nc := notify.DefaultConfig()
+	for _, o := range opts {
+		o(&nc)
+	}
 	cfg := Config{FilesDir: filepath.Join(b.dir, "runs"), Workers: 4,
-		Domain: notify.New(b.st, notify.DefaultConfig(), notify.Options{Domain: "default", Kinds: kinds,
+		Domain: notify.New(b.st, nc, notify.Options{Domain: "default", Kinds: kinds,
 			Settings: map[channels.Kind]channels.Settings{email.Kind: email.DefaultSettings()}})}
 	e, err := New(b.st, b.exec, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
 	must(t, err)
@@ -166,6 +170,46 @@ func TestBurstSkipsBadRowsAndCoalesces(t *testing.T) {
 			if f := p.Filters.String(); f != "owner's region" && !strings.Contains(f, "owner's region") {
 				t.Errorf("a burst's slice %q lost the owner's filters", f)
 			}
+		}
+	})
+}
+
+// TestBurstStopsAtMaxBurstRecipients: a burst sends to at most
+// subscriptions.maxBurstRecipients distinct addresses, the first in the
+// report's order; the rows of further ones are skipped and counted, saying
+// why, and the run goes on.
+func TestBurstStopsAtMaxBurstRecipients(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := newBundle(t)
+		b.exec.set(m1, 1)
+		const by = "/svc/md/p1/obj/20"
+		for i := range 100 {
+			b.exec.burst = append(b.exec.burst, BurstRow{Address: fmt.Sprintf("a%d@example.com", i),
+				Element: fmt.Sprintf("%s/elements?id=%d", by, i%5)})
+		}
+		b.exec.burst = append(b.exec.burst, BurstRow{Address: "A3@example.com", Element: by + "/elements?id=4"}) // a3 again
+		b.subscribe(t, "s1", "0 0 * * * *", "true", "Sales ${f:executeMetric('"+m1+"')}", func(s *store.Subscription) {
+			s.Channels = nil
+			s.Def.Burst = &store.Burst{Report: report9, Address: "/svc/md/p1/obj/19", By: by, Via: store.Via{Kind: "email"}}
+		})
+		e := b.audienceEngine(t, func(c *notify.Config) { c.MaxBurstRecipients = 30 })
+		e.fire(context.Background(), Fire{SubscriptionID: "s1", At: time.Now().Add(time.Hour)})
+		runs := b.runs(t, "s1")
+		if len(runs) != 1 || runs[0].State != store.RunQueued {
+			t.Fatalf("runs = %+v", runs)
+		}
+		d := detailOf(t, runs[0])
+		if d.Skipped != 70 || d.Audience.Recipients != 30 || d.Audience.Rows != 101 {
+			t.Errorf("skipped %d, audience %+v", d.Skipped, d.Audience)
+		}
+		if len(d.Audience.Skips) == 0 || d.Audience.Skips[0].Address != "a30@example.com" ||
+			!strings.Contains(d.Audience.Skips[0].Reason, "subscriptions.maxBurstRecipients (30 addresses)") {
+			t.Errorf("the first skip: %+v", d.Audience.Skips)
+		}
+		dels, err := b.st.RunDeliveries(context.Background(), runs[0].ID)
+		must(t, err)
+		if len(dels) != 30 {
+			t.Errorf("%d deliveries, want 30", len(dels))
 		}
 	})
 }
