@@ -231,6 +231,10 @@ func TestDataPermissionsRestrictEveryExecution(t *testing.T) {
 	if fmt.Sprint(got["items"]) != fmt.Sprintf("[map[user:%s userFilters:[%s]]]", w.uris["ann"], w.filters["North"]) || got["length"] != 1.0 {
 		t.Errorf("ann's assignments: %v", got)
 	}
+	byFilter := w.m.get(w.m.md + "/userfilters?userFilters=" + w.filters["East"])["userFilters"].(map[string]any)
+	if fmt.Sprint(byFilter["items"]) != fmt.Sprintf("[map[user:%s userFilters:[%s]]]", w.uris["bob"], w.filters["East"]) {
+		t.Errorf("the assignments of the East filter: %v", byFilter)
+	}
 	all := w.m.get(w.m.md + "/userfilters?count=2&offset=0")["userFilters"].(map[string]any)
 	if len(all["items"].([]any)) != 2 || all["length"] != 3.0 || all["count"] != 2.0 {
 		t.Errorf("a page of the assignments: %v", all)
