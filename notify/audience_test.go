@@ -112,7 +112,7 @@ func TestAudienceNamesTheFieldItRefuses(t *testing.T) {
 	const burst = `,"burst":{"report":"/svc/md/p1/obj/1","address":"/svc/md/p1/obj/2","by":"/svc/md/p1/obj/3"}`
 	for extra, field := range map[string]string{
 		`,"recipients":{"users":["` + u + `u2"]},"sendWhen":"changed"`: "subscription.sendWhen",
-		burst + `,"sendWhen":"changed"`:                                 "subscription.sendWhen",
+		burst + `,"sendWhen":"changed"`:                                "subscription.sendWhen",
 		`,"recipients":{"users":["` + u + `u2"]},"attachments":[{"report":"/svc/md/p1/obj/1","formats":["CSV"]},` +
 			`{"report":"/svc/md/p1/obj/1","formats":["CSV"],"newRowsBy":"/svc/md/p1/obj/9"}]`: "subscription.attachments[1].newRowsBy",
 		burst + `,"message":{"template":{"expression":"was ${f:previous('/svc/md/p1/obj/2')}"}}`: "subscription.message.template.expression",
