@@ -42,7 +42,9 @@ func TestConsoleShowsRecipientsAndSlices(t *testing.T) {
 	br.do("open the run's deliveries", chromedp.Click(".runs .counts a"), chromedp.WaitVisible("form.search"))
 	// The run's page has loaded for good before its form is used: a node of
 	// a document still being replaced is gone by the time it is clicked.
-	waitFor(t, func() bool { return js[bool](br, `document.readyState === "complete" && !!document.querySelector("form.search")`) })
+	waitFor(t, func() bool {
+		return js[bool](br, `document.readyState === "complete" && !!document.querySelector("form.search")`)
+	})
 	if d := br.text("table.deliveries"); !strings.Contains(d, "ann@example.com") || !strings.Contains(d, "cid@example.com") {
 		t.Errorf("the run's deliveries: %q", d)
 	}
