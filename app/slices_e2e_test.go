@@ -171,6 +171,13 @@ func TestRecipientsGetTheirOwnSlice(t *testing.T) {
 	if s := fmt.Sprint(dig(run, "audience", "skips")); !strings.Contains(s, w.uris["cid"]) || !strings.Contains(s, "not an enabled member") {
 		t.Errorf("the skip of cid: %s", s)
 	}
+
+	// bob is deleted: the next fire mails ann alone.
+	wantStatus(t, w.do(t, w.admin, "DELETE", w.uris["bob"], ""), 200)
+	run, mails = w.fire(t, sub, 4, 1)
+	if _, ok := mails["ann@example.com"]; !ok || run["skipped"] != 2.0 {
+		t.Errorf("after bob was deleted: mails to %v, run skipped %v", slices.Collect(mapsKeys(mails)), run["skipped"])
+	}
 }
 
 // TestAlertFiresForTheSlicesThatMeetIt: a threshold alert to recipients on
