@@ -2,8 +2,13 @@ package analytics
 
 import (
 	"context"
+	"database/sql"
 	"errors"
+	"fmt"
 	"slices"
+
+	"github.com/heraldhq/herald/analytics/maql"
+	"github.com/heraldhq/herald/analytics/query"
 
 	"github.com/heraldhq/herald/analytics/ldm"
 	"github.com/heraldhq/herald/analytics/warehouse"
@@ -15,6 +20,9 @@ type ElementsRequest struct {
 	IDs    []int64 // only these elements, when not empty
 	Offset int
 	Limit  int // 0: all
+	// Slice keeps the elements that the slice's rows have: with a user's
+	// mandatory filters, the elements that user sees.
+	Slice Slice
 }
 
 // Elements is a page of an attribute's elements, shown in one label.
@@ -51,6 +59,17 @@ func (s *Service) Elements(ctx context.Context, pid string, id int64, req Elemen
 		return Elements{}, invalid("", "%s is %s; only attributes and labels have elements", ObjectURI(pid, id), describe(o))
 	}
 	a := m.Attributes[attrID]
+	out := Elements{Attribute: ObjectURI(pid, pm.ids[attrID])}
+	if labelID != "" {
+		out.Label = ObjectURI(pid, pm.ids[labelID])
+	}
+	if !req.Slice.Whole() {
+		ids, err := s.sliceElements(ctx, pid, out.Attribute, req.Slice, req.IDs)
+		if err != nil || len(ids) == 0 {
+			return out, err
+		}
+		req.IDs = ids
+	}
 	q := warehouse.ElementsQuery{IDs: req.IDs, Offset: req.Offset, Limit: req.Limit}
 	if a.DatePart != "" {
 		q.DatePart, q.DateFormat, q.DateColumns = a.DatePart, m.Labels[labelID].DateFormat,
@@ -73,10 +92,7 @@ func (s *Service) Elements(ctx context.Context, pid string, id int64, req Elemen
 	if err != nil {
 		return Elements{}, err
 	}
-	out := Elements{Attribute: ObjectURI(pid, pm.ids[attrID]), Items: items, Total: total}
-	if labelID != "" {
-		out.Label = ObjectURI(pid, pm.ids[labelID])
-	}
+	out.Items, out.Total = items, total
 	return out, nil
 }
 
@@ -100,4 +116,69 @@ func sortedTables(m *ldm.Model) []string {
 	}
 	slices.Sort(names)
 	return names
+}
+
+// sliceElements returns the elements of the attribute at attrURI that rows
+// of the slice have, of only (all when empty): the elements the slice's
+// conditions allow, and those related to them through a dataset that
+// reaches both, as an execution of the attribute's count over the slice
+// finds them. An attribute the slice's conditions cannot be applied to has
+// none to show: the slice fails closed.
+func (s *Service) sliceElements(ctx context.Context, pid, attrURI string, sl Slice, only []int64) ([]int64, error) {
+	const count = "count"
+	counted, err := maql.ParseMetric("SELECT COUNT([" + attrURI + "])")
+	if err != nil {
+		return nil, err
+	}
+	pm, err := s.model(ctx, pid)
+	if err != nil {
+		return nil, err
+	}
+	req := &query.Request{Project: pid, Model: pm.model, Objects: map[string]query.Object{count: {Category: CategoryMetric, Metric: counted}},
+		Attributes: []query.Part{{URI: attrURI}}, Metrics: []query.Part{{URI: count}}}
+	var refs []maql.Ref
+	for i, c := range sl.conds {
+		f, err := maql.ParseFilter(c)
+		if err != nil {
+			return nil, fmt.Errorf("data permission %q: %w", c, err)
+		}
+		refs = append(refs, f.Refs()...)
+		req.Filters = append(req.Filters, query.Filter{Cond: f.Cond, Field: fmt.Sprintf("dataPermissions[%d]", i)})
+	}
+	r, err := s.resolve(ctx, pid, append(refs, maql.Ref{URI: attrURI}))
+	if err != nil {
+		return nil, err
+	}
+	for ref, o := range r.objs {
+		req.Objects[ref.URI] = query.Object{Category: o.Category, Identifier: o.Identifier}
+	}
+	q, err := query.Compile(req)
+	var qe *query.Error
+	if errors.As(err, &qe) {
+		return nil, invalid("", "the data permissions of the user cannot be applied to %s: %s", attrURI, qe.Msg)
+	}
+	if err != nil {
+		return nil, err
+	}
+	keep := map[int64]bool{}
+	for _, id := range only {
+		keep[id] = true
+	}
+	var out []int64
+	err = s.Query(ctx, pid, q.SQL, q.Args, func(rows *sql.Rows) error {
+		for rows.Next() {
+			var id sql.NullInt64
+			var label sql.NullString
+			var n sql.NullFloat64
+			if err := rows.Scan(&id, &label, &n); err != nil {
+				return err
+			}
+			if id.Valid && (len(only) == 0 || keep[id.Int64]) {
+				out = append(out, id.Int64)
+			}
+		}
+		return rows.Err()
+	})
+	slices.Sort(out)
+	return slices.Compact(out), err
 }

@@ -60,6 +60,7 @@ type Input struct {
 	Metric           *MetricContent
 	ReportDefinition *ReportDefinitionContent
 	Report           *ReportContent
+	UserFilter       *UserFilterContent
 }
 
 func (in *Input) category() string {
@@ -70,6 +71,8 @@ func (in *Input) category() string {
 		return CategoryReportDefinition
 	case in.Report != nil:
 		return CategoryReport
+	case in.UserFilter != nil:
+		return CategoryUserFilter
 	}
 	return ""
 }
@@ -79,7 +82,7 @@ var identifierRE = regexp.MustCompile(`^[A-Za-z0-9_.]{1,255}$`)
 func (in *Input) checkMeta() error {
 	cat := in.category()
 	if cat == "" {
-		return invalid("", "one of metric, reportDefinition or report is required")
+		return invalid("", "one of metric, reportDefinition, report or userFilter is required")
 	}
 	if in.Identifier != "" && !identifierRE.MatchString(in.Identifier) {
 		return invalid(cat+".meta.identifier", "must be 1 to 255 letters, digits, _ and .")
@@ -109,6 +112,8 @@ func (s *Service) prepare(ctx context.Context, pid string, self int64, in *Input
 		content, uses, err = s.prepareReportDefinition(ctx, pid, in.ReportDefinition)
 	case CategoryReport:
 		content, uses, err = s.prepareReport(ctx, pid, in.Report)
+	case CategoryUserFilter:
+		content, uses, err = s.prepareUserFilter(ctx, pid, in.UserFilter)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -120,7 +125,7 @@ func (s *Service) prepare(ctx context.Context, pid string, self int64, in *Input
 	return data, uses, nil
 }
 
-// CreateObject creates a metric, report definition or report and returns it.
+// CreateObject creates a metric, report definition, report or user filter and returns it.
 func (s *Service) CreateObject(ctx context.Context, pid, by string, in Input) (Object, error) {
 	if err := in.checkMeta(); err != nil {
 		return Object{}, err
@@ -205,7 +210,8 @@ func (s *Service) UpdateObject(ctx context.Context, pid string, id int64, by str
 	return objectOf(pid, o), nil
 }
 
-// DeleteObject deletes a metric, report definition or report that no other object uses.
+// DeleteObject deletes a metric, report definition, report or user filter that no
+// other object uses; a user filter that users have is a *ConflictError.
 func (s *Service) DeleteObject(ctx context.Context, pid string, id int64) error {
 	unlock, err := s.lock(ctx, pid)
 	if err != nil {
@@ -216,6 +222,10 @@ func (s *Service) DeleteObject(ctx context.Context, pid string, id int64) error 
 		return err
 	}
 	err = s.store.DeleteObject(ctx, pid, id)
+	if errors.Is(err, store.ErrAssigned) {
+		return &ConflictError{Msg: fmt.Sprintf("user filter %s is assigned to users; take it from them first (POST %s)",
+			ObjectURI(pid, id), "/svc/md/"+pid+"/userfilters")}
+	}
 	var inUse *store.InUseError
 	if errors.As(err, &inUse) {
 		ids := make([]int64, 0, len(inUse.By))
@@ -279,6 +289,7 @@ var queryCategories = map[string]string{
 	"metrics": CategoryMetric, "facts": string(ldm.KindFact), "attributes": string(ldm.KindAttribute),
 	"datasets": string(ldm.KindDataset), "folders": string(ldm.KindFolder),
 	"attributedisplayforms": string(ldm.KindLabel), "labels": string(ldm.KindLabel),
+	"userfilters": CategoryUserFilter,
 }
 
 // List lists the project's objects of a query category (reports, reportdefinition,
@@ -307,7 +318,7 @@ func (s *Service) List(ctx context.Context, pid, query string) (string, []Object
 func (s *Service) ObjectsOf(ctx context.Context, pid, category string, offset, limit int) ([]Object, int, error) {
 	cat, ok := objectCategory(category)
 	if !ok {
-		return nil, 0, invalid("category", "must be one of report, reportDefinition, metric, attribute, attributeDisplayForm, fact, dataset, folder")
+		return nil, 0, invalid("category", "must be one of report, reportDefinition, metric, attribute, attributeDisplayForm, fact, dataset, folder, userFilter")
 	}
 	list, err := s.store.ObjectsByCategory(ctx, pid, cat)
 	if err != nil {

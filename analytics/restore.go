@@ -217,6 +217,9 @@ func (s *Service) RestoreObjects(ctx context.Context, pid string, snap *Snapshot
 	now := s.now()
 	var imp store.MetadataImport
 	for _, o := range snap.Objects {
+		if o.Category == CategoryUserFilter {
+			continue // an editor imports objects; data permissions are for the project's admins alone
+		}
 		target, exists := have[o.Identifier]
 		if o.InModel {
 			if !exists || !target.InModel || target.Category != o.Category {

@@ -133,7 +133,8 @@ func snapshotObject(o store.Object, uses []int64) SnapshotObject {
 // SnapshotObjects returns the objects with the URIs and every object they use, directly
 // or through others: a report brings its definitions, their metrics, and the facts,
 // attributes, labels and datasets these use. A URI that names no object of the project
-// is a *MissingObjectError.
+// is a *MissingObjectError. User filters are left out: an editor exports and imports
+// objects, and data permissions are for the project's admins alone.
 func (s *Service) SnapshotObjects(ctx context.Context, pid string, uris []string) (*Snapshot, error) {
 	roots := make([]int64, len(uris))
 	for i, u := range uris {
@@ -177,6 +178,9 @@ func (s *Service) SnapshotObjects(ctx context.Context, pid string, uris []string
 		o, ok := byID[id]
 		if !ok {
 			return nil, &MissingObjectError{URI: ObjectURI(pid, id)}
+		}
+		if o.Category == CategoryUserFilter {
+			continue // data permissions are the project admin's: they travel with the whole project only
 		}
 		snap.Objects = append(snap.Objects, snapshotObject(o, uses[id]))
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/heraldhq/herald/analytics/export"
 	"github.com/heraldhq/herald/analytics/render"
+	"github.com/heraldhq/herald/analytics/xtab"
 	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/store"
 )
@@ -82,6 +83,16 @@ func (s *Server) startExport(w http.ResponseWriter, r *http.Request, c *caller) 
 	}
 	if err := s.authorizeProject(r, c, m[1], permProjectView, notify.Needs{Export: true}); err != nil {
 		return err
+	}
+	if s.executor != nil {
+		// Only a result of the slice of the data the caller sees is theirs to export.
+		err := s.executor.Visible(r.Context(), m[1], c.UserID, m[2])
+		if errors.Is(err, xtab.ErrNoResult) {
+			return notFound("exporter", "Report result %s not found", report)
+		}
+		if err != nil {
+			return err
+		}
 	}
 	return s.startExportOf(w, r, m[1], m[2], in.Format, report)
 }

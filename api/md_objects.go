@@ -106,6 +106,7 @@ type objectRequest struct {
 	Metric           *objectIn[analytics.MetricContent]           `json:"metric"`
 	ReportDefinition *objectIn[analytics.ReportDefinitionContent] `json:"reportDefinition"`
 	Report           *objectIn[analytics.ReportContent]           `json:"report"`
+	UserFilter       *objectIn[analytics.UserFilterContent]       `json:"userFilter"`
 	// The data model's objects are named so that a request for them gets a clear answer.
 	Dataset              json.RawMessage `json:"dataset"`
 	Attribute            json.RawMessage `json:"attribute"`
@@ -150,8 +151,15 @@ func (s *Server) objectInput(w http.ResponseWriter, r *http.Request) (analytics.
 			return in, err
 		}
 	}
+	if req.UserFilter != nil {
+		given++
+		in.UserFilter = req.UserFilter.Content
+		if err := inputMeta(&in, analytics.CategoryUserFilter, req.UserFilter.Meta, req.UserFilter.Content != nil); err != nil {
+			return in, err
+		}
+	}
 	if given != 1 {
-		return in, badRequest("md", "The request must hold exactly one of %s", "metric, reportDefinition, report")
+		return in, badRequest("md", "The request must hold exactly one of %s", "metric, reportDefinition, report, userFilter")
 	}
 	return in, nil
 }
@@ -174,6 +182,9 @@ func (s *Server) createObject(w http.ResponseWriter, r *http.Request, c *caller)
 	in, err := s.objectInput(w, r)
 	if err != nil {
 		return err
+	}
+	if in.UserFilter != nil && !managesProject(c) {
+		return userFilterDenied()
 	}
 	o, err := s.analytics.CreateObject(r.Context(), c.project.ID, c.UserID, in)
 	if err != nil {
@@ -202,6 +213,9 @@ func (s *Server) getObject(w http.ResponseWriter, r *http.Request, c *caller) er
 	if err != nil {
 		return mdError(err)
 	}
+	if o.Category == analytics.CategoryUserFilter && !managesProject(c) {
+		return userFilterDenied()
+	}
 	respond(w, r, http.StatusOK, objectJSON(o))
 	return nil
 }
@@ -211,9 +225,15 @@ func (s *Server) putObject(w http.ResponseWriter, r *http.Request, c *caller) er
 	if err != nil {
 		return err
 	}
+	if err := s.guardObject(r.Context(), c, id); err != nil {
+		return err
+	}
 	in, err := s.objectInput(w, r)
 	if err != nil {
 		return err
+	}
+	if in.UserFilter != nil && !managesProject(c) {
+		return userFilterDenied()
 	}
 	o, err := s.analytics.UpdateObject(r.Context(), c.project.ID, id, c.UserID, in)
 	if err != nil {
@@ -228,6 +248,9 @@ func (s *Server) deleteObject(w http.ResponseWriter, r *http.Request, c *caller)
 	if err != nil {
 		return err
 	}
+	if err := s.guardObject(r.Context(), c, id); err != nil {
+		return err
+	}
 	if err := s.analytics.DeleteObject(r.Context(), c.project.ID, id); err != nil {
 		return mdError(err)
 	}
@@ -240,6 +263,9 @@ func (s *Server) queryObjects(w http.ResponseWriter, r *http.Request, c *caller)
 	cat, list, err := s.analytics.List(r.Context(), c.project.ID, query)
 	if err != nil {
 		return mdError(err)
+	}
+	if cat == analytics.CategoryUserFilter && !managesProject(c) {
+		return userFilterDenied()
 	}
 	respond(w, r, http.StatusOK, map[string]any{"query": map[string]any{
 		"entries": entriesOf(list),
@@ -259,6 +285,9 @@ func (s *Server) queryObjectsPaged(w http.ResponseWriter, r *http.Request, c *ca
 	category := r.URL.Query().Get("category")
 	if category == "" {
 		return badRequest("api", "Query parameter %s is required", "category")
+	}
+	if !managesProject(c) && (strings.EqualFold(category, analytics.CategoryUserFilter) || strings.EqualFold(category, "userfilters")) {
+		return userFilterDenied()
 	}
 	list, total, err := s.analytics.ObjectsOf(r.Context(), c.project.ID, category, offset, limit)
 	var input *analytics.InputError
@@ -325,10 +354,14 @@ func (s *Server) dependencies(w http.ResponseWriter, r *http.Request, c *caller,
 	}
 	q := r.URL.Query()
 	nearest := q.Get("nearest") == "1" || q.Get("nearest") == "true"
+	if err := s.guardObject(r.Context(), c, id); err != nil {
+		return err
+	}
 	list, err := walk(r.Context(), c.project.ID, id, nearest)
 	if err != nil {
 		return mdError(err)
 	}
+	list = withoutUserFilters(c, list)
 	if types := q.Get("types"); types != "" {
 		keep := map[string]bool{}
 		for _, t := range strings.Split(types, ",") {
@@ -351,7 +384,11 @@ func (s *Server) listElements(w http.ResponseWriter, r *http.Request, c *caller)
 	if err != nil {
 		return err
 	}
-	req := analytics.ElementsRequest{Offset: offset, Limit: limit}
+	slice, err := s.callerSlice(r, c)
+	if err != nil {
+		return err
+	}
+	req := analytics.ElementsRequest{Offset: offset, Limit: limit, Slice: slice}
 	for _, v := range r.URL.Query()["id"] {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {

@@ -41,6 +41,7 @@ func (s *Server) mdRoutes() {
 	s.route("POST "+md+"/identifiers", permProjectView, s.identifiers)
 	s.route("GET "+md+"/using2/{oid}", permProjectView, s.using)
 	s.route("GET "+md+"/usedby2/{oid}", permProjectView, s.usedBy)
+	s.userFilterRoutes()
 }
 
 // mdError turns the analytics service's errors into API errors.
@@ -141,6 +142,7 @@ var (
 		{"facts", "/query/facts", "facts", "Facts"},
 		{"datasets", "/query/datasets", "datasets", "Datasets"},
 		{"folders", "/query/folders", "folders", "Folders"},
+		{"userfilters", "/query/userfilters", "userfilters", "User filters: data permissions (project admins only)"},
 	}
 	objectsLinks = [][4]string{
 		{"query", "/objects/query", "query", "Objects of a category (?category=report), paged by offset and limit"},

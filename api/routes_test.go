@@ -97,6 +97,7 @@ var routeTable = map[string]routeRow{
 	"DELETE " + subsPath + "/{sid}":                         {want: subscribers(204), fresh: freshSubscription},
 	"POST " + subsPath + "/{sid}/preview":                   {want: subscribers(503)},
 	"GET " + subsPath + "/{sid}/runs":                       {want: subscribers(200)},
+	"GET " + subsPath + "/{sid}/recipients":                 {want: subscribers(503)}, // no engine here
 	"GET " + subsPath + "/{sid}/runs/{rid}":                 {want: subscribers(404)},
 	"GET " + subsPath + "/{sid}/runs/{rid}/attachments/{i}": {want: subscribers(404)},
 	"POST " + subsPath + "/{sid}/send":                      {want: subscriptionOwner(500), fresh: freshSubscription},
@@ -124,13 +125,17 @@ var routeTable = map[string]routeRow{
 	"POST " + mdPath + "/obj":                     {want: editors(400)},
 	"POST " + mdPath + "/obj/{$}":                 {want: editors(400)},
 	"GET " + mdPath + "/obj/{oid}":                {want: members(404)},
-	"PUT " + mdPath + "/obj/{oid}":                {want: editors(400)},
-	"DELETE " + mdPath + "/obj/{oid}":             {want: editors(404)},
-	"GET " + mdPath + "/obj/{oid}/elements":       {want: members(404)},
-	"GET " + mdPath + "/query/{category}":         {want: members(404)},
-	"POST " + mdPath + "/identifiers":             {want: members(400)},
-	"GET " + mdPath + "/using2/{oid}":             {want: members(404)},
-	"GET " + mdPath + "/usedby2/{oid}":            {want: members(404)},
+	// An editor's object is looked up first, to keep user filters from them
+	// (here it does not exist); an admin's body is read first.
+	"PUT " + mdPath + "/obj/{oid}":          {want: [numRoles]int{401, hidden, 403, 404, 400, 400}},
+	"DELETE " + mdPath + "/obj/{oid}":       {want: editors(404)},
+	"GET " + mdPath + "/obj/{oid}/elements": {want: members(404)},
+	"GET " + mdPath + "/query/{category}":   {want: members(404)},
+	"GET " + mdPath + "/userfilters":        {want: managers(200)},
+	"POST " + mdPath + "/userfilters":       {want: managers(400)},
+	"POST " + mdPath + "/identifiers":       {want: members(400)},
+	"GET " + mdPath + "/using2/{oid}":       {want: members(404)},
+	"GET " + mdPath + "/usedby2/{oid}":      {want: members(404)},
 
 	"POST /svc/xtab2/executor3":                {want: anyone(400)},
 	"POST /svc/projects/{pid}/execute":         {want: members(400)},

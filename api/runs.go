@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/heraldhq/herald/notify"
@@ -33,6 +34,14 @@ type runJSON struct {
 	Started     string              `json:"started"`
 	Finished    string              `json:"finished,omitempty"`
 	Deliveries  []deliveryJSON      `json:"deliveries"`
+	// DeliveryCounts counts the run's deliveries by state; DeliveriesTotal is
+	// how many the listing selects, of which Deliveries is a page.
+	DeliveryCounts  map[string]int `json:"deliveryCounts"`
+	DeliveriesTotal int            `json:"deliveriesTotal"`
+	// Skipped counts the recipients the run did not send to; Audience says
+	// what it did with its recipients (extension).
+	Skipped  int           `json:"skipped,omitempty"`
+	Audience *audienceJSON `json:"audience,omitempty"`
 	// PausedChannels are the channels the run did not send to because they are paused.
 	PausedChannels []string `json:"pausedChannels,omitempty"`
 	// Events happened after the run was handed over, such as an unsubscribe from its message.
@@ -46,8 +55,12 @@ type attachmentJSON struct {
 }
 
 type deliveryJSON struct {
-	Channel    string `json:"channel"`
-	Kind       string `json:"kind"`
+	Channel string `json:"channel,omitempty"` // none for a recipient's e-mail
+	Kind    string `json:"kind"`
+	// Recipient is the member a delivery is for, and Address where it went in
+	// place of its channel's own: a recipient's.
+	Recipient  string `json:"recipient,omitempty"`
+	Address    string `json:"address,omitempty"`
 	State      string `json:"state"`
 	Attempts   int    `json:"attempts"`
 	LastError  string `json:"lastError,omitempty"`
@@ -80,7 +93,7 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request, c *caller) err
 	}
 	items := make([]map[string]runJSON, 0, len(runs))
 	for _, run := range runs {
-		rj, err := s.runJSON(r, sub, run)
+		rj, err := s.runJSON(r, sub, run, store.DeliveryQuery{Limit: runDeliveries})
 		if err != nil {
 			return err
 		}
@@ -103,13 +116,32 @@ func (s *Server) ownedRun(r *http.Request, c *caller) (store.Subscription, store
 	return sub, run, err
 }
 
-// getRun is one run of a subscription (extension), as the run history shows it.
+// runDeliveries is how many deliveries of a run the run history shows at once.
+const runDeliveries = 100
+
+// getRun is one run of a subscription (extension), as the run history shows it:
+// ?recipient= (a profile URI, or text an address contains) searches its deliveries,
+// offset and limit (default 100, at most 1000) page them.
 func (s *Server) getRun(w http.ResponseWriter, r *http.Request, c *caller) error {
 	sub, run, err := s.ownedRun(r, c)
 	if err != nil {
 		return err
 	}
-	rj, err := s.runJSON(r, sub, run)
+	offset, limit, _, err := paging(r, runDeliveries, 1000)
+	if err != nil {
+		return err
+	}
+	dq := store.DeliveryQuery{Offset: offset, Limit: limit}
+	who := r.URL.Query().Get("recipient")
+	if len(who) > 1024 {
+		return badRequest("api", "Query parameter %s is too long", "recipient")
+	}
+	if uid, ok := strings.CutPrefix(who, "/svc/account/profile/"); ok {
+		dq.Recipient = uid
+	} else {
+		dq.Address = who
+	}
+	rj, err := s.runJSON(r, sub, run, dq)
 	if err != nil {
 		return err
 	}
@@ -117,7 +149,7 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request, c *caller) error
 	return nil
 }
 
-func (s *Server) runJSON(r *http.Request, sub store.Subscription, run store.Run) (runJSON, error) {
+func (s *Server) runJSON(r *http.Request, sub store.Subscription, run store.Run, dq store.DeliveryQuery) (runJSON, error) {
 	d := notify.Detail(run)
 	rj := runJSON{
 		URI:         subscriptionURI(sub.ProjectID, sub.Owner, sub.ID) + "/runs/" + run.ID,
@@ -125,6 +157,7 @@ func (s *Server) runJSON(r *http.Request, sub store.Subscription, run store.Run)
 		By: d.By, Resolved: d.Resolved, Condition: d.Condition, Values: d.Values,
 		Subject: d.Subject, Text: d.Text, Error: run.Error, Stage: d.Stage, Reason: d.Reason,
 		TimingsMS: d.TimingsMS, Started: timestamp(run.Started), Deliveries: []deliveryJSON{},
+		Skipped: d.Skipped, Audience: audienceOf(d.Audience),
 	}
 	if !run.Finished.IsZero() {
 		rj.Finished = timestamp(run.Finished)
@@ -139,19 +172,52 @@ func (s *Server) runJSON(r *http.Request, sub store.Subscription, run store.Run)
 	for _, a := range d.Files {
 		rj.Attachments = append(rj.Attachments, attachmentJSON{Name: a.Name, ContentType: a.ContentType, Inline: a.ContentID != ""})
 	}
-	dels, err := s.store.RunDeliveries(r.Context(), run.ID)
+	dels, total, err := s.store.RunDeliveryPage(r.Context(), run.ID, dq)
 	if err != nil {
 		return rj, err
 	}
+	if rj.DeliveryCounts, err = s.store.RunDeliveryCounts(r.Context(), run.ID); err != nil {
+		return rj, err
+	}
+	rj.DeliveriesTotal = total
 	for _, dl := range dels {
-		dj := deliveryJSON{Channel: channelURI(sub.Owner, dl.ChannelID), Kind: dl.Kind, State: dl.State,
+		dj := deliveryJSON{Kind: dl.Kind, State: dl.State, Address: dl.Address,
 			Attempts: dl.Attempts, LastError: dl.LastError, ProviderID: dl.ProviderID}
+		if dl.ChannelID != "" {
+			dj.Channel = channelURI(sub.Owner, dl.ChannelID)
+		}
+		if dl.Recipient != "" {
+			dj.Recipient = profileURI(dl.Recipient)
+		}
 		if !dl.SentAt.IsZero() {
 			dj.SentAt = dl.SentAt.UTC().Format(time.DateTime)
 		}
 		rj.Deliveries = append(rj.Deliveries, dj)
 	}
 	return rj, nil
+}
+
+// audienceJSON is what a run did with its recipients, as the run history shows it.
+type audienceJSON struct {
+	Recipients   int                  `json:"recipients"`
+	Slices       int                  `json:"slices"`
+	NotTriggered int                  `json:"notTriggered,omitempty"`
+	Empty        int                  `json:"empty,omitempty"`
+	Rows         int                  `json:"rows,omitempty"`
+	Skips        []map[string]any     `json:"skips,omitempty"`
+	SliceDetails []notify.SliceDetail `json:"sliceDetails,omitempty"`
+}
+
+func audienceOf(a *notify.Audience) *audienceJSON {
+	if a == nil {
+		return nil
+	}
+	out := &audienceJSON{Recipients: a.Recipients, Slices: a.Slices, NotTriggered: a.NotTriggered, Empty: a.Empty, Rows: a.Rows,
+		SliceDetails: a.SliceDetails}
+	for _, sk := range a.Skips {
+		out.Skips = append(out.Skips, skipJSON(sk))
+	}
+	return out
 }
 
 // runFile serves an attachment of a run (extension): the i-th of the run's

@@ -236,6 +236,7 @@ func (s *Server) routes() {
 	s.route("PUT "+subs+"/{sid}", permSubscriptionWrite, s.putSubscription)
 	s.route("DELETE "+subs+"/{sid}", permSubscriber, s.deleteSubscription)
 	s.route("POST "+subs+"/{sid}/preview", permSubscriber, s.previewSubscription)
+	s.route("GET "+subs+"/{sid}/recipients", permSubscriber, s.listRecipients)
 	s.route("GET "+subs+"/{sid}/runs", permSubscriber, s.listRuns)
 	s.route("GET "+subs+"/{sid}/runs/{rid}", permSubscriber, s.getRun)
 	s.route("GET "+subs+"/{sid}/runs/{rid}/attachments/{i}", permSubscriber, s.runFile)

@@ -5,15 +5,19 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/store"
 )
 
-// Previewer evaluates a subscription now without sending anything.
+// Previewer evaluates a subscription now without sending anything, as its
+// owner or as one of its recipients, and lists its recipients.
 type Previewer interface {
 	Preview(ctx context.Context, sub store.Subscription) (engine.Preview, error)
+	PreviewAs(ctx context.Context, sub store.Subscription, recipient string) (engine.Preview, error)
+	Recipients(ctx context.Context, sub store.Subscription) (engine.Recipients, error)
 }
 
 type subscriptionRequest struct {
@@ -95,6 +99,12 @@ func subscriptionJSON(sub store.Subscription) map[string]any {
 	if sub.Def.Resolved != "" {
 		body["resolvedMessage"] = template(sub.Def.Resolved)
 	}
+	if r := sub.Def.Recipients; r != nil {
+		body["recipients"] = recipientsJSON(sub, r)
+	}
+	if b := sub.Def.Burst; b != nil {
+		body["burst"] = map[string]string{"report": b.Report, "address": b.Address, "by": b.By, "via": viaJSON(sub, b.Via)}
+	}
 	if len(sub.Paused) > 0 {
 		paused := make([]notify.PausedChannel, 0, len(sub.Paused))
 		for _, c := range sub.Channels {
@@ -105,6 +115,31 @@ func subscriptionJSON(sub store.Subscription) map[string]any {
 		body["pausedChannels"] = paused
 	}
 	return map[string]any{"subscription": body}
+}
+
+// recipientsJSON is a subscription's recipients as the API carries them.
+func recipientsJSON(sub store.Subscription, r *store.Recipients) map[string]any {
+	users, roles, via := make([]string, len(r.Users)), make([]string, 0, len(r.Roles)), make([]string, len(r.Via))
+	for i, u := range r.Users {
+		users[i] = profileURI(u)
+	}
+	for _, id := range r.Roles {
+		if ro, ok := notify.RoleByIdentifier(id); ok {
+			roles = append(roles, roleURI(sub.ProjectID, ro.ID))
+		}
+	}
+	for i, v := range r.Via {
+		via[i] = viaJSON(sub, v)
+	}
+	return map[string]any{"users": users, "roles": roles, "via": via}
+}
+
+// viaJSON is a way to reach recipients: "email", or the URI of the owner's channel.
+func viaJSON(sub store.Subscription, v store.Via) string {
+	if v.Channel == "" {
+		return v.Kind
+	}
+	return channelURI(sub.Owner, v.Channel)
 }
 
 func (s *Server) createSubscription(w http.ResponseWriter, r *http.Request, c *caller) error {
@@ -192,6 +227,8 @@ func (s *Server) sendSubscription(w http.ResponseWriter, r *http.Request, c *cal
 
 // previewSubscription (extension) evaluates the condition and renders the
 // message now, and says what would go to which channel; nothing is sent.
+// ?recipient=<profile URI or address> previews it as one of its recipients:
+// a member, or an address of its burst.
 func (s *Server) previewSubscription(w http.ResponseWriter, r *http.Request, c *caller) error {
 	sub, err := s.ownedSubscription(r, c)
 	if err != nil {
@@ -200,12 +237,26 @@ func (s *Server) previewSubscription(w http.ResponseWriter, r *http.Request, c *
 	if s.previewer == nil {
 		return newError(http.StatusServiceUnavailable, classUnavailable, "subscriptions", "Preview is not available: the engine is not running")
 	}
-	p, err := s.previewer.Preview(r.Context(), sub)
-	var refusal *notify.Refusal
-	if errors.As(err, &refusal) {
-		return forbidden("subscriptions", "The subscription cannot be evaluated: %s", refusal.Reason("its owner"))
+	recipient := r.URL.Query().Get("recipient")
+	if len(recipient) > 1024 {
+		return badRequest("api", "Query parameter %s is too long", "recipient")
 	}
-	if err != nil {
+	if uid, ok := strings.CutPrefix(recipient, "/svc/account/profile/"); ok {
+		recipient = uid
+	}
+	var p engine.Preview
+	if recipient == "" {
+		p, err = s.previewer.Preview(r.Context(), sub)
+	} else {
+		p, err = s.previewer.PreviewAs(r.Context(), sub, recipient)
+	}
+	var refusal *notify.Refusal
+	switch {
+	case errors.As(err, &refusal):
+		return forbidden("subscriptions", "The subscription cannot be evaluated: %s", refusal.Reason("its owner"))
+	case errors.Is(err, engine.ErrNoRecipient):
+		return notFound("subscriptions", "Recipient %s not found: %s", r.URL.Query().Get("recipient"), err.Error())
+	case err != nil:
 		return newError(http.StatusBadGateway, classUnavailable, "subscriptions", "The subscription could not be evaluated: %s", err.Error())
 	}
 	channels := make([]map[string]string, 0, len(p.Channels))
@@ -217,9 +268,109 @@ func (s *Server) previewSubscription(w http.ResponseWriter, r *http.Request, c *
 	for _, a := range p.Attachments {
 		attachments = append(attachments, map[string]any{"report": a.Report, "formats": a.Formats})
 	}
-	respond(w, r, http.StatusOK, map[string]any{"preview": map[string]any{
+	out := map[string]any{
 		"values": p.Values, "condition": p.Condition, "wouldSend": p.WouldSend, "resolved": p.Resolved,
 		"subject": p.Subject, "text": p.Text, "html": p.HTML, "attachments": attachments, "channels": channels,
+	}
+	if p.Recipient != "" {
+		out["recipient"] = recipientOf(p.Recipient, p.Addresses)
+		out["filters"] = orEmpty(p.Filters)
+		out["description"] = s.describe(r, sub.ProjectID, p.Filters)
+		out["addresses"] = p.Addresses
+	}
+	respond(w, r, http.StatusOK, map[string]any{"preview": out})
+	return nil
+}
+
+// describe writes a slice's conditions for people ("Region IN (East)").
+func (s *Server) describe(r *http.Request, pid string, conds []string) []string {
+	if s.analytics == nil || len(conds) == 0 {
+		return orEmpty(conds)
+	}
+	return s.analytics.Describe(r.Context(), pid, conds)
+}
+
+// recipientOf names a recipient on the wire: a member by profile URI, an
+// address as it is.
+func recipientOf(who string, addresses []string) string {
+	for _, a := range addresses {
+		if strings.EqualFold(a, who) {
+			return who
+		}
+	}
+	return profileURI(who)
+}
+
+func orEmpty(list []string) []string {
+	if list == nil {
+		return []string{}
+	}
+	return list
+}
+
+// listRecipients (extension) lists who a subscription with recipients or a
+// burst goes to now, as a fire would find them, each with the slice of the
+// data they see, offset and limit (default 100, at most 1000) at a time:
+// {"recipients":{"items":[{"user","address","addresses","filters","slice"}],
+// "paging","total","slices","skipped","skips","rows"}}.
+func (s *Server) listRecipients(w http.ResponseWriter, r *http.Request, c *caller) error {
+	sub, err := s.ownedSubscription(r, c)
+	if err != nil {
+		return err
+	}
+	offset, limit, _, err := paging(r, 100, 1000)
+	if err != nil {
+		return err
+	}
+	if s.previewer == nil {
+		return newError(http.StatusServiceUnavailable, classUnavailable, "subscriptions", "Recipients are not available: the engine is not running")
+	}
+	list, err := s.previewer.Recipients(r.Context(), sub)
+	var refusal *notify.Refusal
+	switch {
+	case errors.As(err, &refusal):
+		return forbidden("subscriptions", "The subscription cannot be evaluated: %s", refusal.Reason("its owner"))
+	case err != nil:
+		return newError(http.StatusBadGateway, classUnavailable, "subscriptions", "The recipients could not be read: %s", err.Error())
+	}
+	page := list.Items[min(offset, len(list.Items)):min(offset+limit, len(list.Items))]
+	items := make([]map[string]any, len(page))
+	described := map[int][]string{}
+	for i, it := range page {
+		if _, ok := described[it.Slice]; !ok {
+			described[it.Slice] = s.describe(r, sub.ProjectID, it.Filters)
+		}
+		item := map[string]any{"addresses": orEmpty(it.Addresses), "filters": orEmpty(it.Filters), "slice": it.Slice,
+			"description": described[it.Slice]}
+		if it.Member != "" {
+			item["user"] = profileURI(it.Member)
+		} else if len(it.Addresses) > 0 {
+			item["address"] = it.Addresses[0]
+		}
+		items[i] = item
+	}
+	skips := make([]map[string]any, len(list.Skips))
+	for i, sk := range list.Skips {
+		skips[i] = skipJSON(sk)
+	}
+	respond(w, r, http.StatusOK, map[string]any{"recipients": map[string]any{
+		"items": items, "paging": pageOf(r.URL.Path, offset, limit, len(items), len(list.Items), ""),
+		"total": len(list.Items), "slices": list.Slices, "skipped": list.Skipped, "skips": skips, "rows": list.Rows,
 	}})
 	return nil
+}
+
+// skipJSON is a skipped recipient as the API shows it.
+func skipJSON(sk notify.Skip) map[string]any {
+	out := map[string]any{"reason": sk.Reason}
+	if sk.Row > 0 {
+		out["row"] = sk.Row
+	}
+	if sk.Recipient != "" {
+		out["user"] = profileURI(sk.Recipient)
+	}
+	if sk.Address != "" {
+		out["address"] = sk.Address
+	}
+	return out
 }

@@ -18,6 +18,9 @@ type ReportExecutor interface {
 	Execute(ctx context.Context, pid, author string, src xtab.Source) (xtab.Result, error)
 	DataResult(ctx context.Context, pid, id string, pg xtab.Page) (string, *xtab.XTab, error)
 	Object(ctx context.Context, pid, id string) (xtab.Result, error)
+	// Visible refuses, with xtab.ErrNoResult, a result of another slice of
+	// the data than the one user's mandatory user filters leave.
+	Visible(ctx context.Context, pid, user, id string) error
 }
 
 // xtabRoutes registers report execution, when the server has an executor.
@@ -210,6 +213,13 @@ func executeNeeds(src xtab.Source) notify.Needs {
 // getResultObject serves GET on an execution's reportResult2 URI: the same object
 // executor3 answered.
 func (s *Server) getResultObject(w http.ResponseWriter, r *http.Request, c *caller) error {
+	err := s.executor.Visible(r.Context(), c.project.ID, c.UserID, r.PathValue("oid"))
+	if errors.Is(err, xtab.ErrNoResult) {
+		return notFound("md", "Object ID %s not found", r.PathValue("oid"))
+	}
+	if err != nil {
+		return err
+	}
 	res, err := s.executor.Object(r.Context(), c.project.ID, r.PathValue("oid"))
 	if errors.Is(err, xtab.ErrNoResult) {
 		return notFound("md", "Object ID %s not found", r.PathValue("oid"))
@@ -234,7 +244,8 @@ func resultJSON(res xtab.Result) reportResultJSON {
 }
 
 // dataResult serves GET /svc/md/<pid>/dataResult/<id>: 202 while computing, 204 when
-// the result is empty, else a page of xtab_data.
+// the result is empty, else a page of xtab_data. A result of another slice of the data
+// than the caller's is not found.
 func (s *Server) dataResult(w http.ResponseWriter, r *http.Request, c *caller) error {
 	pg, err := xtab.ParsePage(r.URL.RawQuery)
 	var pe *xtab.PageError
@@ -242,7 +253,12 @@ func (s *Server) dataResult(w http.ResponseWriter, r *http.Request, c *caller) e
 		return badField(pe.Param, pe.Msg)
 	}
 	id := r.PathValue("id")
-	state, x, err := s.executor.DataResult(r.Context(), c.project.ID, id, pg)
+	err = s.executor.Visible(r.Context(), c.project.ID, c.UserID, id)
+	var state string
+	var x *xtab.XTab
+	if err == nil {
+		state, x, err = s.executor.DataResult(r.Context(), c.project.ID, id, pg)
+	}
 	var failed *xtab.FailedError
 	switch {
 	case errors.Is(err, xtab.ErrNoResult):

@@ -17,8 +17,8 @@ import (
 
 // analyticsPort is the engine's analytics port in process: the metadata
 // service, the execution service and the exporter, called as the API calls
-// them for its callers, each call made as the principal, and no request to
-// the API.
+// them for its callers, each call made as the principal (over the slice of
+// the data the engine read for it), and no request to the API.
 type analyticsPort struct {
 	md     *analytics.Service
 	exec   *xtab.Executor
@@ -31,7 +31,7 @@ func (a analyticsPort) EvaluateMetric(ctx context.Context, p engine.Principal, m
 	def := analytics.ReportDefinitionContent{Format: grid.FormatOneNumber, Grid: analytics.Grid{
 		Rows: []analytics.GridItem{}, Columns: []analytics.GridItem{{MetricGroup: true}},
 		Metrics: []analytics.GridMetric{{URI: metricURI}}}}
-	res, err := a.exec.Execute(ctx, p.Project, p.User, xtab.Source{Content: &def})
+	res, err := a.exec.Execute(ctx, p.Project, p.User, xtab.Source{Content: &def, Slice: sliceOf(p)})
 	if err != nil {
 		return engine.Value{}, err
 	}
@@ -66,7 +66,7 @@ func (a analyticsPort) ExecuteReport(ctx context.Context, p engine.Principal, ur
 	if err != nil {
 		return engine.ReportResult{}, err
 	}
-	var src xtab.Source
+	src := xtab.Source{Slice: sliceOf(p)}
 	switch o.Category {
 	case analytics.CategoryReport:
 		src.Report = uri
@@ -92,6 +92,37 @@ func (a analyticsPort) ExportReport(ctx context.Context, p engine.Principal, res
 		return engine.Export{}, err
 	}
 	return engine.Export{Name: f.Name, ContentType: f.ContentType}, nil
+}
+
+// UserFilters returns the slice of the project's data the user's mandatory
+// user filters leave them.
+func (a analyticsPort) UserFilters(ctx context.Context, project, user string) (engine.Filters, error) {
+	sl, err := a.md.UserSlice(ctx, project, user)
+	if err != nil {
+		return engine.Filters{}, err
+	}
+	return engine.NewFilters(sl.Conditions()...), nil
+}
+
+// ProjectFilters returns the slices of the project's data the users with
+// user filters see, by user id.
+func (a analyticsPort) ProjectFilters(ctx context.Context, project string) (map[string]engine.Filters, error) {
+	all, err := a.md.UserSlices(ctx, project)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]engine.Filters, len(all))
+	for user, sl := range all {
+		out[user] = engine.NewFilters(sl.Conditions()...)
+	}
+	return out, nil
+}
+
+// sliceOf is the slice of the data an execution as p sees: the filters the
+// engine read for p, never the whole data by default.
+func sliceOf(p engine.Principal) *analytics.Slice {
+	sl := analytics.NewSlice(p.Filters.Conditions()...)
+	return &sl
 }
 
 // objectID returns the id of an object URI of the project.

@@ -29,7 +29,7 @@ func (a analyticsPort) ExecuteReportAfter(ctx context.Context, p engine.Principa
 	if after > 0 {
 		c.Filters = append(c.Filters, analytics.Filter{Expression: fmt.Sprintf("[%s] > %d", attr, after)})
 	}
-	res, err := a.exec.Execute(ctx, p.Project, p.User, xtab.Source{Content: &c, Title: title})
+	res, err := a.exec.Execute(ctx, p.Project, p.User, xtab.Source{Content: &c, Title: title, Slice: sliceOf(p)})
 	if err != nil {
 		return engine.ReportResult{}, 0, err
 	}
@@ -81,7 +81,7 @@ func (a analyticsPort) latestDay(ctx context.Context, p engine.Principal, attr s
 	byDay := analytics.ReportDefinitionContent{Format: grid.FormatGrid, Filters: c.Filters, Grid: analytics.Grid{
 		Rows:    []analytics.GridItem{{Attribute: &analytics.GridAttribute{URI: attr}}},
 		Columns: []analytics.GridItem{{MetricGroup: true}}, Metrics: c.Grid.Metrics}}
-	res, err := a.exec.Execute(ctx, p.Project, p.User, xtab.Source{Content: &byDay})
+	res, err := a.exec.Execute(ctx, p.Project, p.User, xtab.Source{Content: &byDay, Slice: sliceOf(p)})
 	if err != nil {
 		return 0, err
 	}

@@ -58,6 +58,14 @@ type Descriptor struct {
 	// domain, which delivery.trustedDomains may trust. nil for a kind whose
 	// channels post with credentials of their own (webhook, Slack, feed chat).
 	Mailbox func(config json.RawMessage) (address, domain string)
+	// Readdress, for a kind that can send to an address given apart from a
+	// channel (a member's e-mail address or phone number, an address a
+	// report's row gives), returns the configuration to send with: config,
+	// a kept configuration of the kind (nil when the kind needs no channel of
+	// the owner's), with address in place of its own, validated as Parse
+	// validates it (a *FieldError otherwise). nil for a kind whose address is
+	// its secret or its account.
+	Readdress func(s Settings, config json.RawMessage, address string) (json.RawMessage, error)
 	// Login, for a kind that can send to a user's login address (e-mail),
 	// returns the configuration of a channel to that address: the service's
 	// notices to an owner go there when no channel of the owner's works. nil

@@ -95,6 +95,8 @@ func (c *Console) routes() {
 	c.mux.HandleFunc("GET "+sub+"/preview", c.page(c.preview))
 	c.mux.HandleFunc("GET "+sub+"/preview/attachments/{i}/{format}", c.page(c.previewFile))
 	c.mux.HandleFunc("GET "+sub+"/runs/{rid}/attachments/{i}", c.page(c.runFile))
+	c.mux.HandleFunc("GET "+sub+"/runs/{rid}", c.page(c.runPage))
+	c.mux.HandleFunc("GET "+sub+"/recipients", c.page(c.recipients))
 
 	c.mux.HandleFunc("GET /console/channels", c.page(c.channelList))
 	c.mux.HandleFunc("GET /console/channels/new", c.page(c.newChannel))

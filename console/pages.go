@@ -52,9 +52,10 @@ var funcs = template.FuncMap{
 		}
 		return uri
 	},
-	"last":   last,
-	"titled": titled,
-	"metric": metric,
+	"last":       last,
+	"titled":     titled,
+	"metric":     metric,
+	"previewKey": previewKey,
 	// dict hands a field's name and the form's errors to the field-error template.
 	"dict": func(errs map[string]string, name string) map[string]any {
 		return map[string]any{"Errors": errs, "Name": name}

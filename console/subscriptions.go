@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"sort"
 	"strconv"
 	"time"
@@ -216,10 +217,15 @@ func (c *Console) subscription(w http.ResponseWriter, q *req) error {
 	if err != nil {
 		return err
 	}
+	a, err := c.audienceOf(q, pid, s)
+	if err != nil {
+		return err
+	}
+	names["email"] = "e-mail"
 	c.render(w, q, http.StatusOK, "subscription", map[string]any{
 		"Title": s.Meta.Title, "Project": p, "Sub": s, "ID": sid, "Schedule": scheduleOf(s.Triggers, c.opt.Now(), 5),
 		"Runs": list, "Page": page, "More": more, "Channels": names, "Names": mergeNames(reports, metrics),
-		"Notice": notice(q),
+		"A": a, "Notice": notice(q),
 	})
 	return nil
 }
@@ -326,17 +332,28 @@ func (c *Console) preview(w http.ResponseWriter, q *req) error {
 			Channels    []struct {
 				Channel, Kind, To string
 			} `json:"channels"`
+			Recipient   string   `json:"recipient"`
+			Description []string `json:"description"`
+			Addresses   []string `json:"addresses"`
 		} `json:"preview"`
 	}
-	if _, err := q.do(q.ctx, http.MethodPost, subsPath(pid, q.user)+"/"+sid+"/preview", nil, &out); err != nil {
+	path := subsPath(pid, q.user) + "/" + sid + "/preview"
+	if who := q.r.URL.Query().Get("recipient"); who != "" {
+		path += "?recipient=" + url.QueryEscape(who)
+	}
+	if _, err := q.do(q.ctx, http.MethodPost, path, nil, &out); err != nil {
 		return err
 	}
 	reports, metrics, err := c.objects(q, pid)
 	if err != nil {
 		return err
 	}
+	a, err := c.audienceOf(q, pid, s)
+	if err != nil {
+		return err
+	}
 	c.render(w, q, http.StatusOK, "preview", map[string]any{"Title": "Preview: " + s.Meta.Title, "Sub": s, "ID": sid,
-		"PID": pid, "P": out.Preview, "Names": mergeNames(reports, metrics)})
+		"PID": pid, "P": out.Preview, "Names": mergeNames(reports, metrics), "A": a})
 	return nil
 }
 

@@ -42,6 +42,21 @@ type pausedChannel struct {
 	At      string `json:"at,omitempty"`
 }
 
+// recipients are the members a subscription goes to, each as themselves.
+type recipients struct {
+	Users []string `json:"users"`
+	Roles []string `json:"roles"`
+	Via   []string `json:"via"`
+}
+
+// burst sends a subscription to the addresses of a report's rows.
+type burst struct {
+	Report  string `json:"report"`
+	Address string `json:"address"`
+	By      string `json:"by"`
+	Via     string `json:"via"`
+}
+
 type subscription struct {
 	Triggers  []trigger `json:"triggers"`
 	Condition struct {
@@ -51,6 +66,8 @@ type subscription struct {
 	Subject         *tmpl           `json:"subject,omitempty"`
 	ResolvedMessage *tmpl           `json:"resolvedMessage,omitempty"`
 	Channels        []string        `json:"channels"`
+	Recipients      *recipients     `json:"recipients,omitempty"`
+	Burst           *burst          `json:"burst,omitempty"`
 	Attachments     []attachment    `json:"attachments"`
 	PausedChannels  []pausedChannel `json:"pausedChannels,omitempty"`
 	Enabled         bool            `json:"enabled"`
@@ -105,12 +122,40 @@ type run struct {
 	Deliveries []struct {
 		Channel    string `json:"channel"`
 		Kind       string `json:"kind"`
+		Recipient  string `json:"recipient"`
+		Address    string `json:"address"`
 		State      string `json:"state"`
 		Attempts   int    `json:"attempts"`
 		LastError  string `json:"lastError"`
 		ProviderID string `json:"providerId"`
 		SentAt     string `json:"sentAt"`
 	} `json:"deliveries"`
+	DeliveryCounts  map[string]int `json:"deliveryCounts"`
+	DeliveriesTotal int            `json:"deliveriesTotal"`
+	Skipped         int            `json:"skipped"`
+	Audience        *struct {
+		Recipients   int    `json:"recipients"`
+		Slices       int    `json:"slices"`
+		NotTriggered int    `json:"notTriggered"`
+		Empty        int    `json:"empty"`
+		Rows         int    `json:"rows"`
+		Skips        []skip `json:"skips"`
+		SliceDetails []struct {
+			Filters    []string `json:"filters"`
+			Recipients int      `json:"recipients"`
+			Condition  *bool    `json:"condition"`
+			Subject    string   `json:"subject"`
+			Error      string   `json:"error"`
+		} `json:"sliceDetails"`
+	} `json:"audience"`
+}
+
+// skip is a recipient a run or the recipients listing skipped, and why.
+type skip struct {
+	Row     int    `json:"row"`
+	User    string `json:"user"`
+	Address string `json:"address"`
+	Reason  string `json:"reason"`
 }
 
 func (r run) ID() string { return last(r.URI) }

@@ -16,9 +16,10 @@ import (
 	"github.com/heraldhq/herald/store"
 )
 
-// fileKey names one file of an attached report at an instant.
+// fileKey names one file of an attached report of a slice of the data at an instant.
 type fileKey struct {
 	report, format string
+	f              Filters
 }
 
 // attached is one attached report as a run uses it: its files, and what the
@@ -31,8 +32,9 @@ type attached struct {
 }
 
 // attach exports report a for a run at instant at, as principal p. Every
-// run of that instant that attaches the report shares one execution, one
-// file per format and one body fragment (the memos), and each file is
+// run of that instant that attaches the report, as a principal of the same
+// slice of the data, shares one execution, one file per format and one body
+// fragment (the memos), and each file is
 // written once, streamed into the engine's file store, which the runs
 // reference. The files are asked for at once, so that the run waits for the
 // slowest render, not for their sum. An attachment that keeps only new rows
@@ -40,7 +42,7 @@ type attached struct {
 func (e *Engine) attach(ctx context.Context, p Principal, a store.ReportAttachment, at time.Time, opt attachOpts) (attached, error) {
 	after := opt.after
 	key := reportKey(a, after)
-	res, err := e.reports.do(ctx, key, at, func(ctx context.Context) (ReportResult, error) {
+	res, err := e.reports.do(ctx, sliceKey{key, p.Filters}, at, func(ctx context.Context) (ReportResult, error) {
 		e.metrics.reportExecutions.Inc()
 		return e.executeAttached(ctx, p, a, after)
 	})
@@ -64,7 +66,7 @@ func (e *Engine) attach(ctx context.Context, p Principal, a store.ReportAttachme
 	var wg sync.WaitGroup
 	for i, format := range formats {
 		wg.Go(func() {
-			files[i], errs[i] = e.files.do(ctx, fileKey{key, format}, at, func(ctx context.Context) (store.Attachment, error) {
+			files[i], errs[i] = e.files.do(ctx, fileKey{key, format, p.Filters}, at, func(ctx context.Context) (store.Attachment, error) {
 				e.metrics.reportFiles.WithLabelValues(format).Inc()
 				return e.export(ctx, p, res, format)
 			})

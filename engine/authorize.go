@@ -17,10 +17,12 @@ type ownerKey struct {
 }
 
 // owner is what the decision reads of a subscription's owner: why the
-// project takes no more runs (it is deleted), or the owner's standing in it.
+// project takes no more runs (it is deleted), or the owner's standing in it
+// and the slice of the data their user filters leave them.
 type owner struct {
 	gone     string
 	standing notify.Standing
+	filters  Filters
 }
 
 // objectKey names an object a subscription names, at an instant.
@@ -30,17 +32,19 @@ type objectKey struct {
 }
 
 // decision is what authorize decided of a run: skip it (why), refuse it
-// (why), or neither, and run it.
+// (why), or neither, and run it as the owner, as.
 type decision struct {
 	skip    string
 	refusal *notify.Refusal
+	as      Principal
 }
 
 func (d decision) allowed() bool { return d.skip == "" && d.refusal == nil }
 
-// ownerOf is the principal a subscription runs as: its owner, in its project.
-func ownerOf(sub store.Subscription) Principal {
-	return Principal{User: sub.Owner, Project: sub.ProjectID}
+// ownerSends reports whether a subscription sends to channels of its
+// owner, as its owner: one with recipients or a burst may have none.
+func ownerSends(sub store.Subscription) bool {
+	return len(sub.Channels) > 0 || sub.Def.Recipients == nil && sub.Def.Burst == nil
 }
 
 // authorize takes, at every fire and before any execution, the decision the
@@ -49,34 +53,65 @@ func ownerOf(sub store.Subscription) Principal {
 // let them execute (and export, when it attaches reports), who can read
 // every metric its condition and templates evaluate (p's) and every report
 // it attaches. A run of a deleted project is skipped. What the decision
-// reads is shared by the runs of one instant.
+// reads is shared by the runs of one instant, the owner's user filters with
+// it: the principal the run goes on as.
 func (e *Engine) authorize(ctx context.Context, sub store.Subscription, p *programs, at time.Time) (decision, error) {
-	o, err := e.owners.get(ctx, ownerKey{sub.ProjectID, sub.Owner, at.UnixNano()}, func(ctx context.Context) (owner, error) {
-		gone, err := e.domain.ProjectGone(ctx, sub.ProjectID)
-		if gone != "" || err != nil {
-			return owner{gone: gone}, err
-		}
-		st, err := e.domain.Access().UserStanding(ctx, sub.ProjectID, sub.Owner)
-		return owner{standing: st}, err
-	})
+	o, err := e.standing(ctx, sub.ProjectID, sub.Owner, at)
 	switch {
 	case err != nil:
 		return decision{}, err
 	case o.gone != "":
 		return decision{skip: o.gone}, nil
 	}
-	needs := notify.FireNeeds(sub, p.metrics)
-	objects := make(map[string]notify.Object, len(needs.Objects))
-	if r := notify.Decide(o.standing, needs, nil); r == nil || r.Code == notify.Unreadable {
-		for _, n := range needs.Objects {
-			obj, err := e.objects.get(ctx, objectKey{sub.ProjectID, n.URI, at.UnixNano()}, func(ctx context.Context) (notify.Object, error) {
-				return e.domain.Access().Object(ctx, sub.ProjectID, n.URI)
-			})
-			if err != nil {
-				return decision{}, err
-			}
-			objects[n.URI] = obj
-		}
+	refusal, err := e.decide(ctx, sub.ProjectID, o.standing, notify.FireNeeds(sub, p.metrics), at)
+	if err != nil {
+		return decision{}, err
 	}
-	return decision{refusal: notify.Decide(o.standing, needs, objects)}, nil
+	return decision{refusal: refusal, as: Principal{User: sub.Owner, Project: sub.ProjectID, Filters: o.filters}}, nil
+}
+
+// decide takes the decision for a principal of standing st who needs what
+// needs asks, reading the objects only when the standing alone allows it.
+func (e *Engine) decide(ctx context.Context, project string, st notify.Standing, needs notify.Needs, at time.Time) (*notify.Refusal, error) {
+	if r := notify.Decide(st, needs, nil); r != nil && r.Code != notify.Unreadable {
+		return r, nil
+	}
+	objects, err := e.objectsOf(ctx, project, needs, at)
+	if err != nil {
+		return nil, err
+	}
+	return notify.Decide(st, needs, objects), nil
+}
+
+// standing reads what the decision needs of user in the project at an
+// instant: why the project takes no runs, or the user's standing and user
+// filters. The runs of one instant share it.
+func (e *Engine) standing(ctx context.Context, project, user string, at time.Time) (owner, error) {
+	return e.owners.get(ctx, ownerKey{project, user, at.UnixNano()}, func(ctx context.Context) (owner, error) {
+		gone, err := e.domain.ProjectGone(ctx, project)
+		if gone != "" || err != nil {
+			return owner{gone: gone}, err
+		}
+		st, err := e.domain.Access().UserStanding(ctx, project, user)
+		if err != nil {
+			return owner{}, err
+		}
+		f, err := e.analytics.UserFilters(ctx, project, user)
+		return owner{standing: st, filters: f}, err
+	})
+}
+
+// objectsOf looks up the objects of needs, shared by the runs of an instant.
+func (e *Engine) objectsOf(ctx context.Context, project string, needs notify.Needs, at time.Time) (map[string]notify.Object, error) {
+	objects := make(map[string]notify.Object, len(needs.Objects))
+	for _, n := range needs.Objects {
+		obj, err := e.objects.get(ctx, objectKey{project, n.URI, at.UnixNano()}, func(ctx context.Context) (notify.Object, error) {
+			return e.domain.Access().Object(ctx, project, n.URI)
+		})
+		if err != nil {
+			return nil, err
+		}
+		objects[n.URI] = obj
+	}
+	return objects, nil
 }

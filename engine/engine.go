@@ -94,10 +94,10 @@ type Engine struct {
 	claimed    chan store.Run // claimed runs waiting for a worker
 	sched      *Scheduler
 	// Executions and files shared by the runs of an instant, whoever they run
-	// as: the decision lets each run's owner have it, and an execution's
-	// result is the same for every principal it lets.
-	memo     *memo[string, Value] // metric executions by (metric, instant)
-	reports  *memo[string, ReportResult]
+	// as: the decision lets each run's principal have it, and an execution's
+	// result is the same for every principal of the same slice of the data.
+	memo     *memo[sliceKey, Value] // metric executions by (metric, slice, instant)
+	reports  *memo[sliceKey, ReportResult]
 	files    *memo[fileKey, store.Attachment]
 	programs programCache
 	// Lookups a burst of runs shares, kept for a second.
@@ -141,8 +141,8 @@ func New(st *store.Store, analytics Analytics, cfg Config, log *slog.Logger, han
 		objects: newRecent[objectKey, notify.Object](time.Second), channels: newRecent[string, store.Channel](time.Second),
 		metrics: newMetrics(cfg.Registerer), incarnation: store.NewID(16)}
 	e.metrics.startAtZero()
-	e.memo = newMemo[string, Value](time.Hour, cfg.MetricTimeout, e.metrics.cacheHits.Inc)
-	e.reports = newMemo[string, ReportResult](time.Hour, cfg.RunTimeout, e.metrics.reportHits.Inc)
+	e.memo = newMemo[sliceKey, Value](time.Hour, cfg.MetricTimeout, e.metrics.cacheHits.Inc)
+	e.reports = newMemo[sliceKey, ReportResult](time.Hour, cfg.RunTimeout, e.metrics.reportHits.Inc)
 	e.files = newMemo[fileKey, store.Attachment](time.Hour, cfg.RunTimeout, e.metrics.reportHits.Inc)
 	e.sched = NewScheduler(func(fs []Fire) {
 		_ = e.fires.push(fs...) // waits only while maxQueuedFires are queued, until the engine stops
@@ -347,6 +347,13 @@ func (e *Engine) readSubscriptions(ctx context.Context, runs []store.Run) {
 	}
 }
 
+// sliceKey names a metric or a report of a slice of the data: the engine
+// shares one execution per (metric or report, slice, instant).
+type sliceKey struct {
+	uri string
+	f   Filters
+}
+
 // executeMetric is the shared work of executing a metric as p.
 func (e *Engine) executeMetric(p Principal, uri string) func(context.Context) (Value, error) {
 	return func(ctx context.Context) (Value, error) {
@@ -360,7 +367,7 @@ func (e *Engine) executeMetric(p Principal, uri string) func(context.Context) (V
 // ready instead of waiting on them one worker at a time. A run whose owner
 // the decision refuses starts none.
 func (e *Engine) prefetch(ctx context.Context, runs []store.Run) {
-	seen := make(map[memoKey[string]]bool)
+	seen := make(map[memoKey[sliceKey]]bool)
 	sem := make(chan struct{}, 16)
 	for _, run := range runs {
 		sub, err := e.subscription(ctx, run.SubscriptionID)
@@ -371,12 +378,13 @@ func (e *Engine) prefetch(ctx context.Context, runs []store.Run) {
 		if err != nil {
 			continue
 		}
-		if d, err := e.authorize(ctx, sub, p, run.ScheduledAt); err != nil || !d.allowed() {
+		d, err := e.authorize(ctx, sub, p, run.ScheduledAt)
+		if err != nil || !d.allowed() || !ownerSends(sub) {
 			continue
 		}
-		principal := ownerOf(sub)
+		principal := d.as
 		for _, uri := range p.metrics {
-			key := memoKey[string]{uri, run.ScheduledAt.UnixNano()}
+			key := memoKey[sliceKey]{sliceKey{uri, principal.Filters}, run.ScheduledAt.UnixNano()}
 			if seen[key] {
 				continue
 			}
@@ -384,7 +392,7 @@ func (e *Engine) prefetch(ctx context.Context, runs []store.Run) {
 			sem <- struct{}{}
 			go func() {
 				defer func() { <-sem }()
-				_, _ = e.memo.do(ctx, uri, run.ScheduledAt, e.executeMetric(principal, uri))
+				_, _ = e.memo.do(ctx, key.key, run.ScheduledAt, e.executeMetric(principal, uri))
 			}()
 		}
 	}

@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"iter"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -36,12 +38,42 @@ type testExec struct {
 	exportTime  time.Duration  // how long each export takes
 	principals  map[Principal]int
 	fail        error
-	garble      string // a format whose files come out unreadable
+	filters     map[string]Filters // user filters by user id
+	burst       []BurstRow         // the rows of every burst's report
+	sliced      map[string]float64 // a metric's value by the slice's conditions, beside values
+	garble      string             // a format whose files come out unreadable
 }
 
 func newTestExec() *testExec {
 	return &testExec{values: map[string][]float64{}, calls: map[string]int{}, reportCalls: map[string]int{}, exportCalls: map[string]int{},
-		principals: map[Principal]int{}}
+		principals: map[Principal]int{}, filters: map[string]Filters{}, sliced: map[string]float64{}}
+}
+
+func (x *testExec) UserFilters(_ context.Context, _, user string) (Filters, error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.filters[user], nil
+}
+
+func (x *testExec) ProjectFilters(context.Context, string) (map[string]Filters, error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return maps.Clone(x.filters), nil
+}
+
+func (x *testExec) BurstRows(_ context.Context, p Principal, report, address, by string) (iter.Seq2[BurstRow, error], error) {
+	x.mu.Lock()
+	x.principals[p]++
+	x.reportCalls[report]++
+	rows := slices.Clone(x.burst)
+	x.mu.Unlock()
+	return func(yield func(BurstRow, error) bool) {
+		for _, r := range rows {
+			if !yield(r, nil) {
+				return
+			}
+		}
+	}, nil
 }
 
 func (x *testExec) set(uri string, vs ...float64) {
@@ -59,6 +91,9 @@ func (x *testExec) EvaluateMetric(_ context.Context, p Principal, uri string) (V
 	}
 	n := x.calls[uri]
 	x.calls[uri]++
+	if v, ok := x.sliced[uri+" "+p.Filters.String()]; ok {
+		return Value{Number: v, Format: "#,##0.00"}, nil
+	}
 	vs, ok := x.values[uri]
 	if !ok {
 		return Value{}, fmt.Errorf("no metric %s", uri)
@@ -71,7 +106,11 @@ func (x *testExec) ExecuteReport(_ context.Context, p Principal, uri string) (Re
 	x.principals[p]++
 	x.reportCalls[uri]++
 	x.mu.Unlock()
-	return ReportResult{ID: uri + "/result", Title: "Report", Chart: true}, nil
+	id := uri + "/result"
+	if f := p.Filters.String(); f != "" {
+		id += "?" + f // a result of its own per slice, as the analytics service makes them
+	}
+	return ReportResult{ID: id, Title: "Report", Chart: true}, nil
 }
 
 func (x *testExec) ExportReport(_ context.Context, p Principal, res ReportResult, format string, w io.Writer) (Export, error) {

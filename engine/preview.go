@@ -4,8 +4,12 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
+	"strings"
+	"time"
 
 	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -20,19 +24,38 @@ type Preview struct {
 	HTML        string // the message as the HTML part shows it, before the reports
 	Attachments []store.ReportAttachment
 	Channels    []store.Channel // the channels it would send to
+	// Recipient is who it was evaluated as: "" for the owner, a member's user
+	// id or a burst's address; Filters are the conditions of their slice of
+	// the data, and Addresses where their messages would go.
+	Recipient string
+	Filters   []string
+	Addresses []string
 }
+
+// ErrNoRecipient is the answer to a preview as someone the subscription
+// does not go to now.
+var ErrNoRecipient = errors.New("the subscription does not go to that recipient")
 
 // Preview evaluates the subscription's condition and renders its message
 // now, as its owner, without claiming an instant, exporting or sending
 // anything. A subscription its owner may not have run gives the refusal
 // (a *notify.Refusal) or why it is skipped.
 func (e *Engine) Preview(ctx context.Context, sub store.Subscription) (Preview, error) {
+	return e.PreviewAs(ctx, sub, "")
+}
+
+// PreviewAs is Preview as one of the subscription's recipients: a member,
+// by user id, or an address of its burst ("" for the owner). Someone it
+// does not go to now gives ErrNoRecipient, a member who may not have it run
+// the reason.
+func (e *Engine) PreviewAs(ctx context.Context, sub store.Subscription, recipient string) (Preview, error) {
 	now := e.now()
 	progs, err := e.programs.get(sub.Def)
 	if err != nil {
 		return Preview{}, err
 	}
-	switch d, err := e.authorize(ctx, sub, progs, now); {
+	d, err := e.authorize(ctx, sub, progs, now)
+	switch {
 	case err != nil:
 		return Preview{}, err
 	case d.skip != "":
@@ -40,12 +63,19 @@ func (e *Engine) Preview(ctx context.Context, sub store.Subscription) (Preview, 
 	case d.refusal != nil:
 		return Preview{}, d.refusal
 	}
+	as, addresses, err := d.as, []string(nil), error(nil)
+	if recipient != "" {
+		if as, addresses, err = e.recipient(ctx, sub, progs, d.as, recipient, now); err != nil {
+			return Preview{}, err
+		}
+	}
 	st, err := e.st.State(ctx, sub.ID)
 	if err != nil {
 		return Preview{}, err
 	}
-	ev, err := e.evaluate(ctx, ownerOf(sub), sub, now, st.LastValues)
-	p := Preview{Values: ev.detailValues(), Condition: ev.condition, Attachments: sub.Def.Attachments}
+	ev, err := e.evaluate(ctx, as, sub, now, st.LastValues)
+	p := Preview{Values: ev.detailValues(), Condition: ev.condition, Attachments: sub.Def.Attachments,
+		Recipient: recipient, Filters: as.Filters.Conditions(), Addresses: addresses}
 	if err != nil {
 		return p, err
 	}
@@ -56,6 +86,9 @@ func (e *Engine) Preview(ctx context.Context, sub store.Subscription) (Preview, 
 		return p, err
 	}
 	p.Subject, p.Text, p.HTML = m.subject, m.text, cmp.Or(m.html, channels.TextHTML(m.text))
+	if recipient != "" {
+		return p, nil
+	}
 	for _, id := range sub.Channels {
 		ch, err := e.st.ChannelByID(ctx, id)
 		if errors.Is(err, store.ErrNotFound) {
@@ -67,4 +100,108 @@ func (e *Engine) Preview(ctx context.Context, sub store.Subscription) (Preview, 
 		p.Channels = append(p.Channels, ch)
 	}
 	return p, nil
+}
+
+// recipient returns the principal a recipient of sub is evaluated as at an
+// instant, and the addresses their messages go to.
+func (e *Engine) recipient(ctx context.Context, sub store.Subscription, progs *programs, owner Principal, who string,
+	at time.Time) (Principal, []string, error) {
+	aud := &audience{}
+	var targets []*target
+	var err error
+	switch {
+	case sub.Def.Recipients != nil:
+		targets, err = e.memberTargets(ctx, sub, progs, at, aud)
+	case sub.Def.Burst != nil:
+		targets, err = e.burstTargets(ctx, sub, owner, aud)
+	}
+	if err != nil {
+		return Principal{}, nil, err
+	}
+	for _, t := range targets {
+		var addresses []string
+		match := t.member == who
+		for _, d := range t.dests {
+			addresses = append(addresses, d.address)
+			match = match || (t.member == "" && strings.EqualFold(d.address, who))
+		}
+		if match {
+			return t.as, addresses, nil
+		}
+	}
+	for _, s := range aud.Skips {
+		if s.Recipient == who || (s.Address != "" && strings.EqualFold(s.Address, who)) {
+			return Principal{}, nil, fmt.Errorf("%w: skipped: %s", ErrNoRecipient, s.Reason)
+		}
+	}
+	return Principal{}, nil, ErrNoRecipient
+}
+
+// Recipients is who a subscription goes to now, as a fire would find them,
+// without evaluating anything but a burst's report.
+type Recipients struct {
+	Items  []Recipient
+	Slices int // distinct slices of the data among them
+	// Skipped counts those a fire would skip, and Skips are the first of them.
+	Skipped int
+	Skips   []notify.Skip
+	Rows    int // the rows of a burst's report
+}
+
+// Recipient is one recipient of a subscription: a member (a user id) or an
+// address of a burst, where their messages go, and their slice of the data
+// (Slice numbers the distinct slices from 0, in the order of their first
+// recipient).
+type Recipient struct {
+	Member    string
+	Addresses []string
+	Filters   []string
+	Slice     int
+}
+
+// Recipients lists the recipients of sub now: its members, or its burst's
+// addresses, each with the slice of the data they see. A subscription its
+// owner may not have run gives the refusal.
+func (e *Engine) Recipients(ctx context.Context, sub store.Subscription) (Recipients, error) {
+	now := e.now()
+	progs, err := e.programs.get(sub.Def)
+	if err != nil {
+		return Recipients{}, err
+	}
+	d, err := e.authorize(ctx, sub, progs, now)
+	switch {
+	case err != nil:
+		return Recipients{}, err
+	case d.skip != "":
+		return Recipients{}, errors.New(d.skip)
+	case d.refusal != nil:
+		return Recipients{}, d.refusal
+	}
+	aud := &audience{}
+	var targets []*target
+	switch {
+	case sub.Def.Recipients != nil:
+		targets, err = e.memberTargets(ctx, sub, progs, now, aud)
+	case sub.Def.Burst != nil:
+		targets, err = e.burstTargets(ctx, sub, d.as, aud)
+	}
+	if err != nil {
+		return Recipients{}, err
+	}
+	out := Recipients{Skipped: aud.skipped, Skips: aud.Skips, Rows: aud.Rows, Items: make([]Recipient, 0, len(targets))}
+	numbers := map[Filters]int{}
+	for _, t := range targets {
+		n, ok := numbers[t.as.Filters]
+		if !ok {
+			n = len(numbers)
+			numbers[t.as.Filters] = n
+		}
+		r := Recipient{Member: t.member, Filters: t.as.Filters.Conditions(), Slice: n}
+		for _, d := range t.dests {
+			r.Addresses = append(r.Addresses, d.address)
+		}
+		out.Items = append(out.Items, r)
+	}
+	out.Slices = len(numbers)
+	return out, nil
 }

@@ -25,6 +25,7 @@ const (
 	stageRender     = "render"
 	stageExport     = "export"
 	stageHandover   = "handover"
+	stageRecipients = "recipients"
 )
 
 // RunDetail is what a run records of itself.
@@ -178,7 +179,8 @@ func (e *Engine) execute(ctx context.Context, run store.Run, d *RunDetail, st *s
 	if err != nil {
 		return nil, store.RunFailed, &stageError{stageEvaluate, err}
 	}
-	switch dec, err := e.authorize(ctx, sub, p, run.ScheduledAt); {
+	dec, err := e.authorize(ctx, sub, p, run.ScheduledAt)
+	switch {
 	case err != nil:
 		return nil, store.RunFailed, &stageError{stageMembership, err}
 	case dec.skip != "":
@@ -188,7 +190,10 @@ func (e *Engine) execute(ctx context.Context, run store.Run, d *RunDetail, st *s
 		e.metrics.refused.WithLabelValues(dec.refusal.Code).Inc()
 		return nil, store.RunFailed, &stageError{notify.StageAuthorize, dec.refusal}
 	}
-	owner := ownerOf(sub)
+	if sub.Def.Recipients != nil || sub.Def.Burst != nil {
+		return e.fanOut(ctx, run, sub, p, dec.as, d, st)
+	}
+	owner := dec.as
 
 	start := time.Now()
 	ev, err := e.evaluate(ctx, owner, sub, run.ScheduledAt, st.LastValues)
@@ -293,7 +298,7 @@ func (e *Engine) evaluate(ctx context.Context, p Principal, sub store.Subscripti
 	}
 	ev.programs = progs
 	for _, uri := range progs.metrics {
-		v, err := e.memo.do(ctx, uri, at, e.executeMetric(p, uri))
+		v, err := e.memo.do(ctx, sliceKey{uri, p.Filters}, at, e.executeMetric(p, uri))
 		if err != nil {
 			return ev, fmt.Errorf("execute %s: %w", uri, err)
 		}

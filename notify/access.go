@@ -141,16 +141,22 @@ func NewAccess(st *store.Store, domain string) *Access { return &Access{st: st, 
 // whether the user administers the service's domain, as the API knows of its
 // caller; UserStanding reads it.
 func (a *Access) Standing(ctx context.Context, projectID, userID string, domainAdmin bool) (Standing, error) {
-	s := Standing{ProjectID: projectID, UserID: userID, DomainAdmin: domainAdmin, Level: LevelNone}
 	m, err := a.st.Membership(ctx, projectID, userID)
 	if errors.Is(err, store.ErrNotFound) {
-		return s, nil
+		return Standing{ProjectID: projectID, UserID: userID, DomainAdmin: domainAdmin, Level: LevelNone}, nil
 	}
 	if err != nil {
-		return s, err
+		return Standing{ProjectID: projectID, UserID: userID, DomainAdmin: domainAdmin, Level: LevelNone}, err
 	}
+	return standingOf(m, domainAdmin), nil
+}
+
+// standingOf is the standing a membership gives, domainAdmin saying whether
+// its user administers the service's domain.
+func standingOf(m store.Member, domainAdmin bool) Standing {
+	s := Standing{ProjectID: m.ProjectID, UserID: m.UserID, DomainAdmin: domainAdmin, Level: LevelNone}
 	if m.Status != store.MemberEnabled {
-		return s, nil
+		return s
 	}
 	s.Member = true
 	for _, id := range m.Roles {
@@ -159,7 +165,7 @@ func (a *Access) Standing(ctx context.Context, projectID, userID string, domainA
 		}
 	}
 	s.perms = Permissions(m.Roles)
-	return s, nil
+	return s
 }
 
 // UserStanding returns the standing of user in the project, reading whether

@@ -73,12 +73,34 @@ func (s *Service) parseNewRows(ctx context.Context, pid string, in *Subscription
 // with f:previous is a metric of the project, and names it in needs: its
 // value is computed at every fire, to be the previous one at the next.
 func (s *Service) parsePrevious(ctx context.Context, needs *Needs, pid string, def store.SubscriptionDef) error {
+	prevs, err := previousRefs(def)
+	if err != nil {
+		return err
+	}
+	for _, p := range prevs {
+		o, err := s.access.Object(ctx, pid, p.uri)
+		if err != nil {
+			return err
+		}
+		if !o.Found || o.Category != "metric" {
+			return invalid(p.path, fmt.Sprintf("reads f:previous('%s'), which names no metric of this project", p.uri))
+		}
+		needs.Objects = append(needs.Objects, Metric(p.uri, p.path))
+	}
+	return nil
+}
+
+// prevRef is a metric read with f:previous, and where it is read.
+type prevRef struct{ path, uri string }
+
+// previousRefs lists the metrics the condition and templates of def read
+// with f:previous.
+func previousRefs(def store.SubscriptionDef) ([]prevRef, error) {
 	type source struct{ path, src string }
-	type prevRef struct{ path, uri string }
 	var prevs []prevRef
 	cond, err := jexl.CompileCondition(def.Condition)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, u := range cond.Previous() {
 		prevs = append(prevs, prevRef{subRoot + ".condition.condition.expression", u})
@@ -94,23 +116,13 @@ func (s *Service) parsePrevious(ctx context.Context, needs *Needs, pid string, d
 		}
 		tpl, err := jexl.ParseTemplate(t.src)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for _, u := range tpl.Previous() {
 			prevs = append(prevs, prevRef{t.path, u})
 		}
 	}
-	for _, p := range prevs {
-		o, err := s.access.Object(ctx, pid, p.uri)
-		if err != nil {
-			return err
-		}
-		if !o.Found || o.Category != "metric" {
-			return invalid(p.path, fmt.Sprintf("reads f:previous('%s'), which names no metric of this project", p.uri))
-		}
-		needs.Objects = append(needs.Objects, Metric(p.uri, p.path))
-	}
-	return nil
+	return prevs, nil
 }
 
 // EmptyNotice is the delivery that tells the owner of sub, at their login

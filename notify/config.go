@@ -51,6 +51,10 @@ type Config struct {
 	// link of the latest message of anything sent at least quarterly works
 	// until the next one comes, with its own link.
 	LinkTTL time.Duration `yaml:"linkTTL"`
+	// MaxBurstRecipients is how many distinct addresses one fire of a
+	// subscription bursting from a report's rows sends to; the rows of
+	// further addresses are skipped and counted. Default 100000.
+	MaxBurstRecipients int `yaml:"maxBurstRecipients"`
 }
 
 // DefaultConfig returns the documented defaults.
@@ -58,7 +62,7 @@ func DefaultConfig() Config {
 	return Config{MinInterval: time.Minute, DefaultTimezone: "UTC", MaxPerUser: 1000, MaxPerProject: 10000,
 		MaxChannelsPerUser: 100, FailuresBeforeNotice: 3, PauseAfterFailures: 10, SendNowEvery: 10 * time.Second, TestEvery: 10 * time.Second,
 		SendNowPerHour: 60, ProjectSendNowPerHour: 600, HealthInterval: 2 * time.Second, FileLinkTTL: 7 * 24 * time.Hour,
-		LinkTTL: 100 * 24 * time.Hour}
+		LinkTTL: 100 * 24 * time.Hour, MaxBurstRecipients: 100_000}
 }
 
 // Validate names the wrong field.
@@ -88,6 +92,9 @@ func (c Config) Validate() error {
 	}
 	if c.FileLinkTTL < time.Minute {
 		errs = append(errs, fmt.Errorf("fileLinkTTL: must be at least 1m, got %s", c.FileLinkTTL))
+	}
+	if c.MaxBurstRecipients < 1 || c.MaxBurstRecipients > 10_000_000 {
+		errs = append(errs, fmt.Errorf("maxBurstRecipients: must be from 1 to 10000000, got %d", c.MaxBurstRecipients))
 	}
 	if c.LinkTTL < time.Hour {
 		errs = append(errs, fmt.Errorf("linkTTL: must be at least 1h, got %s", c.LinkTTL))

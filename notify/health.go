@@ -158,11 +158,19 @@ func (s *Service) notice(ctx context.Context, run store.Run, failures int, pause
 	}
 	var failing []string
 	var why []string
+	others := 0
 	for _, d := range dels {
-		if d.State == store.DeliveryFailed {
+		switch {
+		case d.State != store.DeliveryFailed:
+		case d.Address != "": // a recipient's: their address failed, not the channel
+			others++
+		default:
 			failing = append(failing, d.ChannelID)
 			why = append(why, fmt.Sprintf("- %s channel %s: %s", d.Kind, d.ChannelID, d.LastError))
 		}
+	}
+	if others > 0 {
+		why = append(why, fmt.Sprintf("- %d deliveries to its recipients", others))
 	}
 	chans, err := s.st.Channels(ctx, sub.Owner)
 	if err != nil {
@@ -283,6 +291,12 @@ type RunDetail struct {
 	// Events happened to the run after it was handed over, such as an
 	// unsubscribe from its message.
 	Events []RunEvent `json:"events,omitempty"`
+	// Skipped counts the recipients the run did not send to (burst rows of a
+	// bad, unconfirmed or surplus address, members who may not have it).
+	Skipped int `json:"skipped,omitempty"`
+	// Audience is what a run of a subscription with recipients or a burst
+	// did with them.
+	Audience *Audience `json:"audience,omitempty"`
 }
 
 // RunEvent is something that happened to a run after it was handed over.

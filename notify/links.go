@@ -45,21 +45,36 @@ var errBadLink = notFound("This link is not valid: it was changed, or it was mad
 // unsubscribe link, and one download link for each file of files that is not
 // an inline image. Without a public URL it returns none.
 func (s *Service) Links(sub store.Subscription, runID, cid string, files []store.Attachment) channels.Links {
+	return s.LinksAt(sub, runID, cid, files, nil)
+}
+
+// LinksAt is Links of files that are at[i] among the run's files (at nil:
+// the run's files are files), as in a run whose recipients' slices attach
+// files of their own.
+func (s *Service) LinksAt(sub store.Subscription, runID, cid string, files []store.Attachment, at []int) channels.Links {
 	if s.publicURL == "" || len(s.linkKey) == 0 {
 		return channels.Links{}
 	}
 	l := channels.Links{Unsubscribe: s.publicURL + UnsubscribePath + s.unsubscribeToken(sub, cid, runID),
 		Subscription: s.publicURL + ConsolePath(sub)}
 	expires := s.now().Add(s.cfg.FileLinkTTL).Truncate(time.Second)
-	exp := strconv.FormatInt(expires.Unix(), 36)
 	for i, f := range files {
-		if f.ContentID != "" {
-			continue
+		if f.ContentID == "" {
+			n := i
+			if at != nil {
+				n = at[i]
+			}
+			l.Files = append(l.Files, s.fileLink(runID, n, f.Name, expires))
 		}
-		l.Files = append(l.Files, channels.FileLink{Name: f.Name, Expires: expires.UTC(),
-			URL: s.publicURL + FilePath + s.sign(purposeFile, runID, strconv.Itoa(i), exp)})
 	}
 	return l
+}
+
+// fileLink is the download link of the i-th file of run, named name, until expires.
+func (s *Service) fileLink(runID string, i int, name string, expires time.Time) channels.FileLink {
+	exp := strconv.FormatInt(expires.Unix(), 36)
+	return channels.FileLink{Name: name, Expires: expires.UTC(),
+		URL: s.publicURL + FilePath + s.sign(purposeFile, runID, strconv.Itoa(i), exp)}
 }
 
 // unsubscribeToken is the token of the unsubscribe link of run's message to

@@ -32,7 +32,12 @@ type SubscriptionBody struct {
 	Subject         *Template `json:"subject"`
 	ResolvedMessage *Template `json:"resolvedMessage"`
 	Channels        []string  `json:"channels"`
-	Attachments     []struct {
+	// Recipients and Burst (extensions) send the subscription to members, each
+	// as themselves, or to the addresses of a report's rows, each restricted
+	// to its rows' elements.
+	Recipients  *RecipientsBody `json:"recipients"`
+	Burst       *BurstBody      `json:"burst"`
+	Attachments []struct {
 		Report    string   `json:"report"`
 		Formats   []string `json:"formats"`
 		NewRowsBy *string  `json:"newRowsBy"`
@@ -258,7 +263,7 @@ func (s *Service) parseSubscription(ctx context.Context, pid, owner string, in *
 	if in.ResolvedMessage != nil && in.ResolvedMessage.HTML != nil {
 		return sub, invalid(subRoot+".resolvedMessage.html", "is not allowed: the all-clear is plain text")
 	}
-	if sub.Channels, err = s.parseChannelURIs(ctx, owner, in.Channels); err != nil {
+	if sub.Channels, err = s.parseChannelURIs(ctx, owner, in.Channels, in.Recipients != nil || in.Burst != nil); err != nil {
 		return sub, err
 	}
 	if sub.Def.Attachments, err = parseAttachments(&needs, pid, in); err != nil {
@@ -288,6 +293,9 @@ func (s *Service) parseSubscription(ctx context.Context, pid, owner string, in *
 	if err := s.parsePrevious(ctx, &needs, pid, sub.Def); err != nil {
 		return sub, err
 	}
+	if err := s.parseAudience(ctx, pid, owner, in, &sub, &needs); err != nil {
+		return sub, err
+	}
 	return sub, s.authorizeOwner(ctx, pid, owner, needs)
 }
 
@@ -305,6 +313,10 @@ func FireNeeds(sub store.Subscription, metrics []string) Needs {
 		n.Objects = append(n.Objects, Report(a.Report, ""))
 	}
 	n.Execute, n.Export = len(n.Objects) > 0, len(sub.Def.Attachments) > 0
+	if sub.Def.Burst != nil {
+		n.Objects = append(n.Objects, Report(sub.Def.Burst.Report, ""))
+		n.Execute = true
+	}
 	return n
 }
 
@@ -315,7 +327,8 @@ func (s *Service) authorizeOwner(ctx context.Context, pid, owner string, needs N
 	needs.Member = true
 	for _, n := range needs.Objects {
 		needs.Execute = true
-		needs.Export = needs.Export || n.Noun == "report"
+		// The report a burst reads its recipients from is executed, not exported.
+		needs.Export = needs.Export || n.Noun == "report" && !strings.HasPrefix(n.Field, subRoot+".burst")
 	}
 	st, err := s.access.UserStanding(ctx, pid, owner)
 	if err != nil {
@@ -526,9 +539,9 @@ func (s *Service) parsePauses(in *SubscriptionBody, owner string, sub store.Subs
 	return out, nil
 }
 
-func (s *Service) parseChannelURIs(ctx context.Context, owner string, uris []string) ([]string, error) {
-	if len(uris) == 0 {
-		return nil, invalid(subRoot+".channels", "must name at least one channel configuration")
+func (s *Service) parseChannelURIs(ctx context.Context, owner string, uris []string, others bool) ([]string, error) {
+	if len(uris) == 0 && !others {
+		return nil, invalid(subRoot+".channels", "must name at least one channel configuration, unless the subscription has recipients or a burst")
 	}
 	var ids []string
 	for i, u := range uris {

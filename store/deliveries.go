@@ -53,16 +53,24 @@ type Delivery struct {
 	RunID          string
 	SubscriptionID string
 	ScheduledAt    time.Time
-	ChannelID      string
+	ChannelID      string // "" for a recipient's e-mail, which needs no channel of the owner's
 	Kind           string // the channel's kind
-	Payload        Payload
-	State          string // DeliveryPending, DeliverySent or DeliveryFailed
-	Attempts       int    // how many sends were tried
-	LastError      string
-	ProviderID     string    // the provider's id of the accepted message
-	SentAt         time.Time // zero until sent
-	Created        time.Time
-	Updated        time.Time
+	// Recipient is the member a delivery to a recipient of the subscription
+	// is for (a user id); "" for a channel's own delivery and a burst row's.
+	Recipient string
+	// Address is where a delivery to a recipient goes, and Config the
+	// channel configuration it sends with, its channel's with that address
+	// in place of the channel's own; both empty for a channel's own delivery.
+	Address    string
+	Config     json.RawMessage
+	Payload    Payload
+	State      string // DeliveryPending, DeliverySent or DeliveryFailed
+	Attempts   int    // how many sends were tried
+	LastError  string
+	ProviderID string    // the provider's id of the accepted message
+	SentAt     time.Time // zero until sent
+	Created    time.Time
+	Updated    time.Time
 	// Marks, when set, are kept for the channel once the delivery is sent
 	// (see ChannelMarks). Written at hand-over; not read back with it.
 	Marks *Marks
@@ -70,9 +78,13 @@ type Delivery struct {
 
 // Payload is the rendered message of a delivery.
 type Payload struct {
-	Subject     string          `json:"subject"`
-	Text        string          `json:"text"`
-	HTML        string          `json:"html,omitempty"`
+	Subject string `json:"subject"`
+	Text    string `json:"text"`
+	HTML    string `json:"html,omitempty"`
+	// HTMLFile, in place of HTML, is a file of the run store that holds the
+	// HTML part: the deliveries of one slice of a subscription to many
+	// recipients share it, written once.
+	HTMLFile    string          `json:"htmlFile,omitempty"`
 	Attachments []Attachment    `json:"attachments,omitempty"`
 	Source      channels.Source `json:"source,omitzero"`
 	Links       channels.Links  `json:"links,omitzero"`
@@ -138,9 +150,9 @@ func handovers(run Run, ds []Delivery) []handover {
 // row, many rows to a statement: a finisher's batch hands over hundreds at a
 // time. A delivery id already taken gives ErrConflict.
 func insertDeliveries(ctx context.Context, tx *sql.Tx, hs []handover) error {
-	const perStatement = maxLedgerParams / 8
+	const perStatement = maxLedgerParams / 11
 	for chunk := range slices.Chunk(hs, perStatement) {
-		dargs := make([]any, 0, 8*len(chunk))
+		dargs := make([]any, 0, 11*len(chunk))
 		pargs := make([]any, 0, 2*len(chunk))
 		oargs := make([]any, 0, 3*len(chunk))
 		for _, h := range chunk {
@@ -149,13 +161,17 @@ func insertDeliveries(ctx context.Context, tx *sql.Tx, hs []handover) error {
 				return fmt.Errorf("delivery %s payload: %w", h.d.ID, err)
 			}
 			now := h.run.Started.Unix()
+			var config any
+			if len(h.d.Config) > 0 {
+				config = string(h.d.Config)
+			}
 			dargs = append(dargs, h.d.ID, h.run.ID, h.run.SubscriptionID, h.run.ScheduledAt.Unix(), h.d.ChannelID, h.d.Kind,
-				now, now)
+				now, now, h.d.Recipient, h.d.Address, config)
 			pargs = append(pargs, h.d.ID, payload)
 			oargs = append(oargs, h.d.ID, h.d.Kind, now, h.run.SubscriptionID)
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO deliveries(id, run_id, subscription_id, scheduled_at, channel_id, kind,
-			created, updated) VALUES `+valueRows(len(chunk), 8), dargs...)
+			created, updated, recipient, address, config) VALUES `+valueRows(len(chunk), 11), dargs...)
 		if isUnique(err) {
 			return fmt.Errorf("insert deliveries: %w", ErrConflict)
 		}
@@ -275,7 +291,7 @@ func (s *Store) DeleteOutbox(ctx context.Context, ids ...string) error {
 // deliveryColumns are the columns scanDelivery reads, from deliveries d
 // joined with delivery_payloads p (deliveryTables).
 const deliveryColumns = `d.id, d.run_id, d.subscription_id, d.scheduled_at, d.channel_id, d.kind, p.payload, d.state,
-	d.attempts, d.last_error, d.provider_id, d.sent_at, d.created, d.updated`
+	d.attempts, d.last_error, d.provider_id, d.sent_at, d.created, d.updated, d.recipient, d.address, d.config`
 
 // deliveryTables joins each delivery with its payload.
 const deliveryTables = `deliveries d JOIN delivery_payloads p ON p.delivery_id = d.id`
@@ -285,8 +301,9 @@ func scanDelivery(row scanner) (Delivery, error) {
 	var scheduled, created, updated int64
 	var sent sql.NullInt64
 	var payload string
+	var config sql.NullString
 	err := row.Scan(&d.ID, &d.RunID, &d.SubscriptionID, &scheduled, &d.ChannelID, &d.Kind, &payload, &d.State,
-		&d.Attempts, &d.LastError, &d.ProviderID, &sent, &created, &updated)
+		&d.Attempts, &d.LastError, &d.ProviderID, &sent, &created, &updated, &d.Recipient, &d.Address, &config)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Delivery{}, ErrNotFound
 	}
@@ -295,6 +312,9 @@ func scanDelivery(row scanner) (Delivery, error) {
 	}
 	if err := json.Unmarshal([]byte(payload), &d.Payload); err != nil {
 		return Delivery{}, fmt.Errorf("delivery %s payload: %w", d.ID, err)
+	}
+	if config.Valid {
+		d.Config = json.RawMessage(config.String)
 	}
 	d.ScheduledAt = time.Unix(scheduled, 0).UTC()
 	d.Created, d.Updated = time.Unix(created, 0).UTC(), time.Unix(updated, 0).UTC()
@@ -329,15 +349,23 @@ type Outgoing struct {
 	// ChannelUnverified says that the channel's recipient must confirm
 	// before it sends, and has not.
 	ChannelUnverified bool
+	// Readdressed says that the delivery goes to an address of its own (a
+	// recipient's), whose configuration ChannelConfig is.
+	Readdressed bool
 }
 
 // OutgoingDeliveries reads deliveries with their channels, as a sender
 // needs them, in one query; ids without a delivery are left out of the map.
+// A delivery to a recipient sends with its own configuration and its
+// channel's secret; one without a channel (a recipient's e-mail) with its
+// own kind and configuration alone.
 func (s *Store) OutgoingDeliveries(ctx context.Context, ids ...string) (map[string]Outgoing, error) {
 	out, err := queryByID(ctx, s.r, ids, func(in string) string {
 		return `SELECT d.id, d.subscription_id, COALESCE(s.owner, ''), d.channel_id, d.kind, d.state, d.attempts,
-			d.last_error, p.payload, c.kind, c.config, c.secret, c.recipient != '' AND NOT EXISTS (SELECT 1 FROM recipients r
-				WHERE r.owner = c.owner AND r.kind = c.kind AND r.address = c.recipient AND r.verified IS NOT NULL)
+			d.last_error, p.payload, CASE WHEN d.channel_id = '' THEN d.kind ELSE c.kind END, COALESCE(d.config, c.config),
+			c.secret, d.config IS NULL AND c.recipient != '' AND NOT EXISTS (SELECT 1 FROM recipients r
+				WHERE r.owner = c.owner AND r.kind = c.kind AND r.address = c.recipient AND r.verified IS NOT NULL),
+			d.config IS NOT NULL
 			FROM ` + deliveryTables + ` LEFT JOIN channels c ON c.id = d.channel_id
 			LEFT JOIN subscriptions s ON s.id = d.subscription_id WHERE d.id IN ` + in
 	}, func(row scanner) (string, Outgoing, error) {
@@ -356,14 +384,14 @@ func scanOutgoing(row scanner) (Outgoing, error) {
 	var chKind, chConfig sql.NullString
 	var unverified sql.NullBool
 	if err := row.Scan(&o.ID, &o.SubscriptionID, &o.Owner, &o.ChannelID, &o.Kind, &o.State, &o.Attempts, &o.LastError,
-		&payload, &chKind, &chConfig, &o.ChannelSecret, &unverified); err != nil {
+		&payload, &chKind, &chConfig, &o.ChannelSecret, &unverified, &o.Readdressed); err != nil {
 		return Outgoing{}, fmt.Errorf("scan delivery: %w", err)
 	}
 	if err := json.Unmarshal([]byte(payload), &o.Payload); err != nil {
 		return Outgoing{}, fmt.Errorf("delivery %s payload: %w", o.ID, err)
 	}
 	o.ChannelGone, o.ChannelKind, o.ChannelUnverified = !chKind.Valid, chKind.String, unverified.Bool
-	if chConfig.Valid {
+	if chConfig.Valid && !o.ChannelGone {
 		o.ChannelConfig = json.RawMessage(chConfig.String)
 	}
 	return o, nil
@@ -415,6 +443,59 @@ func (s *Store) PendingOf(ctx context.Context, sub, ch string) ([]string, error)
 	}, `SELECT id FROM deliveries WHERE subscription_id = ? AND state = 'pending' AND (? = '' OR channel_id = ?)`, sub, ch, ch)
 	if err != nil {
 		return nil, fmt.Errorf("pending deliveries: %w", err)
+	}
+	return out, nil
+}
+
+// DeliveryQuery selects deliveries of a run: those to a member (a user id),
+// or whose address contains Address (in any case), Limit of them from Offset.
+type DeliveryQuery struct {
+	Recipient string
+	Address   string
+	Offset    int
+	Limit     int
+}
+
+// RunDeliveryPage returns the deliveries of a run that q selects, in the order
+// they were handed over, and how many q selects in all.
+func (s *Store) RunDeliveryPage(ctx context.Context, runID string, q DeliveryQuery) ([]Delivery, int, error) {
+	where, args := "d.run_id = ?", []any{runID}
+	switch {
+	case q.Recipient != "":
+		where += " AND d.recipient = ?"
+		args = append(args, q.Recipient)
+	case q.Address != "":
+		where += ` AND lower(d.address) LIKE ? ESCAPE '\'`
+		args = append(args, "%"+likeEscaper.Replace(strings.ToLower(q.Address))+"%")
+	}
+	var total int
+	if err := s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM deliveries d WHERE `+where, args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("list deliveries: %w", err)
+	}
+	out, err := queryAll(ctx, s.r, scanDelivery, `SELECT `+deliveryColumns+` FROM `+deliveryTables+` WHERE `+where+
+		` ORDER BY d.rowid LIMIT ? OFFSET ?`, append(args, q.Limit, q.Offset)...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list deliveries: %w", err)
+	}
+	return out, total, nil
+}
+
+var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+
+// RunDeliveryCounts counts the deliveries of a run by state.
+func (s *Store) RunDeliveryCounts(ctx context.Context, runID string) (map[string]int, error) {
+	out := map[string]int{DeliveryPending: 0, DeliverySent: 0, DeliveryFailed: 0}
+	err := eachRow(ctx, s.r, func(r scanner) error {
+		var state string
+		var n int
+		if err := r.Scan(&state, &n); err != nil {
+			return err
+		}
+		out[state] = n
+		return nil
+	}, `SELECT state, COUNT(*) FROM deliveries WHERE run_id = ? GROUP BY state`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("count deliveries: %w", err)
 	}
 	return out, nil
 }

@@ -11,14 +11,17 @@ import (
 
 // BenchmarkMarkSentBatch records sends the way a worker's group commits do:
 // 20,000 pending deliveries, each with a rendered mail of about 6 KB, in
-// batches of 4 with one delivery per run (an alert fan-in) and in batches of
+// batches of 4 with one delivery per run (an alert fan-in), in batches of
 // 2 with 10 per run (a subscription of many channels; the delivery benchmark's
-// group commits average 1.5 sends). It reports the time per delivery, with
-// the ids runs and deliveries have (sortable) and with random ones.
+// group commits average 1.5 sends), and in batches of 8 of one run of all
+// 20,000 (a subscription to as many recipients). It reports the time per
+// delivery, with the ids runs and deliveries have (sortable) and with random
+// ones.
 func BenchmarkMarkSentBatch(b *testing.B) {
 	for _, ids := range idForms {
 		b.Run("fanin/"+ids.name, func(b *testing.B) { benchmarkMarkSent(b, ids.new, 4, 1) })
 		b.Run("channels/"+ids.name, func(b *testing.B) { benchmarkMarkSent(b, ids.new, 2, 10) })
+		b.Run("recipients/"+ids.name, func(b *testing.B) { benchmarkMarkSent(b, ids.new, 8, 20_000) })
 	}
 }
 

@@ -147,32 +147,34 @@ func deliveryExists(ctx context.Context, tx *sql.Tx, id string) error {
 // delivery left its final state: delivered when every delivery was sent,
 // failed when every one failed, partially_failed otherwise, with the count of
 // failures as its error. Only queued runs roll up: a failed run that carries
-// a notice to its owner keeps its state whatever becomes of the notice. The
-// runs are tallied in one read (per chunk of ids) and each finished one is
-// one UPDATE: a group commit finishes a handful of runs at most.
+// a notice to its owner keeps its state whatever becomes of the notice. A
+// run with a delivery still pending is told by the index of pending
+// deliveries at once, however many the run has (a burst to recipients has
+// tens of thousands), and only a run that has none left is counted, once.
+// A group commit finishes a handful of runs at most.
 func rollUp(ctx context.Context, tx *sql.Tx, deliveryIDs []string, now time.Time) error {
 	type tally struct {
-		run                    string
-		total, pending, failed int
+		run           string
+		total, failed int
 	}
 	var done []tally
 	for chunk := range slices.Chunk(deliveryIDs, maxLedgerParams) {
 		in, args := inList(chunk)
-		rows, err := tx.QueryContext(ctx, `SELECT run_id, COUNT(*), SUM(state = 'pending'), SUM(state = 'failed')
-			FROM deliveries WHERE run_id IN (SELECT run_id FROM deliveries WHERE id IN `+in+`)
-			GROUP BY run_id`, args...)
+		rows, err := tx.QueryContext(ctx, `SELECT r.run_id,
+			(SELECT COUNT(*) FROM deliveries x WHERE x.run_id = r.run_id),
+			(SELECT COUNT(*) FROM deliveries x WHERE x.run_id = r.run_id AND x.state = 'failed')
+			FROM (SELECT DISTINCT run_id FROM deliveries WHERE id IN `+in+`) r
+			WHERE NOT EXISTS (SELECT 1 FROM deliveries x WHERE x.run_id = r.run_id AND x.state = 'pending')`, args...)
 		if err != nil {
 			return fmt.Errorf("roll up runs: %w", err)
 		}
 		for rows.Next() {
 			var t tally
-			if err := rows.Scan(&t.run, &t.total, &t.pending, &t.failed); err != nil {
+			if err := rows.Scan(&t.run, &t.total, &t.failed); err != nil {
 				rows.Close()
 				return fmt.Errorf("roll up runs: %w", err)
 			}
-			if t.pending == 0 {
-				done = append(done, t)
-			}
+			done = append(done, t)
 		}
 		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 			return fmt.Errorf("roll up runs: %w", err)

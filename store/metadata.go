@@ -131,7 +131,8 @@ func putUses(ctx context.Context, tx *sql.Tx, from int64, uses []int64) error {
 }
 
 // DeleteObject deletes a user's object. An object that others use is an *InUseError
-// listing their ids; one that does not exist (or belongs to the model) is ErrNotFound.
+// listing their ids, a user filter that users have is ErrAssigned; one that does not
+// exist (or belongs to the model) is ErrNotFound.
 func (s *Store) DeleteObject(ctx context.Context, projectID string, id int64) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT from_id FROM md_uses WHERE to_id = ? ORDER BY from_id`, id)
@@ -150,6 +151,14 @@ func (s *Store) DeleteObject(ctx context.Context, projectID string, id int64) er
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return err
+		}
+		var assigned bool
+		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM user_filters WHERE filter_id = ? AND project_id = ?)`,
+			id, projectID).Scan(&assigned); err != nil {
+			return fmt.Errorf("delete object: %w", err)
+		}
+		if assigned {
+			return ErrAssigned
 		}
 		res, err := tx.ExecContext(ctx, `DELETE FROM md_objects WHERE id = ? AND project_id = ? AND in_model = 0 AND NOT EXISTS
 			(SELECT 1 FROM md_uses WHERE to_id = ?)`, id, projectID, id)

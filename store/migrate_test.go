@@ -191,3 +191,44 @@ func TestMigrationRemovesTheServiceAccount(t *testing.T) {
 		t.Errorf("the user after the migration: %v", err)
 	}
 }
+
+// TestMigrationKeepsDeliveryMarks builds a database as version 19 left it,
+// with a sent delivery that carries its payload and its marks, and opens it:
+// the deliveries' table is made again for recipients' addresses, and the
+// delivery keeps its payload and marks, which still go with its run when the
+// run is pruned.
+func TestMigrationKeepsDeliveryMarks(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "herald.db")
+	old, mustExec := databaseOfVersion(t, path, 19)
+	mustExec(`INSERT INTO subscriptions(id, project_id, owner, title, doc, created, updated) VALUES ('s1', 'p1', 'u1', 'S', '{}', 0, 0)`)
+	mustExec(`INSERT INTO runs(id, subscription_id, scheduled_at, state, started) VALUES ('r1', 's1', 60, 'delivered', 60)`)
+	mustExec(`INSERT INTO deliveries(id, run_id, subscription_id, scheduled_at, channel_id, kind, state, created, updated)
+		VALUES ('d1', 'r1', 's1', 60, 'c1', 'email', 'sent', 60, 60)`)
+	mustExec(`INSERT INTO delivery_payloads(delivery_id, payload) VALUES ('d1', '{"subject":"Revenue"}')`)
+	mustExec(`INSERT INTO delivery_marks(delivery_id, digest, high_water) VALUES ('d1', 'abc', '{}')`)
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatalf("open the version 19 database: %v", err)
+	}
+	defer s.Close()
+	d, err := s.Delivery(ctx, "d1")
+	if err != nil || d.Payload.Subject != "Revenue" || d.State != DeliverySent || d.Address != "" || d.Recipient != "" {
+		t.Fatalf("delivery after the migration = %+v, %v", d, err)
+	}
+	var marks int
+	if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM delivery_marks WHERE delivery_id = 'd1'`).Scan(&marks); err != nil || marks != 1 {
+		t.Fatalf("marks after the migration: %d, %v", marks, err)
+	}
+	if _, err := s.PruneRuns(ctx, time.Unix(61, 0)); err != nil {
+		t.Fatal(err)
+	}
+	var left int
+	if err := s.r.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM delivery_marks) + (SELECT count(*) FROM delivery_payloads)`).Scan(&left); err != nil || left != 0 {
+		t.Fatalf("marks and payloads left after the run was pruned: %d, %v", left, err)
+	}
+}

@@ -227,6 +227,7 @@ func (s *Store) PendingFiles(ctx context.Context, before time.Time) (map[string]
 			return err
 		}
 		var p struct {
+			HTMLFile    string       `json:"htmlFile"`
 			Attachments []Attachment `json:"attachments"`
 		}
 		if err := json.Unmarshal([]byte(payload), &p); err != nil {
@@ -234,6 +235,9 @@ func (s *Store) PendingFiles(ctx context.Context, before time.Time) (map[string]
 		}
 		for _, a := range p.Attachments {
 			out[a.Path] = true
+		}
+		if p.HTMLFile != "" {
+			out[p.HTMLFile] = true
 		}
 		return nil
 	}, `SELECT p.payload FROM deliveries d JOIN delivery_payloads p ON p.delivery_id = d.id

@@ -45,12 +45,43 @@ type SubscriptionDef struct {
 	// Resolved is the message template sent, with fire mode onChange, when the
 	// condition turns from true back to false; empty: nothing is sent then.
 	Resolved string `json:"resolved,omitempty"`
+	// Recipients are members of the project the subscription goes to, each
+	// as themselves; nil: none.
+	Recipients *Recipients `json:"recipients,omitempty"`
+	// Burst sends the subscription to the addresses of a report's rows, each
+	// restricted to its rows' elements; nil: none.
+	Burst *Burst `json:"burst,omitempty"`
 	// OnEmpty is what a run whose reports have no rows does: OnEmptySend
 	// (when empty), OnEmptySkip or OnEmptyNotifyOwner.
 	OnEmpty string `json:"onEmpty,omitempty"`
 	// SendWhen is SendAlways (when empty) or SendChanged: a run whose message
 	// and files equal what was last sent to a channel sends nothing there.
 	SendWhen string `json:"sendWhen,omitempty"`
+}
+
+// Recipients are the members a subscription goes to, each as themselves:
+// those named, and every enabled member with one of the roles.
+type Recipients struct {
+	Users []string `json:"users,omitempty"` // user ids
+	Roles []string `json:"roles,omitempty"` // role identifiers, such as editorRole
+	Via   []Via    `json:"via"`
+}
+
+// Via is how a recipient is reached: by a kind that needs no channel of the
+// owner's (e-mail, through the service's relay), or through a channel of the
+// owner's, whose kind and credentials send to the recipient's own address.
+type Via struct {
+	Kind    string `json:"kind"`
+	Channel string `json:"channel,omitempty"` // channel id; "" for a kind alone
+}
+
+// Burst sends a subscription to the addresses a report's rows give: each
+// distinct address gets it restricted to the elements of By its rows have.
+type Burst struct {
+	Report  string `json:"report"`  // report URI
+	Address string `json:"address"` // URI of the label whose values are the addresses
+	By      string `json:"by"`      // attribute URI
+	Via     Via    `json:"via"`
 }
 
 // What a run whose reports have no rows does (SubscriptionDef.OnEmpty).

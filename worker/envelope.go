@@ -110,6 +110,15 @@ func seal(ctx context.Context, d store.Outgoing, atRest, delivery *secret.Box, f
 		env.Attachments = append(env.Attachments, envelopeAttachment{Name: a.Name, ContentType: a.ContentType,
 			ContentID: a.ContentID, Object: o})
 	}
+	if d.Payload.HTMLFile != "" {
+		// The HTML part many deliveries share (a slice's recipients'): put
+		// once, by its content, and fetched by each sender.
+		o, err := files.Put(ctx, d.Payload.HTMLFile)
+		if err != nil {
+			return nil, putError("the HTML part", err)
+		}
+		env.HTMLObject = &o
+	}
 	data, err := json.Marshal(env)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errUndeliverable, err)

@@ -42,6 +42,9 @@ type member struct {
 	Login  string   `json:"login"`
 	Status string   `json:"status"`
 	Roles  []string `json:"roles"`
+	// UserFilters are the identifiers of the member's user filters: their
+	// data permissions go with them.
+	UserFilters []string `json:"userFilters,omitempty"`
 }
 
 // archive is what an archive holds besides its data files.

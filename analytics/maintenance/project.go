@@ -92,7 +92,15 @@ func (s *Service) members(ctx context.Context, pid string) ([]member, error) {
 	}
 	out := make([]member, 0, len(list))
 	for _, m := range list {
-		out = append(out, member{Login: m.User.Login, Status: m.Status, Roles: m.Roles})
+		filters, err := s.st.UserFilters(ctx, pid, m.User.ID)
+		if err != nil {
+			return nil, err
+		}
+		mb := member{Login: m.User.Login, Status: m.Status, Roles: m.Roles}
+		for _, f := range filters {
+			mb.UserFilters = append(mb.UserFilters, f.Identifier)
+		}
+		out = append(out, mb)
 	}
 	return out, nil
 }
@@ -138,6 +146,10 @@ func (s *Service) importProject(ctx context.Context, c Caller, pid string, art s
 	}
 	sum := Summary{Msg: describe("Imported", a.Snapshot, len(a.Members), a.Manifest.Users)}
 	if a.Manifest.Users {
+		// The data permissions first: no member is added without the filters they had.
+		if err := s.importUserFilters(ctx, pid, a.Members); err != nil {
+			return Summary{}, err
+		}
 		skipped, err := s.importMembers(ctx, c, pid, a.Members)
 		if err != nil {
 			return Summary{}, err
@@ -147,6 +159,38 @@ func (s *Service) importProject(ctx context.Context, c Caller, pid string, art s
 		}
 	}
 	return sum, nil
+}
+
+// importUserFilters assigns the members of an export, who exist in the domain, the
+// user filters they had, by identifier among the imported objects.
+func (s *Service) importUserFilters(ctx context.Context, pid string, members []member) error {
+	for _, m := range members {
+		if len(m.UserFilters) == 0 {
+			continue
+		}
+		u, err := s.st.UserByLogin(ctx, m.Login)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		objs, err := s.st.ObjectsByIdentifiers(ctx, pid, m.UserFilters)
+		if err != nil {
+			return err
+		}
+		if len(objs) != len(m.UserFilters) {
+			return fmt.Errorf("%w: the user filters of %s are not all in it", errDamaged, m.Login)
+		}
+		ids := make([]int64, len(objs))
+		for i, o := range objs {
+			ids[i] = o.ID
+		}
+		if err := s.st.SetUserFilters(ctx, pid, u.ID, ids); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // importMembers adds the members of an export to the project with their roles and

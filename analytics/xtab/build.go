@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/heraldhq/herald/analytics"
 	"github.com/heraldhq/herald/analytics/grid"
@@ -12,10 +13,22 @@ import (
 	"github.com/heraldhq/herald/analytics/query"
 )
 
-// plan compiles a report definition and lays it out.
-func (e *Executor) plan(ctx context.Context, pid string, d definition) (*plan, error) {
+// plan compiles a report definition over a slice of the data and lays it out.
+func (e *Executor) plan(ctx context.Context, pid string, d definition, slice analytics.Slice) (*plan, error) {
 	content := d.content
 	var uris []string
+	conds := slice.Conditions()
+	sliced := make([]*maql.Filter, len(conds))
+	for i, c := range conds {
+		parsed, err := maql.ParseFilter(c)
+		if err != nil {
+			return nil, fmt.Errorf("data permission %q: %w", c, err)
+		}
+		sliced[i] = parsed
+		for _, r := range parsed.Refs() {
+			uris = append(uris, r.URI)
+		}
+	}
 	filters := make([]*maql.Filter, len(content.Filters))
 	for i, f := range content.Filters {
 		parsed, err := maql.ParseFilter(f.Expression)
@@ -44,7 +57,7 @@ func (e *Executor) plan(ctx context.Context, pid string, d definition) (*plan, e
 		return nil, err
 	}
 	req := &query.Request{Project: pid, Model: model, Objects: cat.objects, MaxSQL: e.cfg.MaxSQL}
-	p := &plan{Definition: d.uri, Filters: []string{}}
+	p := &plan{Definition: d.uri, Filters: []string{}, Slice: slice.Key()}
 	p.Rows = layout(req, cat, content.Grid.Rows, "grid.rows")
 	p.Columns = layout(req, cat, content.Grid.Columns, "grid.columns")
 	if len(content.Grid.Metrics) > 0 && metricLevel(p.Rows) < 0 && metricLevel(p.Columns) < 0 {
@@ -66,8 +79,21 @@ func (e *Executor) plan(ctx context.Context, pid string, d definition) (*plan, e
 		}
 		p.Filters = append(p.Filters, text)
 	}
+	own := len(req.Filters)
+	for i, f := range sliced {
+		req.Filters = append(req.Filters, query.Filter{Cond: f.Cond, Field: fmt.Sprintf("%s[%d]", slicedField, i)})
+	}
 	q, err := query.Compile(req)
 	var qe *query.Error
+	if errors.As(err, &qe) && len(sliced) > 0 {
+		// When the report compiles without the slice, the user's data permissions and
+		// the report do not meet: not the request's fault, and no data either way.
+		alone := *req
+		alone.Filters = req.Filters[:own]
+		if _, aerr := query.Compile(&alone); aerr == nil || strings.HasPrefix(qe.Field, slicedField) {
+			return nil, &analytics.InputError{Msg: "the data permissions of the user cannot be applied to this report: " + qe.Msg}
+		}
+	}
 	if errors.As(err, &qe) {
 		return nil, d.fail(qe.Field, qe.Msg)
 	}
@@ -86,6 +112,9 @@ func (e *Executor) plan(ctx context.Context, pid string, d definition) (*plan, e
 	p.View, p.Chart = view(d, p), chartType(content.Chart)
 	return p, nil
 }
+
+// slicedField names the conditions of the slice among the filters a query compiles.
+const slicedField = "dataPermissions"
 
 // layout turns grid items into header levels, adding their attributes to the request.
 func layout(req *query.Request, cat *catalog, items []analytics.GridItem, field string) []level {

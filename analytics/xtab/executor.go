@@ -132,8 +132,11 @@ func (r Result) URI() string { return "/svc/md/" + r.ProjectID + "/obj/" + r.ID 
 func (r Result) DataResultURI() string { return "/svc/md/" + r.ProjectID + "/dataResult/" + r.DataID }
 
 // Execute compiles what src names and starts computing it, or finds the result of an
-// equal execution at the project's current data version. Errors in the request are
-// *analytics.InputError (naming the field) and *analytics.NotFoundError.
+// equal execution at the project's current data version. The execution sees the slice
+// of the data its author's mandatory user filters leave (or src.Slice): every
+// metric of it meets all of them, and only an execution of the same slice shares its
+// result. Errors in the request are *analytics.InputError (naming the field) and
+// *analytics.NotFoundError.
 func (e *Executor) Execute(ctx context.Context, pid, author string, src Source) (Result, error) {
 	version, err := e.md.DataVersion(ctx, pid)
 	if err != nil {
@@ -143,7 +146,11 @@ func (e *Executor) Execute(ctx context.Context, pid, author string, src Source) 
 	if err != nil {
 		return Result{}, err
 	}
-	p, err := e.plan(ctx, pid, d)
+	slice, err := e.slice(ctx, pid, author, src)
+	if err != nil {
+		return Result{}, err
+	}
+	p, err := e.plan(ctx, pid, d, slice)
 	if err != nil {
 		return Result{}, err
 	}
@@ -160,6 +167,47 @@ func (e *Executor) Execute(ctx context.Context, pid, author string, src Source) 
 		return Result{}, err
 	}
 	return Result{ID: obj.ID, DataID: r.ID, ProjectID: pid, Author: author, Created: now, Definition: p.Definition, View: p.View}, nil
+}
+
+// slice is the part of the data an execution of src by author sees.
+func (e *Executor) slice(ctx context.Context, pid, author string, src Source) (analytics.Slice, error) {
+	if src.Slice != nil {
+		return *src.Slice, nil
+	}
+	return e.md.UserSlice(ctx, pid, author)
+}
+
+// Visible reports, with ErrNoResult, a result (an execution's object or the
+// result itself) that user may not read: one of another slice of the data
+// than the one user's mandatory user filters leave now. A result that does
+// not exist is ErrNoResult too.
+func (e *Executor) Visible(ctx context.Context, pid, user, id string) error {
+	did, err := e.dataID(ctx, pid, id)
+	if err != nil {
+		return err
+	}
+	if did == "" {
+		return ErrNoResult
+	}
+	r, err := e.st.ResultByID(ctx, did)
+	if errors.Is(err, store.ErrNotFound) {
+		return ErrNoResult
+	}
+	if err != nil {
+		return err
+	}
+	p, err := decodePlan(r.Plan)
+	if err != nil {
+		return err
+	}
+	sl, err := e.md.UserSlice(ctx, pid, user)
+	if err != nil {
+		return err
+	}
+	if sl.Key() != p.Slice {
+		return ErrNoResult
+	}
+	return nil
 }
 
 // findOrCreate returns the result of the project's data version with fresh's

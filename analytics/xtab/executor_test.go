@@ -42,7 +42,7 @@ func (e *env) plan(t *testing.T, report string) (p *plan, data []byte, digest st
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p, err = e.ex.plan(ctx, e.pid, d); err != nil {
+	if p, err = e.ex.plan(ctx, e.pid, d, analytics.Slice{}); err != nil {
 		t.Fatal(err)
 	}
 	if data, digest, err = p.encode(); err != nil {

@@ -25,6 +25,10 @@ type plan struct {
 	Chart   string   `json:"chart,omitempty"`
 	// Definition is the URI of the report definition executed; empty for an inline one.
 	Definition string `json:"definition,omitempty"`
+	// Slice is the key of the slice of the data the result holds (the
+	// author's mandatory user filters): results of different slices never
+	// share a digest, and only a user who sees that slice reads the result.
+	Slice string `json:"slice,omitempty"`
 }
 
 // level is a header level: the metrics (Metric set), or an attribute of the query.

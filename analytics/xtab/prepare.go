@@ -22,6 +22,13 @@ type Source struct {
 	Content    *analytics.ReportDefinitionContent
 	// ContentField is where Content sits in the request, for errors. Default FieldContent.
 	ContentField string
+	// Slice, when not nil, is the part of the data the execution sees, in
+	// place of its author's mandatory user filters, which Execute reads
+	// otherwise: the engine reads a principal's slice once per fire (and
+	// narrows it for a burst's row), and runs every execution of that slice
+	// on the same one. Only callers that read the author's filters
+	// themselves set it.
+	Slice *analytics.Slice
 	// Title names the result of Content, as a stored definition's title does; "" gives the
 	// name an inline definition gets.
 	Title string

@@ -104,6 +104,12 @@ var Descriptor = channels.Descriptor{
 		return a.To
 	},
 	Login: func(login string) json.RawMessage { return channels.Encode(Address{To: login}) },
+	Readdress: func(_ channels.Settings, _ json.RawMessage, address string) (json.RawMessage, error) {
+		if err := CheckAddress(address); err != nil {
+			return nil, channels.Invalid("to", "%s", err)
+		}
+		return channels.Encode(Address{To: address}), nil
+	},
 	Mailbox: func(config json.RawMessage) (string, string) {
 		var a Address
 		_ = json.Unmarshal(config, &a)

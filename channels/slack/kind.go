@@ -92,6 +92,15 @@ var Descriptor = channels.Descriptor{
 		}
 		return channels.Encode(t), nil
 	},
+	Readdress: func(_ channels.Settings, config json.RawMessage, address string) (json.RawMessage, error) {
+		if config == nil {
+			return nil, channels.Invalid("", "a Slack message goes through a Slack channel's bot token")
+		}
+		if !conversationID.MatchString(address) {
+			return nil, channels.Invalid("channel", "must be a Slack conversation id such as C0123ABCD (a channel's name will not do)")
+		}
+		return channels.Encode(Target{Channel: address}), nil
+	},
 	Recipient: func(config json.RawMessage) string {
 		var t Target
 		_ = json.Unmarshal(config, &t)

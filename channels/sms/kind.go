@@ -90,6 +90,17 @@ var Descriptor = channels.Descriptor{
 		_ = json.Unmarshal(config, &n)
 		return n.To
 	},
+	Readdress: func(_ channels.Settings, config json.RawMessage, address string) (json.RawMessage, error) {
+		var n Numbers
+		if err := json.Unmarshal(config, &n); err != nil || n.Username == "" {
+			return nil, channels.Invalid("", "an SMS goes through an SMS channel's account")
+		}
+		if !e164.MatchString(address) {
+			return nil, channels.Invalid("to", "must be a phone number in E.164 form, such as +420601234567")
+		}
+		n.To = address
+		return channels.Encode(n), nil
+	},
 	Mailbox: func(config json.RawMessage) (string, string) {
 		var n Numbers
 		_ = json.Unmarshal(config, &n)

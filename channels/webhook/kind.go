@@ -146,6 +146,17 @@ var Descriptor = channels.Descriptor{
 		}
 		return channels.Encode(e), nil
 	},
+	Readdress: func(set channels.Settings, config json.RawMessage, address string) (json.RawMessage, error) {
+		var e Endpoint
+		if err := json.Unmarshal(config, &e); err != nil {
+			return nil, channels.Invalid("", "a webhook goes through a webhook channel's secret")
+		}
+		e.URL = strings.TrimSpace(address)
+		if _, err := egress.New(settingsOf(set).Egress()).CheckURL(e.URL); err != nil {
+			return nil, err
+		}
+		return channels.Encode(e), nil
+	},
 	Recipient: func(config json.RawMessage) string {
 		var e Endpoint
 		_ = json.Unmarshal(config, &e)
