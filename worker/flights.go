@@ -21,18 +21,32 @@ const maxOwnersPerPass = 1024
 // the stream ahead of everyone else's deliveries: another owner's delivery is
 // behind at most that many of each busy owner, which a sender holds at once
 // and takes round-robin by owner.
+//
+// Settled deliveries wake the relay only for an owner whose rows its room
+// held back at the relay's last pass, and only once that room is a quarter of
+// the most it may have in flight (at least one): a pass costs a few queries
+// however few rows it publishes, and in a burst the sends settle a few at a
+// time, so that waking it at each settle spent more on the passes than on
+// the rows. The three quarters still in flight keep the senders busy
+// meanwhile. New rows come with a Notify of their own, or the sweep.
 type flights struct {
+	max     int // Config.MaxInFlightPerOwner
 	mu      sync.Mutex
 	owners  map[string]map[string]struct{} // owner → delivery ids
 	ownerOf map[string]string              // delivery id → owner
+	held    map[string]bool                // owners whose rows wait, as the last pass saw
 	next    string                         // the owner served first by the next pass
 }
 
-func newFlights() *flights {
-	return &flights{owners: map[string]map[string]struct{}{}, ownerOf: map[string]string{}}
+func newFlights(max int) *flights {
+	return &flights{max: max, owners: map[string]map[string]struct{}{}, ownerOf: map[string]string{}, held: map[string]bool{}}
 }
 
-// add records published deliveries.
+// wakeRoom is the room in flight at which settled deliveries of an owner
+// whose rows wait wake the relay.
+func (f *flights) wakeRoom() int { return max(1, f.max/4) }
+
+// add records deliveries about to be published.
 func (f *flights) add(items []store.OutboxItem) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -47,31 +61,71 @@ func (f *flights) add(items []store.OutboxItem) {
 	}
 }
 
-// settled forgets deliveries that became final, and reports whether one of
-// them was in flight.
+// forget forgets deliveries the relay did not publish after all.
+func (f *flights) forget(ids []string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.remove(ids)
+}
+
+// settled forgets deliveries that became final, and reports whether the
+// relay should be woken: an owner whose rows wait has room enough now.
 func (f *flights) settled(ids []string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	any := false
+	return f.remove(ids)
+}
+
+// remove forgets deliveries and reports whether an owner whose rows wait has
+// wakeRoom now; f.mu is held.
+func (f *flights) remove(ids []string) bool {
+	wake, limit := false, f.max-f.wakeRoom() // in flight at or below limit: room enough
 	for _, id := range ids {
 		owner, ok := f.ownerOf[id]
 		if !ok {
 			continue
 		}
-		any = true
 		delete(f.ownerOf, id)
-		if delete(f.owners[owner], id); len(f.owners[owner]) == 0 {
+		delete(f.owners[owner], id)
+		n := len(f.owners[owner])
+		if n == 0 {
 			delete(f.owners, owner)
 		}
+		if f.held[owner] && n <= limit {
+			wake = true
+		}
 	}
-	return any
+	return wake
 }
 
-// room is how many more deliveries of owner may be in flight.
-func (f *flights) room(owner string, max int) int {
+// room is how many more deliveries of owner, which has rows waiting, may be
+// in flight. Until drained says otherwise, the owner's settles wake the
+// relay: marked with the same lock as the room is read, so that no settle
+// after the read goes unheard.
+func (f *flights) room(owner string) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return max - len(f.owners[owner])
+	f.held[owner] = true
+	return f.max - len(f.owners[owner])
+}
+
+// drained records that the owner has no rows left waiting.
+func (f *flights) drained(owner string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.held, owner)
+}
+
+// listed forgets that the room held back the rows of the owners a pass found
+// none of: those not among owners, the list of every owner with rows.
+func (f *flights) listed(owners []string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for o := range f.held {
+		if !slices.Contains(owners, o) {
+			delete(f.held, o)
+		}
+	}
 }
 
 // ids returns every delivery in flight.
@@ -83,20 +137,23 @@ func (f *flights) ids() []string {
 
 // nextItems returns the outbox rows to publish next: owner by owner in turn,
 // from the one after the owner served last, each owner's oldest first and no
-// more than its room, up to Config.RelayBatch in all.
-func (r *Relay) nextItems(ctx context.Context) ([]store.OutboxItem, error) {
+// more than its room, up to Config.RelayBatch in all. more reports whether an
+// owner may have rows left that its room would let go: its share of the batch
+// stopped it, not its room or its rows. It notes the owners whose rows wait,
+// whose settles wake the relay (see flights).
+func (r *Relay) nextItems(ctx context.Context) (items []store.OutboxItem, more bool, err error) {
 	f := r.flights
 	f.mu.Lock()
 	start := f.next
 	f.mu.Unlock()
 	owners, err := r.st.OutboxOwners(ctx, start, maxOwnersPerPass)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if len(owners) < maxOwnersPerPass && start != "" { // wrap around
 		more, err := r.st.OutboxOwners(ctx, "", maxOwnersPerPass-len(owners))
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		for _, o := range more {
 			if o > start || slices.Contains(owners, o) {
@@ -105,26 +162,36 @@ func (r *Relay) nextItems(ctx context.Context) ([]store.OutboxItem, error) {
 			owners = append(owners, o)
 		}
 	}
-	var items []store.OutboxItem
+	if len(owners) < maxOwnersPerPass {
+		f.listed(owners)
+	}
+	more = len(owners) == maxOwnersPerPass
 	for _, owner := range owners {
 		left := r.cfg.RelayBatch - len(items)
 		if left <= 0 {
-			break
+			return items, true, nil
 		}
-		room := f.room(owner, r.cfg.MaxInFlightPerOwner)
+		room := f.room(owner)
 		if room <= 0 {
 			continue
 		}
-		got, err := r.st.OutboxOf(ctx, owner, min(room, max(left/len(owners), 1), left))
+		limit := min(room, max(left/len(owners), 1), left)
+		got, err := r.st.OutboxOf(ctx, owner, limit)
 		if err != nil {
-			return nil, err
+			return nil, false, err
+		}
+		switch {
+		case len(got) < limit:
+			f.drained(owner)
+		case limit < room:
+			more = true // its share of the batch stopped it
 		}
 		items = append(items, got...)
 		f.mu.Lock()
 		f.next = owner
 		f.mu.Unlock()
 	}
-	return items, nil
+	return items, more, nil
 }
 
 // Settled tells the relay that deliveries became final, so that their owners

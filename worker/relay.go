@@ -64,7 +64,7 @@ func NewRelay(st *store.Store, js jetstream.JetStream, files *Files, atRest, del
 		return nil, err
 	}
 	r := &Relay{st: st, atRest: atRest, delivery: delivery, files: files, js: js, cfg: cfg, log: opt.logger(),
-		now: opt.now(), sweep: opt.Sweep, wake: make(chan struct{}, 1), recorded: opt.recorded(), flights: newFlights()}
+		now: opt.now(), sweep: opt.Sweep, wake: make(chan struct{}, 1), recorded: opt.recorded(), flights: newFlights(cfg.MaxInFlightPerOwner)}
 	if opt.Registerer != nil {
 		if err := opt.Registerer.Register(&outboxCollector{r: r, depth: prometheus.NewDesc("herald_worker_outbox_depth",
 			"Deliveries written by runs and not yet published to JetStream.", nil, nil)}); err != nil {
@@ -199,16 +199,24 @@ func (r *Relay) relay(ctx context.Context) {
 // acknowledged. The delivery id is the message id, so a row published twice
 // (the delete lost to a crash) is stored once.
 func (r *Relay) publishOutbox(ctx context.Context) error {
-	for ctx.Err() == nil {
-		items, err := r.nextItems(ctx)
+	for more := true; more && ctx.Err() == nil; {
+		var items []store.OutboxItem
+		var err error
+		items, more, err = r.nextItems(ctx)
 		if err != nil {
 			return err
 		}
 		if len(items) == 0 {
 			return nil
 		}
+		// In flight before they are published: a send may settle before
+		// JetStream's acknowledgement of the publish comes back here.
+		r.flights.add(items)
 		done, published, perr := r.publishBatch(ctx, items)
-		r.flights.add(published)
+		if gone := unpublished(items, published); len(gone) > 0 {
+			r.flights.forget(gone)
+			more = true // their room is free again
+		}
 		if len(done) > 0 {
 			if err := r.st.DeleteOutbox(context.WithoutCancel(ctx), done...); err != nil {
 				return err
@@ -219,6 +227,20 @@ func (r *Relay) publishOutbox(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// unpublished is the items not among published, which is a subsequence of items.
+func unpublished(items, published []store.OutboxItem) []string {
+	var out []string
+	j := 0
+	for _, it := range items {
+		if j < len(published) && published[j].DeliveryID == it.DeliveryID {
+			j++
+			continue
+		}
+		out = append(out, it.DeliveryID)
+	}
+	return out
 }
 
 // publishBatch seals the rows' envelopes and publishes them asynchronously,
