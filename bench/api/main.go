@@ -109,6 +109,7 @@ func run(ctx context.Context, cfg config) error {
 	}
 	defer stop()
 
+	benchapp.Header(os.Stdout, "api")
 	fmt.Printf("GET %s (%d bytes), %d connections, %s each after %s warm-up, %d rounds\n",
 		s.path, s.size, cfg.conns, cfg.dur, cfg.warmup, cfg.rounds)
 	fmt.Println(cfg.split)
