@@ -2,8 +2,11 @@ package api
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
+	"strings"
 
+	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -53,8 +56,9 @@ var policy = map[permission][numKinds]bool{
 // caller is the authenticated principal of a request and what guard resolved.
 type caller struct {
 	store.Principal
-	kind    callerKind
-	project store.Project // set on project routes
+	kind     callerKind
+	project  store.Project   // set on project routes
+	standing notify.Standing // in project, set on project routes
 }
 
 // guard authenticates the request by its temporary token, resolves the
@@ -135,7 +139,7 @@ func (s *Server) resolve(r *http.Request, perm permission, c *caller) error {
 		admin = c.IsDomainAdmin && c.Domain == r.PathValue("domain")
 	default:
 		var err error
-		if c.project, c.kind, err = s.projectCaller(r, c, r.PathValue("pid"), perm); err != nil {
+		if c.project, c.standing, c.kind, err = s.projectCaller(r, c, r.PathValue("pid"), perm); err != nil {
 			return err
 		}
 		if (perm == permSubscriber || perm == permSubscriptionWrite) && c.kind != kindOther && r.PathValue("uid") == c.UserID {
@@ -149,27 +153,36 @@ func (s *Server) resolve(r *http.Request, perm permission, c *caller) error {
 }
 
 // projectCaller loads project pid for a route that needs perm (404 when it
-// does not exist, or is deleted and perm is not permProjectRecord) and the
-// caller's kind in it.
-func (s *Server) projectCaller(r *http.Request, c *caller, pid string, perm permission) (store.Project, callerKind, error) {
+// does not exist, or is deleted and perm is not permProjectRecord), the
+// caller's standing in it, the decision the engine takes for a
+// subscription's owner too, and the kind of caller that standing makes.
+func (s *Server) projectCaller(r *http.Request, c *caller, pid string, perm permission) (store.Project, notify.Standing, callerKind, error) {
 	p, err := s.store.ProjectByID(r.Context(), pid)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && p.State == store.ProjectDeleted && perm != permProjectRecord) {
-		return p, kindOther, notFound("projects", "Project %s not found", pid)
+		return p, notify.Standing{}, kindOther, notFound("projects", "Project %s not found", pid)
 	}
 	if err != nil {
-		return p, kindOther, err
+		return p, notify.Standing{}, kindOther, err
 	}
-	if c.IsDomainAdmin && c.Domain == s.domain {
-		return p, kindDomainAdmin, nil
+	admin := c.IsDomainAdmin && c.Domain == s.domain
+	st, err := s.notify.Access().Standing(r.Context(), pid, c.UserID, admin)
+	if err != nil {
+		return p, st, kindOther, err
 	}
-	kind, err := s.projectKind(r, pid, c.UserID)
-	return p, kind, err
+	if admin {
+		return p, st, kindDomainAdmin, nil
+	}
+	return p, st, roleKind(st.Level), nil
 }
 
 // authorizeProject applies the policy for a project that the request's body
-// names rather than its path (executions, exports).
-func (s *Server) authorizeProject(r *http.Request, c *caller, pid string, perm permission) error {
-	_, kind, err := s.projectCaller(r, c, pid, perm)
+// names rather than its path (executions, exports), and then the decision
+// for an execution that needs what needs asks. A refusal of an object in
+// needs is 400 naming its field when it is of another category; one the
+// project does not have is left to the execution, which answers 404 or 400
+// as the URI deserves.
+func (s *Server) authorizeProject(r *http.Request, c *caller, pid string, perm permission, needs notify.Needs) error {
+	_, st, kind, err := s.projectCaller(r, c, pid, perm)
 	switch {
 	case err != nil:
 		return err
@@ -178,25 +191,25 @@ func (s *Server) authorizeProject(r *http.Request, c *caller, pid string, perm p
 	case !policy[perm][kind]:
 		return forbidden("api", "You are not allowed to do this: it needs %s", permName(perm))
 	}
-	return nil
-}
-
-func (s *Server) projectKind(r *http.Request, pid, uid string) (callerKind, error) {
-	m, err := s.store.Membership(r.Context(), pid, uid)
-	if errors.Is(err, store.ErrNotFound) {
-		return kindOther, nil
-	}
+	objects, err := s.notify.Access().Objects(r.Context(), pid, needs)
 	if err != nil {
-		return kindOther, err
+		return err
 	}
-	if m.Status != store.MemberEnabled {
-		return kindOther, nil
+	refusal := notify.Decide(st, needs, objects)
+	if refusal == nil {
+		return nil
 	}
-	kind := kindOther
-	for _, role := range m.Roles {
-		if k := roleKind(role); k < kind {
-			kind = k
+	switch refusal.Code {
+	case notify.MayNotExecute:
+		return forbidden("api", "You are not allowed to do this: it needs %s", notify.PermExecute)
+	case notify.MayNotExport:
+		return forbidden("api", "You are not allowed to do this: it needs %s", notify.PermExportReport)
+	case notify.Unreadable:
+		o := refusal.Object
+		if !o.Found {
+			return nil
 		}
+		return badField(refusal.Named.Field, fmt.Sprintf("%s is a %s, not a %s", o.URI, o.Category, strings.Join(refusal.Named.Categories, " or ")))
 	}
-	return kind, nil
+	return notFound("projects", "Project %s not found", pid)
 }

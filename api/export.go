@@ -11,6 +11,7 @@ import (
 
 	"github.com/heraldhq/herald/analytics/export"
 	"github.com/heraldhq/herald/analytics/render"
+	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -79,7 +80,7 @@ func (s *Server) startExport(w http.ResponseWriter, r *http.Request, c *caller) 
 	if _, ok := export.Formats[strings.ToUpper(in.Format)]; !ok {
 		return badField("result_req.format", "must be one of PDF, CSV, PNG, XLS, HTML")
 	}
-	if err := s.authorizeProject(r, c, m[1], permProjectView); err != nil {
+	if err := s.authorizeProject(r, c, m[1], permProjectView, notify.Needs{Export: true}); err != nil {
 		return err
 	}
 	return s.startExportOf(w, r, m[1], m[2], in.Format, report)

@@ -7,54 +7,19 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/store"
 )
 
-// role is one of the project roles every project has. Role ids are the same
-// in every project; clients look roles up by identifier.
-type role struct {
-	id, identifier, title, summary string
-	kind                           callerKind
-	permissions                    []string
-}
-
-var (
-	roleAdmin = role{"2", store.RoleAdmin, "Admin", "Manages the project, its members and its data", kindProjectAdmin,
-		[]string{"canManageProject", "canInviteUserToProject", "canManageMetric", "canManageReport", "canManageReportDefinition",
-			"canManageLDM", "canExecute", "canExportReport", "canSeeOtherUserDetails", "canCreateSubscription"}}
-	roleEditor = role{"5", "editorRole", "Editor", "Changes the data model, metrics and reports", kindEditor,
-		[]string{"canManageMetric", "canManageReport", "canManageReportDefinition", "canManageLDM", "canExecute",
-			"canExportReport", "canSeeOtherUserDetails", "canCreateSubscription"}}
-	roleViewer = role{"3", "readOnlyUserRole", "Viewer", "Reads and executes reports", kindViewer,
-		[]string{"canExecute", "canExportReport", "canSeeOtherUserDetails", "canCreateSubscription"}}
-	roleDashboard = role{"4", "dashboardOnlyRole", "Embedded Dashboard Only", "Sees dashboards", kindViewer,
-		[]string{"canExecute"}}
-	roleExplorer = role{"6", "explorerRole", "Explorer", "Explores data without changing it", kindViewer,
-		[]string{"canExecute", "canExportReport", "canSeeOtherUserDetails", "canCreateSubscription"}}
-	roles = []role{roleAdmin, roleEditor, roleViewer, roleDashboard, roleExplorer}
-)
-
-func roleByID(id string) (role, bool) {
-	for _, r := range roles {
-		if r.id == id {
-			return r, true
-		}
-	}
-	return role{}, false
-}
-
-func roleByIdentifier(identifier string) (role, bool) {
-	for _, r := range roles {
-		if r.identifier == identifier {
-			return r, true
-		}
-	}
-	return role{}, false
-}
-
-func roleKind(identifier string) callerKind {
-	if r, ok := roleByIdentifier(identifier); ok {
-		return r.kind
+// roleKind is the kind of caller a level of roles makes.
+func roleKind(l notify.Level) callerKind {
+	switch l {
+	case notify.LevelManage:
+		return kindProjectAdmin
+	case notify.LevelEdit:
+		return kindEditor
+	case notify.LevelView:
+		return kindViewer
 	}
 	return kindOther
 }
@@ -64,24 +29,25 @@ func roleURI(pid, rid string) string { return projectURI(pid) + "/roles/" + rid 
 func roleURIs(pid string, identifiers []string) []string {
 	uris := make([]string, 0, len(identifiers))
 	for _, id := range identifiers {
-		if r, ok := roleByIdentifier(id); ok {
-			uris = append(uris, roleURI(pid, r.id))
+		if r, ok := notify.RoleByIdentifier(id); ok {
+			uris = append(uris, roleURI(pid, r.ID))
 		}
 	}
 	return uris
 }
 
 func (s *Server) listRoles(w http.ResponseWriter, r *http.Request, c *caller) error {
+	roles := notify.Roles()
 	uris := make([]string, 0, len(roles))
 	for _, ro := range roles {
-		uris = append(uris, roleURI(c.project.ID, ro.id))
+		uris = append(uris, roleURI(c.project.ID, ro.ID))
 	}
 	respond(w, r, http.StatusOK, map[string]any{"projectRoles": map[string]any{"roles": uris}})
 	return nil
 }
 
 func (s *Server) getRole(w http.ResponseWriter, r *http.Request, c *caller) error {
-	ro, ok := roleByID(r.PathValue("rid"))
+	ro, ok := notify.RoleByID(r.PathValue("rid"))
 	if !ok {
 		return notFound("projects", "Role %s not found", r.PathValue("rid"))
 	}
@@ -91,16 +57,16 @@ func (s *Server) getRole(w http.ResponseWriter, r *http.Request, c *caller) erro
 
 // roleJSON is a role as the platform showed it: its permissions, its meta and the links
 // to itself and to its members (the platform's Ruby SDK of 0.6 reads its URI from them).
-func roleJSON(p store.Project, ro role) map[string]any {
-	perms := make(map[string]string, len(ro.permissions))
-	for _, perm := range ro.permissions {
+func roleJSON(p store.Project, ro notify.Role) map[string]any {
+	perms := make(map[string]string, len(ro.Permissions))
+	for _, perm := range ro.Permissions {
 		perms[perm] = "1"
 	}
-	created, uri := timestamp(p.Created), roleURI(p.ID, ro.id)
+	created, uri := timestamp(p.Created), roleURI(p.ID, ro.ID)
 	return map[string]any{"projectRole": map[string]any{
 		"permissions": perms,
 		"links":       map[string]string{"self": uri, "roleUsers": uri + "/users"},
-		"meta": map[string]string{"identifier": ro.identifier, "title": ro.title, "summary": ro.summary,
+		"meta": map[string]string{"identifier": ro.Identifier, "title": ro.Title, "summary": ro.Summary,
 			"created": created, "updated": created, "uri": uri},
 	}}
 }
@@ -108,8 +74,8 @@ func roleJSON(p store.Project, ro role) map[string]any {
 // internalRoles answers the platform's other listing of roles, which holds the roles
 // themselves rather than their URIs (the Ruby SDK reads roles from it).
 func (s *Server) internalRoles(w http.ResponseWriter, r *http.Request, c *caller) error {
-	list := make([]map[string]any, 0, len(roles))
-	for _, ro := range roles {
+	list := make([]map[string]any, 0, len(notify.Roles()))
+	for _, ro := range notify.Roles() {
 		list = append(list, roleJSON(c.project, ro))
 	}
 	respond(w, r, http.StatusOK, map[string]any{"internalProjectRoles": map[string]any{"roles": list}})
@@ -118,7 +84,7 @@ func (s *Server) internalRoles(w http.ResponseWriter, r *http.Request, c *caller
 
 // roleUsers answers the profile URIs of the members who have a role.
 func (s *Server) roleUsers(w http.ResponseWriter, r *http.Request, c *caller) error {
-	ro, ok := roleByID(r.PathValue("rid"))
+	ro, ok := notify.RoleByID(r.PathValue("rid"))
 	if !ok {
 		return notFound("projects", "Role %s not found", r.PathValue("rid"))
 	}
@@ -128,11 +94,11 @@ func (s *Server) roleUsers(w http.ResponseWriter, r *http.Request, c *caller) er
 	}
 	users := []string{}
 	for _, m := range members {
-		if slices.Contains(m.Roles, ro.identifier) {
+		if slices.Contains(m.Roles, ro.Identifier) {
 			users = append(users, profileURI(m.UserID))
 		}
 	}
-	respond(w, r, http.StatusOK, map[string]any{"associatedUsers": map[string]any{"role": roleURI(c.project.ID, ro.id), "users": users}})
+	respond(w, r, http.StatusOK, map[string]any{"associatedUsers": map[string]any{"role": roleURI(c.project.ID, ro.ID), "users": users}})
 	return nil
 }
 
@@ -220,12 +186,8 @@ func (s *Server) listUserPermissions(w http.ResponseWriter, r *http.Request, c *
 		return err
 	}
 	perms := map[string]string{}
-	for _, id := range m.Roles {
-		if ro, ok := roleByIdentifier(id); ok {
-			for _, p := range ro.permissions {
-				perms[p] = "1"
-			}
-		}
+	for _, p := range notify.Permissions(m.Roles) {
+		perms[p] = "1"
 	}
 	respond(w, r, http.StatusOK, map[string]any{"associatedPermissions": map[string]any{"permissions": perms}})
 	return nil
@@ -290,7 +252,7 @@ func (s *Server) updateProjectUsers(w http.ResponseWriter, r *http.Request, c *c
 		}
 		changes[i] = ch
 	}
-	results, err := s.store.ApplyMemberChanges(r.Context(), c.project.ID, roleAdmin.identifier, changes, s.now())
+	results, err := s.store.ApplyMemberChanges(r.Context(), c.project.ID, notify.RoleAdmin, changes, s.now())
 	if err != nil {
 		return err
 	}
@@ -358,11 +320,12 @@ func parseUserChange(pid, path string, it *userChange, add bool) (store.MemberCh
 		ch.Roles = []string{}
 		for j, uri := range *it.Content.UserRoles {
 			rid, ok := strings.CutPrefix(uri, roleURI(pid, ""))
-			ro, found := roleByID(rid)
+			ro, found := notify.RoleByID(rid)
 			if !ok || !found {
-				return ch, badField(fmt.Sprintf("%s.content.userRoles[%d]", path, j), "must be a role URI of this project, e.g. "+roleURI(pid, roleViewer.id))
+				viewer, _ := notify.RoleByIdentifier(notify.RoleViewer)
+				return ch, badField(fmt.Sprintf("%s.content.userRoles[%d]", path, j), "must be a role URI of this project, e.g. "+roleURI(pid, viewer.ID))
 			}
-			ch.Roles = append(ch.Roles, ro.identifier)
+			ch.Roles = append(ch.Roles, ro.Identifier)
 		}
 	}
 	if add && len(ch.Roles) == 0 {

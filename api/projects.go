@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -131,7 +132,7 @@ func (s *Server) createProject(w http.ResponseWriter, r *http.Request, c *caller
 		GuidedNavigation: guided, State: store.ProjectEnabled, Author: c.UserID, Contributor: c.UserID,
 		Created: now, Updated: now,
 	}
-	if err := s.store.CreateProject(r.Context(), p, roleAdmin.identifier); err != nil {
+	if err := s.store.CreateProject(r.Context(), p, notify.RoleAdmin); err != nil {
 		return err
 	}
 	w.Header().Set("Location", projectURI(p.ID))

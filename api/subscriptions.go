@@ -1,7 +1,9 @@
 package api
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"net/http"
 
 	"github.com/heraldhq/herald/engine"
@@ -67,6 +69,9 @@ func subscriptionJSON(sub store.Subscription) map[string]any {
 	attachments := make([]map[string]any, len(sub.Def.Attachments))
 	for i, a := range sub.Def.Attachments {
 		attachments[i] = map[string]any{"report": a.Report, "formats": a.Formats}
+		if a.NewRowsBy != "" {
+			attachments[i]["newRowsBy"] = a.NewRowsBy
+		}
 	}
 	body := map[string]any{
 		"triggers":    triggers,
@@ -76,6 +81,8 @@ func subscriptionJSON(sub store.Subscription) map[string]any {
 		"attachments": attachments,
 		"enabled":     sub.Enabled,
 		"fireMode":    sub.Def.FireMode,
+		"onEmpty":     cmp.Or(sub.Def.OnEmpty, store.OnEmptySend),
+		"sendWhen":    cmp.Or(sub.Def.SendWhen, store.SendAlways),
 		"meta": map[string]string{
 			"title": sub.Title, "author": profileURI(sub.Owner), "category": "subscription",
 			"created": timestamp(sub.Created), "updated": timestamp(sub.Updated),
@@ -194,6 +201,10 @@ func (s *Server) previewSubscription(w http.ResponseWriter, r *http.Request, c *
 		return newError(http.StatusServiceUnavailable, classUnavailable, "subscriptions", "Preview is not available: the engine is not running")
 	}
 	p, err := s.previewer.Preview(r.Context(), sub)
+	var refusal *notify.Refusal
+	if errors.As(err, &refusal) {
+		return forbidden("subscriptions", "The subscription cannot be evaluated: %s", refusal.Reason("its owner"))
+	}
 	if err != nil {
 		return newError(http.StatusBadGateway, classUnavailable, "subscriptions", "The subscription could not be evaluated: %s", err.Error())
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/heraldhq/herald/analytics"
 	"github.com/heraldhq/herald/analytics/xtab"
+	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -148,7 +149,7 @@ func (s *Server) executeReport(w http.ResponseWriter, r *http.Request, c *caller
 	if err != nil {
 		return err
 	}
-	if err := s.authorizeProject(r, c, pid, permProjectView); err != nil {
+	if err := s.authorizeProject(r, c, pid, permProjectView, executeNeeds(src)); err != nil {
 		return err
 	}
 	return s.execute(w, r, c, pid, src)
@@ -189,6 +190,21 @@ func (s *Server) execute(w http.ResponseWriter, r *http.Request, c *caller, pid 
 	}
 	respond(w, r, http.StatusCreated, resultJSON(res))
 	return nil
+}
+
+// executeNeeds is what executing src asks of the caller: canExecute, and
+// reading the report or report definition it names.
+func executeNeeds(src xtab.Source) notify.Needs {
+	n := notify.Needs{Execute: true}
+	switch {
+	case src.Report != "":
+		n.Objects = []notify.Named{{URI: src.Report, Categories: []string{analytics.CategoryReport}, Noun: "report",
+			Field: xtab.FieldReport}}
+	case src.Definition != "":
+		n.Objects = []notify.Named{{URI: src.Definition, Categories: []string{analytics.CategoryReportDefinition},
+			Noun: "report definition", Field: xtab.FieldDefinition}}
+	}
+	return n
 }
 
 // getResultObject serves GET on an execution's reportResult2 URI: the same object

@@ -73,7 +73,6 @@ type App struct {
 	nats   *worker.NATS
 	relay  *worker.Relay  // nil in a worker-only process
 	worker *worker.Worker // nil without the worker role
-	cred   credentials
 	ln     net.Listener
 	opsLn  net.Listener         // nil when metrics.listen is empty
 	reg    *prometheus.Registry // every part's metrics
@@ -138,6 +137,7 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 		}
 		a.store = st
 		a.closers = append(a.closers, st.Close)
+		a.removeEngineCredentials()
 	}
 	if err := a.open(ctx); err != nil {
 		return nil, errors.Join(err, a.close())
@@ -173,18 +173,15 @@ func (a *App) open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if a.cred, err = a.serviceAccount(ctx); err != nil {
-		return err
-	}
 	st := a.store
 	settings := make(map[channels.Kind]channels.Settings, len(Kinds.All()))
 	for _, d := range Kinds.All() {
 		settings[d.Kind] = cfg.Section(d)
 	}
-	a.notify = notify.New(st, cfg.Subs, notify.Options{Kinds: Kinds, Settings: settings, Box: box, Now: opt.Clock.Now,
+	a.notify = notify.New(st, cfg.Subs, notify.Options{Domain: cfg.Domain, Kinds: Kinds, Settings: settings, Box: box, Now: opt.Clock.Now,
 		PublicURL: cfg.PublicURL, LinkKey: secret.Derive(key, "links"), Logger: a.log.With("component", "notify"),
 		Tester: newTester(d.senders, cfg.Delivery.SendTimeout), VerifyRecipients: cfg.Delivery.VerifyRecipients,
-		TrustedDomains: cfg.Delivery.TrustedDomains})
+		TrustedDomains: cfg.Delivery.TrustedDomains, Dates: dateAttributes{a}})
 	if n, err := a.notify.RecheckRecipients(ctx); err != nil {
 		return fmt.Errorf("recipients: %w", err)
 	} else if n > 0 {
@@ -209,11 +206,18 @@ func (a *App) open(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := a.openAnalytics(ctx); err != nil {
+		return err
+	}
 	ecfg := cfg.Engine
-	ecfg.Domain, ecfg.FilesDir, ecfg.Clock, ecfg.Registerer, ecfg.Exclusive = a.notify, filepath.Join(cfg.Data, "runs"), opt.Clock, a.reg, true
-	a.engine = engine.New(st, nil, ecfg, a.log.With("component", "engine"), a.relay.Notify)
+	ecfg.Domain, ecfg.FilesDir, ecfg.Clock, ecfg.Registerer, ecfg.Exclusive = a.notify, runFiles(cfg), opt.Clock, a.reg, true
+	a.engine, err = engine.New(st, analyticsPort{md: a.md, exec: a.exec, export: a.export}, ecfg,
+		a.log.With("component", "engine"), a.relay.Notify)
+	if err != nil {
+		return err
+	}
 	a.notify.Connect(a.engine, a.relay.Notify, relayCallOff{a.relay})
-	if err := a.openAPI(ctx, key); err != nil {
+	if err := a.openAPI(key); err != nil {
 		return err
 	}
 	if opt.Demo && a.fresh {
@@ -260,10 +264,10 @@ func (a *App) listen() (net.Listener, error) {
 	return httpguard.Framing(ln), nil
 }
 
-// openAPI opens the analytics warehouse, the report executor and exporter
-// and the maintenance tasks over the store, and the API and console that
-// serve them; key is the secret the console's and other keys derive from.
-func (a *App) openAPI(ctx context.Context, key []byte) error {
+// openAnalytics opens the analytics warehouse, the report executor and
+// exporter and the maintenance tasks over the store: what the API serves and
+// the engine evaluates through.
+func (a *App) openAnalytics(ctx context.Context) error {
 	cfg, opt, st := a.cfg, a.opt, a.store
 	var err error
 	a.md, err = analytics.New(ctx, analytics.Options{Store: st, Dir: filepath.Join(cfg.Data, "warehouse"), Now: opt.Clock.Now,
@@ -277,9 +281,13 @@ func (a *App) openAPI(ctx context.Context, key []byte) error {
 	a.exec = xtab.New(st, a.md, xcfg, a.log.With("component", "xtab"))
 	a.export = export.New(st, a.exec, export.Config{Dir: filepath.Join(cfg.Data, "exports"), Workers: cfg.Export.Workers,
 		Retention: cfg.Export.Retention, HTMLRows: cfg.Export.HTMLRows, Now: opt.Clock.Now, Registerer: a.reg}, a.log.With("component", "exporter"))
-	if err := a.openMaintenance(ctx); err != nil {
-		return err
-	}
+	return a.openMaintenance(ctx)
+}
+
+// openAPI opens the API and the console over what openAnalytics opened; key
+// is the secret the console's and other keys derive from.
+func (a *App) openAPI(key []byte) error {
+	cfg, opt, st := a.cfg, a.opt, a.store
 	a.api = api.New(st, api.Options{
 		Domain: cfg.Domain, Now: opt.Clock.Now, Logger: a.log,
 		Auth: cfg.Auth, TrustedProxies: prefixes(cfg.HTTP.TrustedProxies),
@@ -351,8 +359,9 @@ func (a *App) Run(ctx context.Context) error {
 	go a.pruneLoop(ctx)
 	stopOps := a.serveOps()
 
-	// Background parts, stopped in the reverse order: the engine calls the
-	// API and hands over to the relay, so it stops first.
+	// Background parts, stopped in the reverse order: the engine executes
+	// and exports through the executor and the exporter and hands over to
+	// the relay, so it stops first.
 	parts := []part{
 		{"executor", a.exec.Run},
 		{"exporter", a.export.Run},
@@ -365,7 +374,7 @@ func (a *App) Run(ctx context.Context) error {
 		part{"tasks", a.tasks.Run},
 		part{"maintenance", a.maint.Run},
 		part{"health", a.notify.RunHealth},
-		part{"engine", a.runEngine},
+		part{"engine", a.engine.Run},
 	))
 	var runErr error
 	select {
@@ -503,22 +512,6 @@ func (r *running) stop(log *slog.Logger) error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
-}
-
-// runEngine logs the engine in with its service account and runs it until ctx ends.
-// It logs in before the engine starts: a login checks a password hash, which
-// takes tens of milliseconds that the first fire after a start would
-// otherwise wait for, with every execution of its burst behind it.
-func (a *App) runEngine(ctx context.Context) error {
-	c, err := a.serviceClient(a.cred)
-	if err != nil {
-		return err
-	}
-	if _, err := c.Login(ctx, a.cred.Login, a.cred.Password); err != nil && ctx.Err() == nil {
-		a.log.Warn("engine login failed; the engine logs in again at its first request", "err", err)
-	}
-	a.engine.SetExecutor(engine.APIExecutor{Client: c})
-	return a.engine.Run(ctx)
 }
 
 // pruneLoop deletes expired tokens and sessions now and then.

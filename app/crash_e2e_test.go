@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -40,10 +41,16 @@ func newDrill(t *testing.T, env ...string) *drill { return newDrillOf(t, 1, env.
 // perRun-1 after it.
 func newDrillOf(t *testing.T, perRun int, env ...string) *drill {
 	t.Helper()
+	return newDrillIn(t, t.TempDir(), perRun, env...)
+}
+
+// newDrillIn is newDrillOf with the data folder dir.
+func newDrillIn(t *testing.T, dir string, perRun int, env ...string) *drill {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("kills the herald binary mid-burst")
 	}
-	d := &drill{t: t, dir: t.TempDir(), smtp: channeltest.NewSMTPServer(t), perRun: perRun}
+	d := &drill{t: t, dir: dir, smtp: channeltest.NewSMTPServer(t), perRun: perRun}
 	d.env = append([]string{
 		"HERALD_SMTP_HOST=" + d.smtp.Host(), fmt.Sprintf("HERALD_SMTP_PORT=%d", d.smtp.Port()), "HERALD_SMTP_TLSPOLICY=none",
 		"HERALD_SMTP_FROM=alerts@herald.test", "HERALD_SUBSCRIPTIONS_MAXPERUSER=5000", "HERALD_SUBSCRIPTIONS_MAXPERPROJECT=5000",
@@ -281,4 +288,56 @@ func TestTermMidBurst(t *testing.T) {
 	if dups != 0 {
 		t.Errorf("%d duplicates after a SIGTERM", dups)
 	}
+}
+
+// drillOutage is how long the relay outage drills last: HERALD_DRILL_OUTAGE, 10 s by
+// default (120 s is the drill of record).
+func drillOutage(t *testing.T) time.Duration {
+	if d, err := time.ParseDuration(os.Getenv("HERALD_DRILL_OUTAGE")); err == nil && d > 0 {
+		return d
+	}
+	return 10 * time.Second
+}
+
+// TestRelayDeferringEverything: the relay answers 451 to every mail from before the
+// instant of 1,000 subscriptions until the outage ends. Its destination is held after a
+// few deferrals, not each delivery charged an attempt per try: no delivery fails, none
+// is charged more than two attempts, every mail arrives once, the last within 10 s of
+// the relay taking mail again.
+func TestRelayDeferringEverything(t *testing.T) {
+	d := newDrill(t)
+	outage := drillOutage(t)
+	d.smtp.DeferAll(451)
+	time.Sleep(time.Until(d.at.Add(outage))) // the outage, in the process's real time
+	d.smtp.DeferAll(0)
+	back := time.Now()
+	done := d.waitMails(d.mails(), outage+time.Minute)
+	d.waitFinal(time.Minute)
+	distinct, dups := d.counts()
+	worst, failed := d.attempts()
+	t.Logf("451 to everything for %s from before the instant: all %d mails %s after the relay took mail again, "+
+		"%d duplicates, at most %d attempts a delivery, %d failed", outage, distinct,
+		done.Sub(back).Round(time.Millisecond), dups, worst, failed)
+	if failed != 0 || worst > 2 || dups != 0 {
+		t.Errorf("%d failed, at most %d attempts a delivery, %d duplicates; want none failed, at most 2, none twice",
+			failed, worst, dups)
+	}
+	if took := done.Sub(back); took > 10*time.Second {
+		t.Errorf("the last mail came %s after the relay took mail again, want within 10s", took)
+	}
+}
+
+// attempts returns the most attempts any delivery was charged, and how many failed.
+func (d *drill) attempts() (most, failed int) {
+	d.t.Helper()
+	db, err := sql.Open("sqlite3", "file:"+filepath.Join(d.dir, "herald.db")+"?mode=ro&_busy_timeout=5000")
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.QueryRow(`SELECT COALESCE(MAX(attempts), 0), COUNT(*) FILTER (WHERE state = 'failed') FROM deliveries`).
+		Scan(&most, &failed); err != nil {
+		d.t.Fatal(err)
+	}
+	return most, failed
 }

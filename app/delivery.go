@@ -119,21 +119,28 @@ func (t *tester) Test(ctx context.Context, m channels.Message) (string, error) {
 type delivery struct {
 	cfg     worker.Config
 	senders []channels.Sender
-	files   *worker.Files // attachments, in the object store
+	files   *worker.Files // attachments: the run files, and the object store
 	key     *secret.Box   // the delivery key
 }
 
-// openDelivery opens the delivery key, the object store of attachments and
-// the senders.
+// openDelivery opens the delivery key, the attachments (the run files, and
+// the object store where other processes fetch them) and the senders.
 func (a *App) openDelivery(ctx context.Context) (delivery, error) {
 	d := delivery{cfg: workerConfig(a.cfg)}
 	var err error
 	if d.key, err = deliveryKey(a.cfg); err != nil {
 		return d, err
 	}
-	d.files, err = worker.OpenFiles(ctx, a.nats.JetStream(), worker.FilesConfig{Replicas: d.cfg.Replicas,
-		TTL: d.cfg.Keep(), Scratch: filepath.Join(a.cfg.Data, "scratch"), Now: a.opt.Clock.Now,
-		Logger: a.log.With("component", "delivery")})
+	fc := worker.FilesConfig{Replicas: d.cfg.Replicas, TTL: d.cfg.Keep(), Scratch: filepath.Join(a.cfg.Data, "scratch"),
+		Now: a.opt.Clock.Now, Logger: a.log.With("component", "delivery")}
+	if a.cfg.control() {
+		// The engine's run files are named by their content: the relay and a
+		// worker of this process read them where they are. With an embedded
+		// NATS server that no other process reaches, no worker elsewhere
+		// fetches them, and they stay the one copy.
+		fc.Local, fc.Private = runFiles(a.cfg), a.cfg.NATS.URL == "" && a.cfg.NATS.Listen == ""
+	}
+	d.files, err = worker.OpenFiles(ctx, a.nats.JetStream(), fc)
 	if err != nil {
 		return d, fmt.Errorf("delivery files: %w", err)
 	}

@@ -60,7 +60,7 @@ func TestDataFolderIsPrivate(t *testing.T) {
 		t.Fatal(err)
 	}
 	var seen []string
-	for _, want := range []string{"herald.db", "herald.db-wal", "secret.key", "warehouse", "nats", "outbox", "exports"} {
+	for _, want := range []string{"herald.db", "herald.db-wal", "secret.key", "warehouse", "nats", "outbox", "runs"} {
 		if _, err := os.Stat(filepath.Join(dir, want)); err != nil {
 			seen = append(seen, want)
 		}

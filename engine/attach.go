@@ -2,9 +2,9 @@ package engine
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -26,18 +26,23 @@ type fileKey struct {
 type attached struct {
 	files  []store.Attachment // in the order of the formats
 	inline inlineReport
+	latest int64  // for newRowsBy: the latest day the files hold
+	data   string // for sendWhen changed: the digest of the report's data (attachOpts.data)
 }
 
-// attach exports report a for a run at instant at. Every run of that instant
-// that attaches the report shares one execution, one file per format and one
-// body fragment (the memos), and the files are written once, into a folder
-// of the report and instant, which the runs reference. The files are asked
-// for at once, so that the run waits for the slowest render, not for their
-// sum.
-func (e *Engine) attach(ctx context.Context, a store.ReportAttachment, at time.Time) (attached, error) {
-	res, err := e.reports.do(ctx, a.Report, at, func(ctx context.Context) (ReportResult, error) {
+// attach exports report a for a run at instant at, as principal p. Every
+// run of that instant that attaches the report shares one execution, one
+// file per format and one body fragment (the memos), and each file is
+// written once, streamed into the engine's file store, which the runs
+// reference. The files are asked for at once, so that the run waits for the
+// slowest render, not for their sum. An attachment that keeps only new rows
+// keeps those after day after.
+func (e *Engine) attach(ctx context.Context, p Principal, a store.ReportAttachment, at time.Time, opt attachOpts) (attached, error) {
+	after := opt.after
+	key := reportKey(a, after)
+	res, err := e.reports.do(ctx, key, at, func(ctx context.Context) (ReportResult, error) {
 		e.metrics.reportExecutions.Inc()
-		return e.executor().ExecuteReport(ctx, a.Report)
+		return e.executeAttached(ctx, p, a, after)
 	})
 	if err != nil {
 		return attached{}, err
@@ -53,15 +58,15 @@ func (e *Engine) attach(ctx context.Context, a store.ReportAttachment, at time.T
 	if res.Chart {
 		formats = append(formats, render.FormatPNG)
 	}
-	dir := filepath.Join(e.cfg.FilesDir, sharedFolder(a.Report, at))
+	formats, csv := withData(formats, opt)
 	files := make([]store.Attachment, len(formats))
 	errs := make([]error, len(formats))
 	var wg sync.WaitGroup
 	for i, format := range formats {
 		wg.Go(func() {
-			files[i], errs[i] = e.files.do(ctx, fileKey{a.Report, format}, at, func(ctx context.Context) (store.Attachment, error) {
+			files[i], errs[i] = e.files.do(ctx, fileKey{key, format}, at, func(ctx context.Context) (store.Attachment, error) {
 				e.metrics.reportFiles.WithLabelValues(format).Inc()
-				return e.executor().Export(ctx, res, format, dir)
+				return e.export(ctx, p, res, format)
 			})
 		})
 	}
@@ -76,7 +81,10 @@ func (e *Engine) attach(ctx context.Context, a store.ReportAttachment, at time.T
 			return attached{}, nil // a report without data has nothing to attach or show
 		}
 	}
-	out := attached{files: files[:n]}
+	out := attached{files: files[:n], latest: res.latest}
+	if out.data, err = dataDigest(files, errs, csv); err != nil {
+		return out, err
+	}
 	if errs[html] != nil {
 		return out, fmt.Errorf("as HTML: %w", errs[html])
 	}
@@ -97,11 +105,42 @@ func (e *Engine) attach(ctx context.Context, a store.ReportAttachment, at time.T
 	return out, nil
 }
 
-// sharedFolder is the folder of a report's files at an instant, under the
-// engine's files folder: old folders are pruned after the retention period.
-func sharedFolder(report string, at time.Time) string {
-	sum := sha256.Sum256([]byte(report))
-	return "at" + strconv.FormatInt(at.Unix(), 10) + "-" + hex.EncodeToString(sum[:6])
+// export renders an executed report in format straight into the file store;
+// a report without data gives an Attachment with no Path.
+func (e *Engine) export(ctx context.Context, p Principal, res ReportResult, format string) (store.Attachment, error) {
+	var x Export
+	var rendered error // the export's own failure, not the store's
+	path, err := e.runFiles.write(func(w io.Writer) error {
+		sw := &storeWriter{w: w}
+		x, rendered = e.analytics.ExportReport(ctx, p, res, format, sw)
+		if rendered != nil && sw.err != nil {
+			return sw.err
+		}
+		return rendered
+	})
+	if errors.Is(err, ErrNoData) {
+		return store.Attachment{}, nil
+	}
+	if err == nil {
+		rendered = checkFile(path, format)
+		err = rendered
+	}
+	if err != nil && errors.Is(err, rendered) {
+		return store.Attachment{}, &renderError{err}
+	}
+	if err != nil {
+		return store.Attachment{}, err
+	}
+	return store.Attachment{Name: safeName(x.Name, format), ContentType: x.ContentType, Path: path}, nil
+}
+
+// safeName keeps a file name from the service to one path element.
+func safeName(name, format string) string {
+	name = filepath.Base(strings.ReplaceAll(name, "\\", "/"))
+	if name == "." || name == "/" || name == "" {
+		name = "report." + strings.ToLower(format)
+	}
+	return name
 }
 
 // folderInstant reads the instant back from a folder's name (see sharedFolder).

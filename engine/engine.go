@@ -5,10 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -18,32 +15,6 @@ import (
 	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/store"
 )
-
-// Value is a metric's value as the analytics API computed it.
-type Value struct {
-	Number float64
-	Null   bool   // the metric had no value
-	Format string // the metric's number format, e.g. "#,##0.00"
-}
-
-// Executor is what the engine needs of the analytics API. The engine calls it
-// as a client would, through the service's own HTTP API.
-type Executor interface {
-	// ExecuteMetric computes a metric over its whole project.
-	ExecuteMetric(ctx context.Context, metricURI string) (Value, error)
-	// ExecuteReport executes a report (or a report definition).
-	ExecuteReport(ctx context.Context, reportURI string) (ReportResult, error)
-	// Export exports an executed report in format (PDF, CSV, PNG, XLS, HTML)
-	// into a new file in dir. A result without data gives no Path.
-	Export(ctx context.Context, res ReportResult, format, dir string) (store.Attachment, error)
-}
-
-// ReportResult is an executed report.
-type ReportResult struct {
-	URI   string // of the result, for exports
-	Title string
-	Chart bool // a chart report: the mail shows its image
-}
 
 // Config configures the engine: its tunables, the engine section of the
 // configuration (zero values take DefaultConfig's), and the parts it works with.
@@ -67,8 +38,8 @@ type Config struct {
 	Clock Clock `yaml:"-"`
 	// Registerer receives the engine's metrics. Default: none (they are kept nowhere).
 	Registerer prometheus.Registerer `yaml:"-"`
-	// Domain holds the rules of subscriptions and runs. Default: one over the
-	// store with notify's defaults.
+	// Domain holds the rules of subscriptions and runs, and the access rules
+	// each fire is decided by. Required.
 	Domain *notify.Service `yaml:"-"`
 	// Exclusive says that no other engine shares the store (the process holds the
 	// data folder's lock): at start, every run another incarnation left running is a
@@ -111,31 +82,28 @@ func (c *Config) defaults() {
 	}
 }
 
-// domainOf returns the configured domain, or one over st with its defaults.
-func (c *Config) domainOf(st *store.Store) *notify.Service {
-	if c.Domain != nil {
-		return c.Domain
-	}
-	return notify.New(st, notify.DefaultConfig(), notify.Options{Now: c.Clock.Now})
-}
-
 // Engine fires subscriptions: a scheduler and a pool of runners.
 type Engine struct {
 	st         *store.Store
-	exec       Executor
+	analytics  Analytics
+	runFiles   fileStore // the files runs attach
 	cfg        Config
 	log        *slog.Logger
 	handedOver func() // tells the delivery relay that the outbox has rows
 	domain     *notify.Service
 	claimed    chan store.Run // claimed runs waiting for a worker
 	sched      *Scheduler
-	memo       *memo[string, Value] // metric executions by (metric, instant)
-	reports    *memo[string, ReportResult]
-	files      *memo[fileKey, store.Attachment]
-	programs   programCache
+	// Executions and files shared by the runs of an instant, whoever they run
+	// as: the decision lets each run's owner have it, and an execution's
+	// result is the same for every principal it lets.
+	memo     *memo[string, Value] // metric executions by (metric, instant)
+	reports  *memo[string, ReportResult]
+	files    *memo[fileKey, store.Attachment]
+	programs programCache
 	// Lookups a burst of runs shares, kept for a second.
 	subs     *recent[string, store.Subscription]
-	owners   *recent[[2]string, string]
+	owners   *recent[ownerKey, owner]
+	objects  *recent[objectKey, notify.Object]
 	channels *recent[string, store.Channel]
 	fires    *fireQueue
 	metrics  *metrics
@@ -151,18 +119,27 @@ type Engine struct {
 	early   []string // subscriptions changed while Run was loading them, applied once it has
 }
 
-// New returns an engine over st that evaluates through exec and calls notify
-// after each handover.
-func New(st *store.Store, exec Executor, cfg Config, log *slog.Logger, handedOver func()) *Engine {
+// New returns an engine over st that evaluates and exports through the
+// analytics port, as each subscription's owner, and calls handedOver after
+// each handover. cfg.Domain and cfg.FilesDir are required.
+func New(st *store.Store, analytics Analytics, cfg Config, log *slog.Logger, handedOver func()) (*Engine, error) {
+	switch {
+	case analytics == nil:
+		return nil, errors.New("engine: no analytics to evaluate through")
+	case cfg.Domain == nil:
+		return nil, errors.New("engine: no domain rules (Config.Domain)")
+	case cfg.FilesDir == "":
+		return nil, errors.New("engine: no folder for the files runs attach (Config.FilesDir)")
+	}
 	cfg.defaults()
 	if handedOver == nil {
 		handedOver = func() {}
 	}
-	e := &Engine{st: st, exec: exec, cfg: cfg, log: log, handedOver: handedOver, domain: cfg.domainOf(st),
-		fires: newFireQueue(maxQueuedFires), claimed: make(chan store.Run, 4096),
-		subs: newRecent[string, store.Subscription](time.Second), owners: newRecent[[2]string, string](time.Second),
-		channels: newRecent[string, store.Channel](time.Second), metrics: newMetrics(cfg.Registerer),
-		incarnation: store.NewID(16)}
+	e := &Engine{st: st, analytics: analytics, runFiles: fileStore{dir: cfg.FilesDir, now: cfg.Clock.Now}, cfg: cfg, log: log,
+		handedOver: handedOver, domain: cfg.Domain, fires: newFireQueue(maxQueuedFires), claimed: make(chan store.Run, 4096),
+		subs: newRecent[string, store.Subscription](time.Second), owners: newRecent[ownerKey, owner](time.Second),
+		objects: newRecent[objectKey, notify.Object](time.Second), channels: newRecent[string, store.Channel](time.Second),
+		metrics: newMetrics(cfg.Registerer), incarnation: store.NewID(16)}
 	e.memo = newMemo[string, Value](time.Hour, cfg.MetricTimeout, e.metrics.cacheHits.Inc)
 	e.reports = newMemo[string, ReportResult](time.Hour, cfg.RunTimeout, e.metrics.reportHits.Inc)
 	e.files = newMemo[fileKey, store.Attachment](time.Hour, cfg.RunTimeout, e.metrics.reportHits.Inc)
@@ -173,7 +150,7 @@ func New(st *store.Store, exec Executor, cfg Config, log *slog.Logger, handedOve
 			e.metrics.fired(f.At, now)
 		}
 	}, cfg.Clock)
-	return e
+	return e, nil
 }
 
 // Run loads every enabled subscription, runs what was missed while the
@@ -303,20 +280,6 @@ func (e *Engine) work(ctx context.Context, claimed <-chan store.Run, finished ch
 
 func (e *Engine) now() time.Time { return e.cfg.Clock.Now() }
 
-// SetExecutor sets the executor before Run (the API client can log in only
-// once the server it calls is up).
-func (e *Engine) SetExecutor(x Executor) {
-	e.mu.Lock()
-	e.exec = x
-	e.mu.Unlock()
-}
-
-func (e *Engine) executor() Executor {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.exec
-}
-
 // SubscriptionChanged applies a created, changed or deleted subscription to
 // the schedule at once.
 func (e *Engine) SubscriptionChanged(id string) {
@@ -383,17 +346,18 @@ func (e *Engine) readSubscriptions(ctx context.Context, runs []store.Run) {
 	}
 }
 
-// executeMetric is the shared work of executing a metric.
-func (e *Engine) executeMetric(uri string) func(context.Context) (Value, error) {
+// executeMetric is the shared work of executing a metric as p.
+func (e *Engine) executeMetric(p Principal, uri string) func(context.Context) (Value, error) {
 	return func(ctx context.Context) (Value, error) {
 		e.metrics.executions.Inc()
-		return e.executor().ExecuteMetric(ctx, uri)
+		return e.analytics.EvaluateMetric(ctx, p, uri)
 	}
 }
 
 // prefetch starts the metric executions the claimed runs will need, each
 // distinct metric once and many at a time, so the runs find their values
-// ready instead of waiting on them one worker at a time.
+// ready instead of waiting on them one worker at a time. A run whose owner
+// the decision refuses starts none.
 func (e *Engine) prefetch(ctx context.Context, runs []store.Run) {
 	seen := make(map[memoKey[string]]bool)
 	sem := make(chan struct{}, 16)
@@ -406,6 +370,10 @@ func (e *Engine) prefetch(ctx context.Context, runs []store.Run) {
 		if err != nil {
 			continue
 		}
+		if d, err := e.authorize(ctx, sub, p, run.ScheduledAt); err != nil || !d.allowed() {
+			continue
+		}
+		principal := ownerOf(sub)
 		for _, uri := range p.metrics {
 			key := memoKey[string]{uri, run.ScheduledAt.UnixNano()}
 			if seen[key] {
@@ -415,7 +383,7 @@ func (e *Engine) prefetch(ctx context.Context, runs []store.Run) {
 			sem <- struct{}{}
 			go func() {
 				defer func() { <-sem }()
-				_, _ = e.memo.do(ctx, uri, run.ScheduledAt, e.executeMetric(uri))
+				_, _ = e.memo.do(ctx, uri, run.ScheduledAt, e.executeMetric(principal, uri))
 			}()
 		}
 	}
@@ -484,38 +452,6 @@ func (e *Engine) pruneLoop(ctx context.Context) {
 		case <-e.cfg.Clock.After(24 * time.Hour):
 		}
 	}
-}
-
-// pruneFiles removes the folders of files attached at instants before limit,
-// except those of instants with a delivery still pending. A folder whose name
-// tells no instant goes when it was last changed before limit.
-func (e *Engine) pruneFiles(ctx context.Context, limit time.Time) error {
-	entries, err := os.ReadDir(e.cfg.FilesDir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	pending, err := e.st.PendingInstants(ctx, limit)
-	if err != nil {
-		return err
-	}
-	var errs []error
-	for _, de := range entries {
-		if !de.IsDir() {
-			continue
-		}
-		if at, ok := folderInstant(de.Name()); ok {
-			if !at.Before(limit) || pending[at.Unix()] {
-				continue
-			}
-		} else if fi, err := de.Info(); err != nil || !fi.ModTime().Before(limit) {
-			continue
-		}
-		errs = append(errs, os.RemoveAll(filepath.Join(e.cfg.FilesDir, de.Name())))
-	}
-	return errors.Join(errs...)
 }
 
 // Loaded reports whether Run has loaded the subscriptions into the schedule.

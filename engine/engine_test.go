@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -23,8 +24,9 @@ import (
 	"github.com/heraldhq/herald/store"
 )
 
-// testExec stands in for the analytics API: each metric yields the next
-// value of its sequence (the last one repeats), and calls are counted.
+// testExec stands in for the analytics service: each metric yields the next
+// value of its sequence (the last one repeats), and calls are counted, with
+// the principals they were made as.
 type testExec struct {
 	mu          sync.Mutex
 	values      map[string][]float64
@@ -32,11 +34,14 @@ type testExec struct {
 	reportCalls map[string]int // executions by report
 	exportCalls map[string]int // files by "result format"
 	exportTime  time.Duration  // how long each export takes
+	principals  map[Principal]int
 	fail        error
+	garble      string // a format whose files come out unreadable
 }
 
 func newTestExec() *testExec {
-	return &testExec{values: map[string][]float64{}, calls: map[string]int{}, reportCalls: map[string]int{}, exportCalls: map[string]int{}}
+	return &testExec{values: map[string][]float64{}, calls: map[string]int{}, reportCalls: map[string]int{}, exportCalls: map[string]int{},
+		principals: map[Principal]int{}}
 }
 
 func (x *testExec) set(uri string, vs ...float64) {
@@ -45,9 +50,10 @@ func (x *testExec) set(uri string, vs ...float64) {
 	x.mu.Unlock()
 }
 
-func (x *testExec) ExecuteMetric(_ context.Context, uri string) (Value, error) {
+func (x *testExec) EvaluateMetric(_ context.Context, p Principal, uri string) (Value, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	x.principals[p]++
 	if x.fail != nil {
 		return Value{}, x.fail
 	}
@@ -60,31 +66,47 @@ func (x *testExec) ExecuteMetric(_ context.Context, uri string) (Value, error) {
 	return Value{Number: vs[min(n, len(vs)-1)], Format: "#,##0.00"}, nil
 }
 
-func (x *testExec) ExecuteReport(_ context.Context, uri string) (ReportResult, error) {
+func (x *testExec) ExecuteReport(_ context.Context, p Principal, uri string) (ReportResult, error) {
 	x.mu.Lock()
+	x.principals[p]++
 	x.reportCalls[uri]++
 	x.mu.Unlock()
-	return ReportResult{URI: uri + "/result", Title: "Report", Chart: true}, nil
+	return ReportResult{ID: uri + "/result", Title: "Report", Chart: true}, nil
 }
 
-func (x *testExec) Export(_ context.Context, res ReportResult, format, dir string) (store.Attachment, error) {
+func (x *testExec) ExportReport(_ context.Context, p Principal, res ReportResult, format string, w io.Writer) (Export, error) {
 	x.mu.Lock()
-	x.exportCalls[res.URI+" "+format]++
+	x.principals[p]++
+	x.exportCalls[res.ID+" "+format]++
 	took := x.exportTime
 	x.mu.Unlock()
 	time.Sleep(took)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return store.Attachment{}, err
+	data := string(signatures[format]) + " " + res.ID + " " + format // a file that starts as its format's do
+	if format == x.garble {
+		data = "<html>Internal error</html>"
 	}
-	path := filepath.Join(dir, "report."+strings.ToLower(format))
-	data := "%PDF " + res.URI
 	if format == "HTML" {
-		data = "<table><tr><td>" + res.URI + "</td></tr></table>" + render.ChartSlot
+		data = "<table><tr><td>" + res.ID + "</td></tr></table>" + render.ChartSlot
 	}
-	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
-		return store.Attachment{}, err
+	if _, err := io.WriteString(w, data); err != nil {
+		return Export{}, err
 	}
-	return store.Attachment{Name: "Report." + strings.ToLower(format), ContentType: render.ContentType(format), Path: path}, nil
+	return Export{Name: "Report." + strings.ToLower(format), ContentType: render.ContentType(format)}, nil
+}
+
+// ExecuteReportAfter keeps the rows after day after: a result of its own,
+// whose latest day is ten days later.
+func (x *testExec) ExecuteReportAfter(ctx context.Context, p Principal, uri, attr string, after int64) (ReportResult, int64, error) {
+	res, err := x.ExecuteReport(ctx, p, uri)
+	res.ID += fmt.Sprintf("/after/%d", after)
+	return res, after + 10, err
+}
+
+// executions counts the calls of every kind made as p.
+func (x *testExec) executions(p Principal) int {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.principals[p]
 }
 
 func (x *testExec) total() int {
@@ -98,7 +120,9 @@ func (x *testExec) total() int {
 }
 
 // testBundle is a real store with a project, an owner who is an enabled
-// member, and an e-mail and an SMS channel of the owner.
+// member (its admin), an e-mail and an SMS channel of the owner, and the
+// project's metadata: metrics /svc/md/p1/obj/1 to 8 and 10 to 20, and the
+// report /svc/md/p1/obj/9.
 type testBundle struct {
 	st       *store.Store
 	exec     *testExec
@@ -129,6 +153,18 @@ func newBundle(t *testing.T) *testBundle {
 			Config: []byte(`{"to":"jane@example.com"}`), Created: now, Updated: now}, store.Quota{}))
 		b.channels = append(b.channels, id)
 	}
+	for id := int64(1); id <= 20; id++ {
+		cat := "metric"
+		if id == 9 {
+			cat = "report"
+		}
+		got, err := st.CreateObject(ctx, store.Object{ProjectID: b.project, Category: cat, Identifier: fmt.Sprint(cat, id), Title: fmt.Sprint(cat, id),
+			Content: []byte("{}"), Author: b.owner, Contributor: b.owner, Created: now, Updated: now}, nil)
+		must(t, err)
+		if got != id {
+			t.Fatalf("object %d has id %d", id, got)
+		}
+	}
 	return b
 }
 
@@ -155,11 +191,14 @@ func must(t *testing.T, err error) {
 }
 
 func (b *testBundle) engine(t *testing.T, set ...func(*Config)) *Engine {
-	cfg := Config{FilesDir: filepath.Join(b.dir, "runs"), Workers: 4}
+	cfg := Config{FilesDir: filepath.Join(b.dir, "runs"), Workers: 4,
+		Domain: notify.New(b.st, notify.DefaultConfig(), notify.Options{Domain: "default"})}
 	for _, f := range set {
 		f(&cfg)
 	}
-	return New(b.st, b.exec, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+	e, err := New(b.st, b.exec, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+	must(t, err)
+	return e
 }
 
 // subscribe stores a subscription of the owner.
@@ -379,10 +418,10 @@ func TestMetricExecutionsAreCoalesced(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := newBundle(t)
 		for m := range 10 {
-			b.exec.set(fmt.Sprintf("/svc/md/p1/obj/%d", m), float64(m))
+			b.exec.set(fmt.Sprintf("/svc/md/p1/obj/%d", 10+m), float64(m))
 		}
 		for i := range 1000 {
-			uri := fmt.Sprintf("/svc/md/p1/obj/%d", i%10)
+			uri := fmt.Sprintf("/svc/md/p1/obj/%d", 10+i%10)
 			b.subscribe(t, fmt.Sprintf("s%d", i), "0 0 * * * *", "f:executeMetric('"+uri+"') >= 0", "v ${f:executeMetric('"+uri+"')}")
 		}
 		b.runFor(t, time.Hour)
@@ -456,33 +495,6 @@ func TestAttachmentRendersRunAtOnce(t *testing.T) {
 		runs := b.runs(t, "s1")
 		if len(runs) != 1 || runs[0].State != store.RunQueued || len(detailOf(t, runs[0]).Files) != 3 {
 			t.Fatalf("runs = %+v", runs)
-		}
-	})
-}
-
-func TestRunSkippedWhenOwnerLeft(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		b := newBundle(t)
-		b.exec.set(m1, 50)
-		ctx := context.Background()
-		now := time.Now()
-		must(t, b.st.CreateUser(ctx, store.User{ID: "u2", Domain: "default", Login: "joe@example.com", PasswordHash: "x", Created: now, Updated: now}))
-		res, err := b.st.ApplyMemberChanges(ctx, b.project, "adminRole",
-			[]store.MemberChange{{UserID: "u2", Status: store.MemberEnabled, Roles: []string{"readOnlyUserRole"}, Add: true}}, now)
-		must(t, errors.Join(append(res, err)...))
-		b.subscribe(t, "s1", "0 0 * * * *", "f:executeMetric('"+m1+"') > 10", "x", func(s *store.Subscription) {
-			s.Owner, s.Channels = "u2", nil
-		})
-		res, err = b.st.ApplyMemberChanges(ctx, b.project, "adminRole",
-			[]store.MemberChange{{UserID: "u2", Status: store.MemberDisabled}}, now)
-		must(t, errors.Join(append(res, err)...))
-		b.engine(t).fire(context.Background(), Fire{SubscriptionID: "s1", At: time.Now()})
-		runs := b.runs(t, "s1")
-		if len(runs) != 1 || runs[0].State != store.RunSkipped || !strings.Contains(detailOf(t, runs[0]).Reason, "enabled member") {
-			t.Fatalf("runs = %+v", runs)
-		}
-		if b.exec.total() != 0 {
-			t.Error("a skipped run executed metrics")
 		}
 	})
 }
@@ -581,8 +593,9 @@ func TestCrashedRunsAreAdopted(t *testing.T) {
 }
 
 // TestPruneKeepsWhatPendingDeliveriesNeed: past the retention period, a run and
-// the folder of files it attaches stay while one of its deliveries is still to
-// be sent, and go at the engine's next pruning once all are final.
+// the files it attaches stay while one of its deliveries is still to be
+// sent, and go at the engine's next pruning once all are final. A folder of
+// files as earlier versions kept them goes the same way.
 func TestPruneKeepsWhatPendingDeliveriesNeed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
@@ -596,9 +609,32 @@ func TestPruneKeepsWhatPendingDeliveriesNeed(t *testing.T) {
 			t.Fatalf("runs = %+v", runs)
 		}
 		old := runs[0]
-		folder := filepath.Join(b.dir, "runs", sharedFolder("/svc/md/p1/obj/9", old.ScheduledAt))
-		if _, err := os.Stat(folder); err != nil {
-			t.Fatalf("the run's files: %v", err)
+		// No later run uses the same files, which would keep them.
+		sub, err := b.st.SubscriptionByID(ctx, "s1")
+		must(t, err)
+		sub.Enabled = false
+		must(t, b.st.UpdateSubscription(ctx, sub))
+		files := detailOf(t, old).Files
+		if len(files) != 2 {
+			t.Fatalf("the run attaches %+v", files)
+		}
+		// An earlier version's folder of the same instant, which a delivery of it references.
+		legacy := filepath.Join(b.dir, "runs", "at"+strconv.FormatInt(old.ScheduledAt.Unix(), 10)+"-0123456789ab")
+		must(t, os.MkdirAll(legacy, 0o700))
+		must(t, os.WriteFile(filepath.Join(legacy, "report.pdf"), []byte("%PDF"), 0o600))
+		kept := func() bool {
+			t.Helper()
+			for _, path := range []string{files[0].Path, files[1].Path, legacy} {
+				if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+					return false
+				} else if err != nil {
+					t.Fatal(err)
+				}
+			}
+			return true
+		}
+		if !kept() {
+			t.Fatal("the run's files are not there")
 		}
 		prune := func() { // an engine prunes as it starts
 			t.Helper()
@@ -611,15 +647,15 @@ func TestPruneKeepsWhatPendingDeliveriesNeed(t *testing.T) {
 		if err != nil || len(ds) != 2 {
 			t.Fatalf("past the retention, with its deliveries pending: %d deliveries, %v", len(ds), err)
 		}
-		if _, err := os.Stat(folder); err != nil {
-			t.Fatalf("past the retention, with its deliveries pending, the run's files: %v", err)
+		if !kept() {
+			t.Fatal("past the retention, with its deliveries pending, the run's files are gone")
 		}
 
 		_, err = b.st.MarkSentBatch(ctx, []store.SentMark{{ID: ds[0].ID}}, time.Now())
 		must(t, err)
 		prune()
-		if _, err := os.Stat(folder); err != nil {
-			t.Fatalf("one delivery still pending, the run's files: %v", err)
+		if !kept() {
+			t.Fatal("one delivery still pending, the run's files are gone")
 		}
 
 		_, err = b.st.MarkFailed(ctx, ds[1].ID, "given up", time.Now())
@@ -628,8 +664,10 @@ func TestPruneKeepsWhatPendingDeliveriesNeed(t *testing.T) {
 		if ds, err := b.st.RunDeliveries(ctx, old.ID); err != nil || len(ds) != 0 {
 			t.Fatalf("every delivery final: %d deliveries left, %v", len(ds), err)
 		}
-		if _, err := os.Stat(folder); !errors.Is(err, fs.ErrNotExist) {
-			t.Fatalf("every delivery final, the run's files: %v", err)
+		for _, path := range []string{files[0].Path, files[1].Path, legacy} {
+			if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+				t.Fatalf("every delivery final, %s: %v", path, err)
+			}
 		}
 		for _, r := range b.runs(t, "s1") {
 			if r.ID == old.ID {

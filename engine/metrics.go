@@ -13,6 +13,7 @@ type metrics struct {
 	lateness   prometheus.Histogram
 	behind     prometheus.Gauge
 	runs       *prometheus.CounterVec
+	refused    *prometheus.CounterVec
 	executions prometheus.Counter
 	cacheHits  prometheus.Counter
 	// Attached reports: executions, files rendered by format, and results one run took from another.
@@ -37,9 +38,13 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "herald_engine_runs_total",
 			Help: "Runs finished, by final state (not_triggered, delivered, failed, skipped, ...).",
 		}, []string{"state"}),
+		refused: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_engine_refused_runs_total",
+			Help: "Fires the access decision refused, by why: notMember, mayNotExecute, mayNotExport, unreadable.",
+		}, []string{"reason"}),
 		executions: f.NewCounter(prometheus.CounterOpts{
 			Name: "herald_engine_metric_executions_total",
-			Help: "Metric executions the engine asked of the execute endpoint.",
+			Help: "Metric executions the engine made, as the subscriptions' owners.",
 		}),
 		cacheHits: f.NewCounter(prometheus.CounterOpts{
 			Name: "herald_engine_metric_cache_hits_total",

@@ -23,17 +23,29 @@ type Preview struct {
 }
 
 // Preview evaluates the subscription's condition and renders its message
-// now, without claiming an instant, exporting or sending anything.
+// now, as its owner, without claiming an instant, exporting or sending
+// anything. A subscription its owner may not have run gives the refusal
+// (a *notify.Refusal) or why it is skipped.
 func (e *Engine) Preview(ctx context.Context, sub store.Subscription) (Preview, error) {
-	if e.executor() == nil {
-		return Preview{}, errors.New("the engine has not started")
-	}
-	ev, err := e.evaluate(ctx, sub, e.now())
-	p := Preview{Values: ev.detailValues(), Condition: ev.condition, Attachments: sub.Def.Attachments}
+	now := e.now()
+	progs, err := e.programs.get(sub.Def)
 	if err != nil {
-		return p, err
+		return Preview{}, err
+	}
+	switch d, err := e.authorize(ctx, sub, progs, now); {
+	case err != nil:
+		return Preview{}, err
+	case d.skip != "":
+		return Preview{}, errors.New(d.skip)
+	case d.refusal != nil:
+		return Preview{}, d.refusal
 	}
 	st, err := e.st.State(ctx, sub.ID)
+	if err != nil {
+		return Preview{}, err
+	}
+	ev, err := e.evaluate(ctx, ownerOf(sub), sub, now, st.LastValues)
+	p := Preview{Values: ev.detailValues(), Condition: ev.condition, Attachments: sub.Def.Attachments}
 	if err != nil {
 		return p, err
 	}

@@ -58,6 +58,15 @@ func (s *Service) RunHealth(ctx context.Context) error {
 	}
 }
 
+// StageAuthorize is the stage of a run whose fire the access decision
+// refused (Decide): its error is "authorize: " and the reason.
+const StageAuthorize = "authorize"
+
+// refused reports whether a run failed because its fire was refused.
+func refused(run store.Run) bool {
+	return run.State == store.RunFailed && strings.HasPrefix(run.Error, StageAuthorize+": ")
+}
+
 // RateRuns counts the runs that became final since the last roll-up toward
 // their subscriptions' health, and returns how many it counted. A run that
 // failed, to evaluate or to deliver (every delivery failed), adds a failure;
@@ -65,6 +74,8 @@ func (s *Service) RunHealth(ctx context.Context) error {
 // skipped run changes nothing. The run that reaches
 // Config.FailuresBeforeNotice failures marks the subscription unhealthy and
 // carries a notice to each of the owner's channels that did not fail in it.
+// A refused fire does at once: firing again will not cure it, and the owner
+// is told once, not at every fire.
 func (s *Service) RateRuns(ctx context.Context) (int, error) {
 	runs, err := s.st.UnratedRuns(ctx, rateBatch)
 	if err != nil || len(runs) == 0 {
@@ -87,7 +98,7 @@ func (s *Service) RateRuns(ctx context.Context) (int, error) {
 		switch run.State {
 		case store.RunFailed:
 			st.Failures++
-			if st.Failures >= s.cfg.FailuresBeforeNotice && !st.Unhealthy {
+			if (st.Failures >= s.cfg.FailuresBeforeNotice || refused(run) || renderFailed(run)) && !st.Unhealthy {
 				st.Unhealthy, tell = true, true
 			}
 			if n := s.cfg.PauseAfterFailures; n > 0 && st.Failures%n == 0 { // again after a resume, n more
@@ -161,12 +172,25 @@ func (s *Service) notice(ctx context.Context, run store.Run, failures int, pause
 	if len(why) > 0 {
 		reason += "\n" + strings.Join(why, "\n")
 	}
+	subject := fmt.Sprintf("Herald: subscription %q is failing", sub.Title)
+	text := fmt.Sprintf("The subscription %q has failed %d times in a row and is marked unhealthy.\n\nLast failure (%s): %s\n",
+		sub.Title, failures, run.ScheduledAt.Format(time.RFC3339), reason)
+	if refused(run) {
+		subject = fmt.Sprintf("Herald: subscription %q cannot run", sub.Title)
+		text = fmt.Sprintf("The subscription %q did not run at %s: %s. It runs as its owner, and does not until "+
+			"that changes; it is marked unhealthy, and this notice is not sent again while it stays so.\n",
+			sub.Title, run.ScheduledAt.Format(time.RFC3339), strings.TrimPrefix(run.Error, StageAuthorize+": "))
+	}
 	p := store.Payload{
-		Subject: fmt.Sprintf("Herald: subscription %q is failing", sub.Title),
-		Text: fmt.Sprintf("The subscription %q has failed %d times in a row and is marked unhealthy.\n\nLast failure (%s): %s\n",
-			sub.Title, failures, run.ScheduledAt.Format(time.RFC3339), reason),
+		Subject: subject,
+		Text:    text,
 		Source: channels.Source{Subscription: SubscriptionURI(sub), SubscriptionTitle: sub.Title, Run: run.ID,
 			Instant: run.ScheduledAt},
+	}
+	if renderFailed(run) {
+		p.Subject = fmt.Sprintf("Herald: subscription %q could not render its message", sub.Title)
+		p.Text = fmt.Sprintf("The subscription %q did not send at %s: %s. Nothing was sent; it is marked unhealthy, "+
+			"and this notice is not sent again while it stays so.\n", sub.Title, run.ScheduledAt.Format(time.RFC3339), run.Error)
 	}
 	if paused {
 		p.Subject = fmt.Sprintf("Herald: subscription %q is paused", sub.Title)

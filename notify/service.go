@@ -31,6 +31,9 @@ type Deliveries interface {
 
 // Options are the parts of a Service that are not configuration.
 type Options struct {
+	// Domain is the service's domain, whose admins may do everything in its
+	// projects (the access rules of Access).
+	Domain string
 	// Kinds are the channel kinds and Settings their configuration sections.
 	Kinds    *channels.Registry
 	Settings map[channels.Kind]channels.Settings
@@ -55,11 +58,15 @@ type Options struct {
 	// TrustedDomains are mail domains whose addresses, and those of their
 	// subdomains, need no confirmation (delivery.trustedDomains).
 	TrustedDomains []string
+	// Dates tells the date attributes an attachment's newRowsBy may name;
+	// nil refuses every newRowsBy.
+	Dates Dates
 }
 
 // Service is the notification side's rules over the store.
 type Service struct {
 	st       *store.Store
+	access   *Access
 	cfg      Config
 	kinds    *channels.Registry
 	settings map[channels.Kind]channels.Settings
@@ -76,7 +83,8 @@ type Service struct {
 	budgets   *budgets      // sends on demand, per owner and per project
 	confirms  *limiter      // confirmations sent again, per recipient
 	verifying bool          // recipients confirm before their channels send
-	trusted   []string      // mail domains that need no confirmation, in lower case
+	dates     Dates
+	trusted   []string // mail domains that need no confirmation, in lower case
 
 	mu         sync.Mutex
 	scheduler  Scheduler
@@ -86,11 +94,11 @@ type Service struct {
 
 // New returns the service. cfg must have passed Validate.
 func New(st *store.Store, cfg Config, opt Options) *Service {
-	s := &Service{st: st, cfg: cfg, kinds: opt.Kinds, settings: opt.Settings, box: opt.Box, now: opt.Now,
+	s := &Service{st: st, access: NewAccess(st, opt.Domain), cfg: cfg, kinds: opt.Kinds, settings: opt.Settings, box: opt.Box, now: opt.Now,
 		publicURL: strings.TrimRight(opt.PublicURL, "/"), linkKey: opt.LinkKey,
 		log: opt.Logger, tester: opt.Tester, wake: make(chan struct{}, 1),
 		sendNow: newLimiter(cfg.SendNowEvery), tests: newLimiter(cfg.TestEvery), budgets: newBudgets(),
-		confirms: newLimiter(confirmEvery), verifying: opt.VerifyRecipients}
+		confirms: newLimiter(confirmEvery), verifying: opt.VerifyRecipients, dates: opt.Dates}
 	for _, d := range opt.TrustedDomains {
 		s.trusted = append(s.trusted, strings.ToLower(strings.Trim(strings.TrimSpace(d), ".")))
 	}
@@ -146,42 +154,45 @@ func quotaReached(qe *store.QuotaError) *Error {
 		strconv.Itoa(qe.Max), qe.What)
 }
 
+// Access is the access rules the API and the engine decide by.
+func (s *Service) Access() *Access { return s.access }
+
+// ProjectGone says why nothing may run in a project any more (it is deleted),
+// or "" when it is there.
+func (s *Service) ProjectGone(ctx context.Context, projectID string) (string, error) {
+	p, err := s.st.ProjectByID(ctx, projectID)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && p.State == store.ProjectDeleted) {
+		return "the project is deleted", nil
+	}
+	return "", err
+}
+
 // CannotFire says why the owner of a subscription in a project may not have
 // it fire: the project is deleted, or the owner is not an enabled member.
 // It returns "" when they may.
 func (s *Service) CannotFire(ctx context.Context, projectID, owner string) (string, error) {
-	p, err := s.st.ProjectByID(ctx, projectID)
-	if errors.Is(err, store.ErrNotFound) {
-		return "the project is deleted", nil
+	if gone, err := s.ProjectGone(ctx, projectID); gone != "" || err != nil {
+		return gone, err
 	}
+	st, err := s.access.UserStanding(ctx, projectID, owner)
 	if err != nil {
 		return "", err
 	}
-	if p.State == store.ProjectDeleted {
-		return "the project is deleted", nil
+	if r := Decide(st, Needs{Member: true}, nil); r != nil {
+		return r.Reason("the owner"), nil
 	}
-	member, err := s.enabledMember(ctx, projectID, owner)
-	if err != nil || member {
-		return "", err
-	}
-	return "the owner is no longer an enabled member of the project", nil
+	return "", nil
 }
 
-// checkSubscriber refuses a subscription for a user who is not an enabled member.
+// checkSubscriber refuses a subscription for a user who is not an enabled
+// member: the one membership rule of subscriptions, which Decide applies.
 func (s *Service) checkSubscriber(ctx context.Context, projectID, owner string) error {
-	member, err := s.enabledMember(ctx, projectID, owner)
-	if err != nil || member {
+	st, err := s.access.UserStanding(ctx, projectID, owner)
+	if err != nil {
 		return err
 	}
-	return forbidden("User %s is not an enabled member of project %s", owner, projectID)
-}
-
-// enabledMember reports whether user is an enabled member of the project: the
-// one membership rule of subscriptions.
-func (s *Service) enabledMember(ctx context.Context, projectID, user string) (bool, error) {
-	m, err := s.st.Membership(ctx, projectID, user)
-	if errors.Is(err, store.ErrNotFound) {
-		return false, nil
+	if Decide(st, Needs{Member: true}, nil) != nil {
+		return forbidden("User %s is not an enabled member of project %s", owner, projectID)
 	}
-	return err == nil && m.Status == store.MemberEnabled, err
+	return nil
 }

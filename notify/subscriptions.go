@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -34,9 +33,16 @@ type SubscriptionBody struct {
 	ResolvedMessage *Template `json:"resolvedMessage"`
 	Channels        []string  `json:"channels"`
 	Attachments     []struct {
-		Report  string   `json:"report"`
-		Formats []string `json:"formats"`
+		Report    string   `json:"report"`
+		Formats   []string `json:"formats"`
+		NewRowsBy *string  `json:"newRowsBy"`
 	} `json:"attachments"`
+	// OnEmpty is what a run whose reports have no rows does: send (the
+	// default), skip or notifyOwner.
+	OnEmpty *string `json:"onEmpty"`
+	// SendWhen is always (the default) or changed: only when the message or
+	// a file differs from what the channel was last sent.
+	SendWhen *string `json:"sendWhen"`
 	// PausedChannels, when given, are the channels the subscription does not
 	// send to (an unsubscribe link pauses one); when left out, a PUT keeps the
 	// pauses of the channels it keeps.
@@ -207,7 +213,8 @@ func (s *Service) DeleteSubscription(ctx context.Context, projectID, owner, id s
 }
 
 // parseSubscription validates body for project and owner. Every error names
-// the field's path.
+// the field's path. The objects the subscription names, and what running it
+// asks of its owner, go through the decision the engine takes at every fire.
 func (s *Service) parseSubscription(ctx context.Context, pid, owner string, in *SubscriptionBody) (store.Subscription, error) {
 	var sub store.Subscription
 	if in == nil {
@@ -232,16 +239,17 @@ func (s *Service) parseSubscription(ctx context.Context, pid, owner string, in *
 	if err != nil {
 		return sub, invalid(subRoot+".condition.condition.expression", err.Error())
 	}
-	if err := s.checkMetrics(ctx, subRoot+".condition.condition.expression", pid, cond.Metrics()); err != nil {
+	var needs Needs
+	if err := nameMetrics(&needs, subRoot+".condition.condition.expression", pid, cond.Metrics()); err != nil {
 		return sub, err
 	}
-	if sub.Def.Message, err = s.parseTemplate(ctx, subRoot+".message.template.expression", pid, in.Message, true); err != nil {
+	if sub.Def.Message, err = parseTemplate(&needs, subRoot+".message.template.expression", pid, in.Message, true); err != nil {
 		return sub, err
 	}
-	if sub.Def.MessageHTML, err = s.parseHTML(ctx, subRoot+".message.html.expression", pid, in.Message); err != nil {
+	if sub.Def.MessageHTML, err = parseHTML(&needs, subRoot+".message.html.expression", pid, in.Message); err != nil {
 		return sub, err
 	}
-	if sub.Def.Subject, err = s.parseTemplate(ctx, subRoot+".subject.template.expression", pid, in.Subject, false); err != nil {
+	if sub.Def.Subject, err = parseTemplate(&needs, subRoot+".subject.template.expression", pid, in.Subject, false); err != nil {
 		return sub, err
 	}
 	if in.Subject != nil && in.Subject.HTML != nil {
@@ -253,7 +261,7 @@ func (s *Service) parseSubscription(ctx context.Context, pid, owner string, in *
 	if sub.Channels, err = s.parseChannelURIs(ctx, owner, in.Channels); err != nil {
 		return sub, err
 	}
-	if sub.Def.Attachments, err = s.parseAttachments(ctx, pid, in); err != nil {
+	if sub.Def.Attachments, err = parseAttachments(&needs, pid, in); err != nil {
 		return sub, err
 	}
 	sub.Enabled = in.Enabled == nil || *in.Enabled
@@ -265,16 +273,84 @@ func (s *Service) parseSubscription(ctx context.Context, pid, owner string, in *
 		sub.Def.FireMode = *in.FireMode
 	}
 	const resolved = subRoot + ".resolvedMessage.template.expression"
-	if sub.Def.Resolved, err = s.parseTemplate(ctx, resolved, pid, in.ResolvedMessage, false); err != nil {
+	if sub.Def.Resolved, err = parseTemplate(&needs, resolved, pid, in.ResolvedMessage, false); err != nil {
 		return sub, err
 	}
 	if sub.Def.Resolved != "" && sub.Def.FireMode != store.FireOnChange {
 		return sub, invalid(resolved, "needs fireMode onChange: it is sent when the condition stops holding")
 	}
-	return sub, nil
+	if err := parseChecks(in, &sub.Def); err != nil {
+		return sub, err
+	}
+	if err := s.parseNewRows(ctx, pid, in, sub.Def.Attachments); err != nil {
+		return sub, err
+	}
+	if err := s.parsePrevious(ctx, &needs, pid, sub.Def); err != nil {
+		return sub, err
+	}
+	return sub, s.authorizeOwner(ctx, pid, owner, needs)
 }
 
-func (s *Service) parseAttachments(ctx context.Context, pid string, in *SubscriptionBody) ([]store.ReportAttachment, error) {
+// FireNeeds is what firing sub asks of its owner: to be an enabled member,
+// to execute (it evaluates metrics, its condition's and templates', or
+// attaches reports), to export (it attaches reports), and to read each of
+// those objects. metrics are the metrics its condition and templates
+// evaluate.
+func FireNeeds(sub store.Subscription, metrics []string) Needs {
+	n := Needs{Member: true}
+	for _, uri := range metrics {
+		n.Objects = append(n.Objects, Metric(uri, ""))
+	}
+	for _, a := range sub.Def.Attachments {
+		n.Objects = append(n.Objects, Report(a.Report, ""))
+	}
+	n.Execute, n.Export = len(n.Objects) > 0, len(sub.Def.Attachments) > 0
+	return n
+}
+
+// authorizeOwner refuses a subscription that its owner could not have fire:
+// the decision the engine takes at every fire, before the subscription is
+// saved. A refusal names the field that asks for what the owner may not do.
+func (s *Service) authorizeOwner(ctx context.Context, pid, owner string, needs Needs) error {
+	needs.Member = true
+	for _, n := range needs.Objects {
+		needs.Execute = true
+		needs.Export = needs.Export || n.Noun == "report"
+	}
+	st, err := s.access.UserStanding(ctx, pid, owner)
+	if err != nil {
+		return err
+	}
+	objects, err := s.access.Objects(ctx, pid, needs)
+	if err != nil {
+		return err
+	}
+	r := Decide(st, needs, objects)
+	if r == nil {
+		return nil
+	}
+	switch r.Code {
+	case NotMember:
+		return forbidden("User %s is not an enabled member of project %s", owner, pid)
+	case MayNotExecute:
+		return invalid(needs.Objects[0].Field, "asks the subscription's owner to execute reports, which the owner's roles do not allow")
+	case MayNotExport:
+		return invalid(subRoot+".attachments", "asks the subscription's owner to export reports, which the owner's roles do not allow")
+	}
+	n, o := r.Named, r.Object
+	switch {
+	case n.Noun == "metric" && !(o.Found && o.Category == "metric"):
+		return invalid(n.Field, fmt.Sprintf("runs f:executeMetric('%s'), which names no metric of this project", n.URI))
+	case n.Noun == "report" && !o.Found:
+		return invalid(n.Field, "names no report or report definition of this project")
+	case !slices.Contains(n.Categories, o.Category):
+		return invalid(n.Field, "names no report or report definition of this project")
+	}
+	return invalid(n.Field, r.Reason("subscription's owner"))
+}
+
+// parseAttachments parses the attachments, naming each report in needs.
+func parseAttachments(needs *Needs, pid string, in *SubscriptionBody) ([]store.ReportAttachment, error) {
 	var out []store.ReportAttachment
 	for i, a := range in.Attachments {
 		p := fmt.Sprintf("%s.attachments[%d]", subRoot, i)
@@ -282,12 +358,7 @@ func (s *Service) parseAttachments(ctx context.Context, pid string, in *Subscrip
 		if m == nil || m[1] != pid {
 			return nil, invalid(p+".report", "must be a report URI of this project, /svc/md/"+pid+"/obj/<id>")
 		}
-		switch cat, err := s.objectCategory(ctx, pid, m[2]); {
-		case err != nil:
-			return nil, err
-		case cat != "report" && cat != "reportDefinition":
-			return nil, invalid(p+".report", "names no report or report definition of this project")
-		}
+		needs.Objects = append(needs.Objects, Report(a.Report, p+".report"))
 		if len(a.Formats) == 0 {
 			return nil, invalid(p+".formats", "must name at least one of PDF, CSV, PNG, XLS")
 		}
@@ -374,7 +445,8 @@ func ParseTrigger(t store.Trigger) (cron.Zoned, error) {
 	return cron.Zoned{Schedule: sched, Location: loc}, nil
 }
 
-func (s *Service) parseTemplate(ctx context.Context, path, pid string, in *Template, required bool) (string, error) {
+// parseTemplate parses a text template, naming the metrics it runs in needs.
+func parseTemplate(needs *Needs, path, pid string, in *Template, required bool) (string, error) {
 	if in == nil || in.Template == nil || in.Template.Expression == nil {
 		if required {
 			return "", invalid(path, "is required")
@@ -389,11 +461,11 @@ func (s *Service) parseTemplate(ctx context.Context, path, pid string, in *Templ
 	if err != nil {
 		return "", invalid(path, err.Error())
 	}
-	return src, s.checkMetrics(ctx, path, pid, tpl.Metrics())
+	return src, nameMetrics(needs, path, pid, tpl.Metrics())
 }
 
 // parseHTML validates the HTML template of a message, if it has one.
-func (s *Service) parseHTML(ctx context.Context, path, pid string, in *Template) (string, error) {
+func parseHTML(needs *Needs, path, pid string, in *Template) (string, error) {
 	if in == nil || in.HTML == nil {
 		return "", nil
 	}
@@ -405,11 +477,13 @@ func (s *Service) parseHTML(ctx context.Context, path, pid string, in *Template)
 	if err != nil {
 		return "", invalid(path, err.Error())
 	}
-	return src, s.checkMetrics(ctx, path, pid, tpl.Metrics())
+	return src, nameMetrics(needs, path, pid, tpl.Metrics())
 }
 
-// checkMetrics checks that every metric URI names a metric of project pid.
-func (s *Service) checkMetrics(ctx context.Context, path, pid string, uris []string) error {
+// nameMetrics checks that every metric URI is an object URI of project pid
+// and names it in needs, whose decision checks that it is a metric the owner
+// may read.
+func nameMetrics(needs *Needs, path, pid string, uris []string) error {
 	for _, u := range uris {
 		m := objURI.FindStringSubmatch(u)
 		if m == nil {
@@ -418,29 +492,9 @@ func (s *Service) checkMetrics(ctx context.Context, path, pid string, uris []str
 		if m[1] != pid {
 			return invalid(path, fmt.Sprintf("runs f:executeMetric('%s'), a metric of another project", u))
 		}
-		cat, err := s.objectCategory(ctx, pid, m[2])
-		if err != nil {
-			return err
-		}
-		if cat != "metric" {
-			return invalid(path, fmt.Sprintf("runs f:executeMetric('%s'), which names no metric of this project", u))
-		}
+		needs.Objects = append(needs.Objects, Metric(u, path))
 	}
 	return nil
-}
-
-// objectCategory returns the category of metadata object id in project pid,
-// or "" when there is none.
-func (s *Service) objectCategory(ctx context.Context, pid, id string) (string, error) {
-	n, err := strconv.ParseInt(id, 10, 64)
-	if err != nil {
-		return "", nil
-	}
-	o, err := s.st.ObjectByID(ctx, pid, n)
-	if errors.Is(err, store.ErrNotFound) {
-		return "", nil
-	}
-	return o.Category, err
 }
 
 // parseChannelURIs checks that every channel URI names a channel of owner.

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"io/fs"
 	"path/filepath"
 	"sort"
@@ -145,5 +146,44 @@ func TestMigrationStartsChannelsInGenerationZero(t *testing.T) {
 	}
 	if sub, _ = s.SubscriptionByID(ctx, "s1"); sub.Generations["c1"] != 1 {
 		t.Fatalf("generations after the resume: %v", sub.Generations)
+	}
+}
+
+// TestMigrationRemovesTheServiceAccount builds a database as version 17 left
+// it, with the engine's service account, its session and token and a channel
+// a holder of its credentials made, beside a user's session, and opens it:
+// the account and all it had are gone, the user's session stays.
+func TestMigrationRemovesTheServiceAccount(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "herald.db")
+	old, mustExec := databaseOfVersion(t, path, 17)
+	mustExec(`INSERT INTO users(id, domain, login, password_hash, is_domain_admin, is_service, created, updated)
+		VALUES ('svc', 'default', 'herald-engine@service.invalid', 'x', 1, 1, 0, 0)`)
+	for _, u := range []string{"svc", "u1"} {
+		mustExec(`INSERT INTO sessions(id, user_id, token_hash, user_agent, created, expires) VALUES (?, ?, ?, 'ua', 0, 9999999999)`,
+			"se-"+u, u, []byte("sst-"+u))
+		mustExec(`INSERT INTO temp_tokens(token_hash, session_id, expires) VALUES (?, ?, 9999999999)`, []byte("tt-"+u), "se-"+u)
+	}
+	mustExec(`INSERT INTO channels(id, owner, kind, title, config, created, updated) VALUES ('c1', 'svc', 'email', 'Mail', '{}', 0, 0)`)
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.UserByLogin(ctx, "herald-engine@service.invalid"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("the service account after the migration: %v", err)
+	}
+	for table, want := range map[string]int{"sessions": 1, "temp_tokens": 1, "channels": 0} {
+		var n int
+		if err := s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+table).Scan(&n); err != nil || n != want {
+			t.Errorf("%s after the migration: %d (%v), want %d", table, n, err, want)
+		}
+	}
+	if _, err := s.UserByLogin(ctx, "u1@x.io"); err != nil {
+		t.Errorf("the user after the migration: %v", err)
 	}
 }

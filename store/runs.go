@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -216,11 +217,42 @@ func (s *Store) PendingInstants(ctx context.Context, before time.Time) (map[int6
 	return out, nil
 }
 
+// PendingFiles returns the paths of the files attached to the deliveries of
+// instants before before that are still pending.
+func (s *Store) PendingFiles(ctx context.Context, before time.Time) (map[string]bool, error) {
+	out := map[string]bool{}
+	err := eachRow(ctx, s.r, func(r scanner) error {
+		var payload string
+		if err := r.Scan(&payload); err != nil {
+			return err
+		}
+		var p struct {
+			Attachments []Attachment `json:"attachments"`
+		}
+		if err := json.Unmarshal([]byte(payload), &p); err != nil {
+			return err
+		}
+		for _, a := range p.Attachments {
+			out[a.Path] = true
+		}
+		return nil
+	}, `SELECT p.payload FROM deliveries d JOIN delivery_payloads p ON p.delivery_id = d.id
+		WHERE d.state = 'pending' AND d.scheduled_at < ?`, before.Unix())
+	if err != nil {
+		return nil, fmt.Errorf("pending files: %w", err)
+	}
+	return out, nil
+}
+
 // SubscriptionState is what the engine remembers of a subscription between runs.
 type SubscriptionState struct {
 	LastCondition *bool // nil before the first evaluated run
-	Failures      int   // failed runs in a row
-	Unhealthy     bool
+	// LastValues are the values, by metric URI, of the metrics the
+	// subscription reads with f:previous, as its last evaluated run saw
+	// them (nil: no value); nil before the first.
+	LastValues map[string]*float64
+	Failures   int // failed runs in a row
+	Unhealthy  bool
 }
 
 // State returns the subscription's state; a subscription never run has the zero state.
@@ -232,13 +264,20 @@ func (s *Store) State(ctx context.Context, subscriptionID string) (SubscriptionS
 // setLastCondition records the condition a run saw; the health fields are
 // the roll-up's (RateRuns).
 func setLastCondition(ctx context.Context, tx *sql.Tx, subscriptionID string, st SubscriptionState, now time.Time) error {
-	var last any
+	var last, values any
 	if st.LastCondition != nil {
 		last = boolInt(*st.LastCondition)
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO subscription_state(subscription_id, last_condition, updated)
-		VALUES (?, ?, ?) ON CONFLICT (subscription_id) DO UPDATE SET last_condition = excluded.last_condition,
-		updated = excluded.updated`, subscriptionID, last, now.Unix())
+	if st.LastValues != nil {
+		b, err := json.Marshal(st.LastValues)
+		if err != nil {
+			return fmt.Errorf("set subscription state: %w", err)
+		}
+		values = string(b)
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO subscription_state(subscription_id, last_condition, last_values, updated)
+		VALUES (?, ?, ?, ?) ON CONFLICT (subscription_id) DO UPDATE SET last_condition = excluded.last_condition,
+		last_values = excluded.last_values, updated = excluded.updated`, subscriptionID, last, values, now.Unix())
 	if isForeignKey(err) {
 		return ErrNotFound
 	}

@@ -77,6 +77,16 @@ type FilesConfig struct {
 	// Scratch is the folder for the local copies Fetch makes. Only Fetch and
 	// Prune need it.
 	Scratch string
+	// Local is a folder of files this process keeps named by the SHA-256 of
+	// their content in lower-case hex (the engine's run files): Put takes
+	// their names for their digests, and Fetch hands out such a file where
+	// it is, with no copy in Scratch. Default none.
+	Local string
+	// Private says that no other process fetches what Put stores (the
+	// embedded NATS server accepts no other process): Put leaves a file of
+	// Local where it is, and keeps any other in Local, instead of putting it
+	// into the object store. Needs Local.
+	Private bool
 	// Now is the clock for refreshing objects and pruning copies. Default
 	// time.Now.
 	Now func() time.Time
@@ -92,6 +102,8 @@ type Files struct {
 	ttl      time.Duration
 	maxBytes int64
 	scratch  string
+	local    string // "" without Local
+	private  bool
 	now      func() time.Time
 	flights  singleflight.Group
 
@@ -153,6 +165,8 @@ func OpenFiles(ctx context.Context, js jetstream.JetStream, cfg FilesConfig) (*F
 		return nil, fmt.Errorf("files: negative TTL %v", cfg.TTL)
 	case cfg.MaxBytes < 0:
 		return nil, fmt.Errorf("files: negative MaxBytes %d", cfg.MaxBytes)
+	case cfg.Private && cfg.Local == "":
+		return nil, errors.New("files: Private needs a Local folder")
 	}
 	var obs jetstream.ObjectStore
 	err := untilAvailable(ctx, cfg.Logger, "files bucket", func(ctx context.Context) (err error) {
@@ -173,6 +187,8 @@ func OpenFiles(ctx context.Context, js jetstream.JetStream, cfg FilesConfig) (*F
 		ttl:      cfg.TTL,
 		maxBytes: cfg.MaxBytes,
 		scratch:  cfg.Scratch,
+		local:    localDir(cfg.Local),
+		private:  cfg.Private,
 		now:      cfg.Now,
 		paths:    make(map[string]hashedFile),
 		objects:  make(map[string]storedAt),
@@ -185,6 +201,10 @@ func OpenFiles(ctx context.Context, js jetstream.JetStream, cfg FilesConfig) (*F
 // whole into memory. An object put more than TTL/2 ago is put again so that
 // it outlives the deliveries that now reference it. A file over MaxBytes
 // gives an error wrapping ErrFileTooLarge.
+//
+// A file of Local is named by its digest already and is not read to learn
+// it; with Private, it stays where it is, the one copy, and any other file
+// is kept in Local rather than in the bucket.
 //
 // Put remembers the digests of files it hashed, keyed by path, size and
 // modification time, and asks the bucket about an object at most once a
@@ -201,11 +221,20 @@ func (f *Files) Put(ctx context.Context, path string) (Object, error) {
 	if fi.Size() > f.maxBytes {
 		return Object{}, fmt.Errorf("delivery file %s: %d bytes, more than %d: %w", path, fi.Size(), f.maxBytes, ErrFileTooLarge)
 	}
-	o, ok := f.hashed(path, fi)
-	if !ok {
-		if o, err = f.hash(path); err != nil {
-			return Object{}, err
+	o, local := f.inLocal(path, fi)
+	if !local {
+		var ok bool
+		if o, ok = f.hashed(path, fi); !ok {
+			if o, err = f.hash(path); err != nil {
+				return Object{}, err
+			}
 		}
+	}
+	switch {
+	case f.private && local:
+		return o, nil
+	case f.private:
+		return o, f.keep(ctx, path, o)
 	}
 	if f.fresh(o.Name) {
 		return o, nil
@@ -215,6 +244,77 @@ func (f *Files) Put(ctx context.Context, path string) (Object, error) {
 		return Object{}, err
 	}
 	return o, nil
+}
+
+// localDir cleans a Local folder, which "" leaves out.
+func localDir(dir string) string {
+	if dir == "" {
+		return ""
+	}
+	return filepath.Clean(dir)
+}
+
+// inLocal returns the Object of the file at path, whose information is fi,
+// when it is a file of Local: named by its digest.
+func (f *Files) inLocal(path string, fi fs.FileInfo) (Object, bool) {
+	name := filepath.Base(path)
+	if f.local == "" || filepath.Dir(filepath.Clean(path)) != f.local || !validObjectName(name) {
+		return Object{}, false
+	}
+	return Object{Name: name, Size: fi.Size()}, true
+}
+
+// localFile returns the path of the file of Local that holds o, if there is one
+// of o's size.
+func (f *Files) localFile(o Object) (string, bool) {
+	if f.local == "" {
+		return "", false
+	}
+	path := filepath.Join(f.local, o.Name)
+	fi, err := os.Stat(path)
+	return path, err == nil && fi.Mode().IsRegular() && fi.Size() == o.Size
+}
+
+// keep copies the file at path, whose content is o, into Local under o's
+// name, unless Local has it already.
+func (f *Files) keep(ctx context.Context, path string, o Object) error {
+	if _, ok := f.localFile(o); ok {
+		return nil
+	}
+	return f.shared(ctx, "keep\x00"+o.Name, func(context.Context) error {
+		if _, ok := f.localFile(o); ok {
+			return nil
+		}
+		src, err := os.Open(path)
+		if err != nil {
+			return fmt.Errorf("delivery file: %w", err)
+		}
+		defer src.Close()
+		if err := os.MkdirAll(f.local, 0o700); err != nil {
+			return fmt.Errorf("delivery file: %w", err)
+		}
+		tmp, err := os.CreateTemp(f.local, ".part-*")
+		if err != nil {
+			return fmt.Errorf("delivery file: %w", err)
+		}
+		defer os.Remove(tmp.Name()) // after the rename, a no-op
+		h := sha256.New()
+		n, err := io.Copy(io.MultiWriter(tmp, h), io.LimitReader(src, f.maxBytes+1))
+		if err == nil {
+			err = tmp.Sync()
+		}
+		if err = errors.Join(err, tmp.Close()); err != nil {
+			return fmt.Errorf("delivery file %s: %w", path, err)
+		}
+		if n != o.Size || hex.EncodeToString(h.Sum(nil)) != o.Name {
+			f.forget(path)
+			return fmt.Errorf("delivery file %s: changed while it was kept", path)
+		}
+		if err := os.Rename(tmp.Name(), filepath.Join(f.local, o.Name)); err != nil {
+			return fmt.Errorf("delivery file: %w", err)
+		}
+		return nil
+	})
 }
 
 // hashed returns the Object of the file at path if Put hashed it before and
@@ -330,18 +430,22 @@ func (f *Files) forget(path string) {
 	f.mu.Unlock()
 }
 
-// Fetch returns the path of a local copy of o under Scratch, downloading and
-// verifying it (size and SHA-256) first unless a verified copy is there.
-// Concurrent fetches of one object download it once. A missing object gives
-// an error wrapping ErrNoObject; a name that is not 64 lower-case hex digits,
-// or content that does not match its name or size, gives an error wrapping
-// ErrCorruptObject.
+// Fetch returns the path of a local copy of o: the file of Local that holds
+// it, where it is, when this process has one; else a copy under Scratch,
+// downloaded and verified (size and SHA-256) first unless a verified copy is
+// there. Concurrent fetches of one object download it once. A missing object
+// gives an error wrapping ErrNoObject; a name that is not 64 lower-case hex
+// digits, or content that does not match its name or size, gives an error
+// wrapping ErrCorruptObject.
 func (f *Files) Fetch(ctx context.Context, o Object) (string, error) {
 	if !validObjectName(o.Name) {
 		return "", fmt.Errorf("delivery file object %q: name is not a SHA-256 digest: %w", o.Name, ErrCorruptObject)
 	}
 	if o.Size < 0 {
 		return "", fmt.Errorf("delivery file object %s: size %d: %w", o.Name, o.Size, ErrCorruptObject)
+	}
+	if path, ok := f.localFile(o); ok {
+		return path, nil
 	}
 	if f.scratch == "" {
 		return "", errors.New("delivery files: no scratch folder")
@@ -365,15 +469,7 @@ func (f *Files) Fetch(ctx context.Context, o Object) (string, error) {
 // validObjectName reports whether name is a SHA-256 digest in lower-case hex,
 // and so safe as a file name.
 func validObjectName(name string) bool {
-	if len(name) != 2*sha256.Size {
-		return false
-	}
-	for _, c := range []byte(name) {
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
+	return len(name) == 2*sha256.Size && strings.Trim(name, "0123456789abcdef") == ""
 }
 
 // reuse reports whether the verified copy final of o is there already, and

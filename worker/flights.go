@@ -15,31 +15,37 @@ import (
 const maxOwnersPerPass = 1024
 
 // flights are the deliveries the relay published that are not yet known to
-// be final, by owner. The relay publishes an owner's outbox rows only while
-// the owner has fewer than Config.MaxInFlightPerOwner in flight, and serves
-// the owners in turn, so that one owner's burst waits in the outbox, not in
-// the stream ahead of everyone else's deliveries: another owner's delivery is
-// behind at most that many of each busy owner, which a sender holds at once
-// and takes round-robin by owner.
+// be final, by owner and kind. The relay publishes an owner's outbox rows of
+// a kind only while the owner has fewer than Config.MaxInFlightPerOwner of
+// that kind in flight, and serves the owners in turn, so that one owner's
+// burst waits in the outbox, not in the stream ahead of everyone else's
+// deliveries: another owner's delivery is behind at most that many of each
+// busy owner, which a sender holds at once and takes round-robin by owner.
+// The bound is per kind, so that an owner's webhooks held for a receiver
+// that takes nothing do not hold the same owner's mail.
 //
 // Settled deliveries wake the relay only for an owner whose rows its room
-// held back at the relay's last pass, and only once that room is a quarter of
-// the most it may have in flight (at least one): a pass costs a few queries
-// however few rows it publishes, and in a burst the sends settle a few at a
-// time, so that waking it at each settle spent more on the passes than on
-// the rows. The three quarters still in flight keep the senders busy
-// meanwhile. New rows come with a Notify of their own, or the sweep.
+// held back at the relay's last pass, and only once the room of the
+// delivery's kind is a quarter of the most it may have in flight (at least
+// one): a pass costs a few queries however few rows it publishes, and in a
+// burst the sends settle a few at a time, so that waking it at each settle
+// spent more on the passes than on the rows. The three quarters still in
+// flight keep the senders busy meanwhile. New rows come with a Notify of
+// their own, or the sweep.
 type flights struct {
-	max     int // Config.MaxInFlightPerOwner
-	mu      sync.Mutex
-	owners  map[string]map[string]struct{} // owner → delivery ids
-	ownerOf map[string]string              // delivery id → owner
-	held    map[string]bool                // owners whose rows wait, as the last pass saw
-	next    string                         // the owner served first by the next pass
+	max    int // Config.MaxInFlightPerOwner
+	mu     sync.Mutex
+	lanes  map[lane]map[string]struct{} // delivery ids
+	laneOf map[string]lane              // delivery id → its lane
+	held   map[string]bool              // owners whose rows wait, as the last pass saw
+	next   string                       // the owner served first by the next pass
 }
 
+// lane is an owner's deliveries of one kind.
+type lane struct{ owner, kind string }
+
 func newFlights(max int) *flights {
-	return &flights{max: max, owners: map[string]map[string]struct{}{}, ownerOf: map[string]string{}, held: map[string]bool{}}
+	return &flights{max: max, lanes: map[lane]map[string]struct{}{}, laneOf: map[string]lane{}, held: map[string]bool{}}
 }
 
 // wakeRoom is the room in flight at which settled deliveries of an owner
@@ -51,13 +57,14 @@ func (f *flights) add(items []store.OutboxItem) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, it := range items {
-		ids := f.owners[it.Owner]
+		l := lane{it.Owner, it.Kind}
+		ids := f.lanes[l]
 		if ids == nil {
 			ids = map[string]struct{}{}
-			f.owners[it.Owner] = ids
+			f.lanes[l] = ids
 		}
 		ids[it.DeliveryID] = struct{}{}
-		f.ownerOf[it.DeliveryID] = it.Owner
+		f.laneOf[it.DeliveryID] = l
 	}
 }
 
@@ -81,17 +88,17 @@ func (f *flights) settled(ids []string) bool {
 func (f *flights) remove(ids []string) bool {
 	wake, limit := false, f.max-f.wakeRoom() // in flight at or below limit: room enough
 	for _, id := range ids {
-		owner, ok := f.ownerOf[id]
+		l, ok := f.laneOf[id]
 		if !ok {
 			continue
 		}
-		delete(f.ownerOf, id)
-		delete(f.owners[owner], id)
-		n := len(f.owners[owner])
+		delete(f.laneOf, id)
+		delete(f.lanes[l], id)
+		n := len(f.lanes[l])
 		if n == 0 {
-			delete(f.owners, owner)
+			delete(f.lanes, l)
 		}
-		if f.held[owner] && n <= limit {
+		if f.held[l.owner] && n <= limit {
 			wake = true
 		}
 	}
@@ -99,14 +106,21 @@ func (f *flights) remove(ids []string) bool {
 }
 
 // room is how many more deliveries of owner, which has rows waiting, may be
-// in flight. Until drained says otherwise, the owner's settles wake the
-// relay: marked with the same lock as the room is read, so that no settle
-// after the read goes unheard.
-func (f *flights) room(owner string) int {
+// in flight, by kind, for the kinds it has in flight (any other kind has
+// Config.MaxInFlightPerOwner). Until drained says otherwise, the owner's
+// settles wake the relay: marked with the same lock as the room is read, so
+// that no settle after the read goes unheard.
+func (f *flights) room(owner string) map[string]int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.held[owner] = true
-	return f.max - len(f.owners[owner])
+	out := map[string]int{}
+	for l, ids := range f.lanes {
+		if l.owner == owner {
+			out[l.kind] = f.max - len(ids)
+		}
+	}
+	return out
 }
 
 // drained records that the owner has no rows left waiting.
@@ -132,7 +146,7 @@ func (f *flights) listed(owners []string) {
 func (f *flights) ids() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return slices.Collect(maps.Keys(f.ownerOf))
+	return slices.Collect(maps.Keys(f.laneOf))
 }
 
 // nextItems returns the outbox rows to publish next: owner by owner in turn,
@@ -171,19 +185,14 @@ func (r *Relay) nextItems(ctx context.Context) (items []store.OutboxItem, more b
 		if left <= 0 {
 			return items, true, nil
 		}
-		room := f.room(owner)
-		if room <= 0 {
-			continue
-		}
-		limit := min(room, max(left/len(owners), 1), left)
-		got, err := r.st.OutboxOf(ctx, owner, limit)
+		got, drained, full, err := r.ownerItems(ctx, owner, min(max(left/len(owners), 1), left))
 		if err != nil {
 			return nil, false, err
 		}
 		switch {
-		case len(got) < limit:
+		case drained:
 			f.drained(owner)
-		case limit < room:
+		case full:
 			more = true // its share of the batch stopped it
 		}
 		items = append(items, got...)
@@ -192,6 +201,37 @@ func (r *Relay) nextItems(ctx context.Context) (items []store.OutboxItem, more b
 		f.mu.Unlock()
 	}
 	return items, more, nil
+}
+
+// ownerItems returns up to n of owner's outbox rows, oldest first, leaving
+// out those of a kind the owner has no room in flight for. drained reports
+// that the owner has no rows left waiting (none of a kind without room
+// either, as far as it can tell: with a kind full it cannot); full that n
+// stopped it, not the room.
+func (r *Relay) ownerItems(ctx context.Context, owner string, n int) (items []store.OutboxItem, drained, full bool, err error) {
+	room := r.flights.room(owner)
+	noRoom := make([]string, 0, len(room))
+	for kind, left := range room {
+		if left <= 0 {
+			noRoom = append(noRoom, kind)
+		}
+	}
+	items, err = r.st.OutboxOf(ctx, owner, noRoom, n)
+	if err != nil {
+		return nil, false, false, err
+	}
+	got := len(items)
+	taken := map[string]int{}
+	items = slices.DeleteFunc(items, func(it store.OutboxItem) bool {
+		left, bounded := room[it.Kind]
+		if !bounded {
+			left = r.cfg.MaxInFlightPerOwner
+		}
+		taken[it.Kind]++
+		return taken[it.Kind] > left
+	})
+	trimmed := len(items) < got
+	return items, got < n && !trimmed && len(noRoom) == 0, got == n && !trimmed, nil
 }
 
 // Settled tells the relay that deliveries became final, so that their owners

@@ -20,13 +20,13 @@ func TestSettledWakeTheRelayAtAQuarterOfTheRoom(t *testing.T) {
 	f := newFlights(16) // wakes when 4 are free
 	var items []store.OutboxItem
 	for i := range 20 {
-		items = append(items, store.OutboxItem{DeliveryID: fmt.Sprint("a", i), Owner: "a"})
+		items = append(items, store.OutboxItem{DeliveryID: fmt.Sprint("a", i), Owner: "a", Kind: "email"})
 	}
-	items = append(items, store.OutboxItem{DeliveryID: "b0", Owner: "b"}, store.OutboxItem{DeliveryID: "b1", Owner: "b"})
+	items = append(items, store.OutboxItem{DeliveryID: "b0", Owner: "b", Kind: "email"}, store.OutboxItem{DeliveryID: "b1", Owner: "b", Kind: "email"})
 	f.add(items[:16])
 	f.add(items[20:])
-	if room := f.room("a"); room != 0 { // a pass finds a's rows waiting
-		t.Fatalf("room %d, want 0", room)
+	if room := f.room("a"); room["email"] != 0 { // a pass finds a's rows waiting
+		t.Fatalf("room %v, want none for email", room)
 	}
 	var wakes []int
 	for i := range 12 {
@@ -44,7 +44,7 @@ func TestSettledWakeTheRelayAtAQuarterOfTheRoom(t *testing.T) {
 	if f.settled([]string{"a12"}) {
 		t.Error("a settle woke the relay with nothing of its owner waiting")
 	}
-	if f.room("a") != 13 || !f.settled([]string{"a13"}) {
+	if f.room("a")["email"] != 13 || !f.settled([]string{"a13"}) {
 		t.Error("a's rows wait again, and a settle did not wake the relay")
 	}
 }

@@ -56,11 +56,12 @@ type Config struct {
 
 // Service renders exports with a bounded pool.
 type Service struct {
-	st   *store.Store
-	src  Source
-	cfg  Config
-	log  *slog.Logger
-	jobs chan string
+	st    *store.Store
+	src   Source
+	cfg   Config
+	log   *slog.Logger
+	jobs  chan string
+	slots chan struct{} // one per render under way, Workers in all: the pool's and Write's
 
 	exports    *prometheus.CounterVec
 	renderTime *prometheus.HistogramVec
@@ -85,7 +86,7 @@ func New(st *store.Store, src Source, cfg Config, log *slog.Logger) *Service {
 		cfg.Now = time.Now
 	}
 	f := promauto.With(cfg.Registerer)
-	return &Service{st: st, src: src, cfg: cfg, log: log, jobs: make(chan string, 1024),
+	return &Service{st: st, src: src, cfg: cfg, log: log, jobs: make(chan string, 1024), slots: make(chan struct{}, cfg.Workers),
 		exports: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "herald_export_exports_total",
 			Help: "Exports finished, by format and state (done, empty, failed).",
@@ -176,7 +177,9 @@ func (s *Service) Run(ctx context.Context) error {
 				case <-ctx.Done():
 					return
 				case id := <-s.jobs:
+					s.slots <- struct{}{}
 					s.render(ctx, id)
+					<-s.slots
 				}
 			}
 		})
@@ -200,7 +203,7 @@ func (s *Service) render(ctx context.Context, id string) {
 		e.Path, err = s.write(e, g)
 	}
 	switch {
-	case errors.Is(err, errEmpty):
+	case errors.Is(err, ErrEmpty):
 		e.State = store.ExportEmpty
 	case err != nil:
 		if ctx.Err() != nil {
@@ -218,10 +221,55 @@ func (s *Service) render(ctx context.Context, id string) {
 	}
 }
 
-var errEmpty = errors.New("the report has no data")
+// ErrEmpty is Write's answer for a report without data.
+var ErrEmpty = errors.New("the report has no data")
+
+// File is what Write rendered.
+type File struct {
+	Name        string // the download name: the report's title and the format's extension
+	ContentType string
+	Title       string // the report's
+}
+
+// Write renders a result of the project in format (a key of Formats) into w
+// as it goes, never holding the whole file, and returns what it wrote. It
+// renders at once, in the caller's goroutine, within the pool's bound of
+// renders under way. A report without data gives ErrEmpty, with what w got
+// to be thrown away; a result the project does not have, ErrNoResult.
+func (s *Service) Write(ctx context.Context, projectID, resultID, format string, w io.Writer) (File, error) {
+	f, ok := Formats[strings.ToUpper(format)]
+	if !ok {
+		return File{}, fmt.Errorf("unknown format %q", format)
+	}
+	select {
+	case s.slots <- struct{}{}:
+		defer func() { <-s.slots }()
+	case <-ctx.Done():
+		return File{}, ctx.Err()
+	}
+	began := time.Now()
+	g, err := s.src.ResultGrid(ctx, projectID, resultID)
+	if err != nil {
+		return File{}, err
+	}
+	state := store.ExportDone
+	err = s.renderCounted(w, g, f, s.cfg.Now())
+	switch {
+	case errors.Is(err, ErrEmpty):
+		state = store.ExportEmpty
+	case err != nil:
+		state = store.ExportFailed
+	}
+	s.renderTime.WithLabelValues(f).Observe(time.Since(began).Seconds())
+	s.exports.WithLabelValues(f, state).Inc()
+	if err != nil {
+		return File{}, err
+	}
+	return File{Name: FileName(store.Export{Title: g.Title, Format: f}), ContentType: render.ContentType(f), Title: g.Title}, nil
+}
 
 // write renders g into the export's file (written aside, then renamed into
-// place) and returns its path. A grid or chart without rows gives errEmpty.
+// place) and returns its path. A grid or chart without rows gives ErrEmpty.
 func (s *Service) write(e store.Export, g *grid.Grid) (string, error) {
 	dir := filepath.Join(s.cfg.Dir, e.ProjectID)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -233,6 +281,19 @@ func (s *Service) write(e store.Export, g *grid.Grid) (string, error) {
 		return "", err
 	}
 	defer os.Remove(tmp.Name()) // after the rename, a no-op
+	if err := s.renderCounted(tmp, g, e.Format, e.Created); err != nil {
+		tmp.Close()
+		return "", err
+	}
+	if err := tmp.Close(); err != nil {
+		return "", err
+	}
+	return path, os.Rename(tmp.Name(), path)
+}
+
+// renderCounted renders g in format into w; a grid or chart without rows
+// gives ErrEmpty once rendered.
+func (s *Service) renderCounted(w io.Writer, g *grid.Grid, format string, at time.Time) error {
 	rows := 0
 	counted := *g
 	counted.Rows = func(yield func(grid.Row, error) bool) {
@@ -245,17 +306,13 @@ func (s *Service) write(e store.Export, g *grid.Grid) (string, error) {
 			}
 		}
 	}
-	if err := s.renderTo(tmp, &counted, e.Format, e.Created); err != nil {
-		tmp.Close()
-		return "", err
-	}
-	if err := tmp.Close(); err != nil {
-		return "", err
+	if err := s.renderTo(w, &counted, format, at); err != nil {
+		return err
 	}
 	if rows == 0 {
-		return "", errEmpty
+		return ErrEmpty
 	}
-	return path, os.Rename(tmp.Name(), path)
+	return nil
 }
 
 func (s *Service) renderTo(w io.Writer, g *grid.Grid, format string, at time.Time) error {

@@ -8,7 +8,8 @@
 //     committed (one transaction writes both);
 //   - the last mail accepted by the SMTP server.
 //
-// It also counts the metric executions the API served, reads the process's
+// It also counts the metric executions the engine made and the requests the
+// API answered during the burst (none of them the engine's), reads the process's
 // peak resident memory during the burst, and the scheduler's lateness
 // histogram (herald_scheduler_lateness_seconds) over every fire of the
 // burst's minute: the burst itself and -unrelated subscriptions that fire
@@ -51,7 +52,7 @@ func main() {
 	fmt.Println("lateness: the scheduler's, of the burst's second (the burst and the unrelated triggers due with it), then of")
 	fmt.Println("every later fire until the last mail (the unrelated triggers only); CPU: the process's (Herald and the SMTP")
 	fmt.Println("server), from a second before the instant to the last mail")
-	fmt.Printf("%-4s %10s %8s %10s %7s %9s | %7s %8s %8s | %6s %8s %8s\n", "run", "executions", "handed", "last mail", "CPU", "peak RSS",
+	fmt.Printf("%-4s %10s %8s %8s %10s %7s %9s | %7s %8s %8s | %6s %8s %8s\n", "run", "executions", "requests", "handed", "last mail", "CPU", "peak RSS",
 		"fires", "p99", "max", "later", "p99", "max")
 	var handed, mailed []time.Duration
 	for i := range *runs {
@@ -60,7 +61,7 @@ func main() {
 		}
 		r := run(ctx, o)
 		handed, mailed = append(handed, r.handed), append(mailed, r.lastMail)
-		fmt.Printf("%-4d %10d %8s %10s %6.2fs %5.0f MiB | %7d %8s %8s | %6d %8s %8s\n", i+1, r.executions, r.handed.Round(time.Millisecond),
+		fmt.Printf("%-4d %10d %8d %8s %10s %6.2fs %5.0f MiB | %7d %8s %8s | %6d %8s %8s\n", i+1, r.executions, r.apiRequests, r.handed.Round(time.Millisecond),
 			r.lastMail.Round(time.Millisecond), r.cpu.Seconds(), r.peakRSS, r.burst.count, r.burst.p99(), r.burst.max(),
 			r.later.count, r.later.p99(), r.later.max())
 	}

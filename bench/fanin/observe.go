@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"log"
 	"math"
-	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/heraldhq/herald/app/apptest"
@@ -82,26 +80,4 @@ func (h histogram) quantile(q float64) string {
 		}
 	}
 	return "-"
-}
-
-// resetPeakRSS starts the process's peak resident memory over from its
-// current resident memory (Linux; elsewhere it does nothing).
-func resetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
-
-// peakRSS is the process's peak resident memory in MiB since the last
-// reset (Linux; NaN elsewhere).
-func peakRSS() float64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return math.NaN()
-	}
-	for line := range strings.SplitSeq(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
-			if err == nil {
-				return kb / 1024
-			}
-		}
-	}
-	return math.NaN()
 }

@@ -15,20 +15,26 @@ import (
 	_ "github.com/mattn/go-sqlite3"
 
 	"github.com/heraldhq/herald/app"
+	"github.com/heraldhq/herald/app/apptest"
 	"github.com/heraldhq/herald/bench/benchapp"
 	"github.com/heraldhq/herald/channels/email"
 	"github.com/heraldhq/herald/store"
 )
 
-// executor3 is the execute endpoint, whose 201 answers count executions.
-const executor3 = "/svc/xtab2/executor3"
+// The series that count the burst's metric executions and the requests the
+// API answered meanwhile.
+const (
+	executionsMetric = "herald_engine_metric_executions_total"
+	requestsMetric   = "herald_http_requests_total"
+)
 
 // instant is when the subscriptions fire: hourly at minute 0.
 var instant = time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC)
 
 // result is what one run measured.
 type result struct {
-	executions       int
+	executions       int           // metric executions the engine made
+	apiRequests      int           // requests the API answered during the burst
 	handed, lastMail time.Duration // from the instant
 	peakRSS          float64       // MiB, during the burst
 	cpu              time.Duration // the process's, from a second before the instant to the last mail
@@ -67,15 +73,13 @@ func run(ctx context.Context, o options) result {
 	subscribe(ctx, h.App.Store(), metrics, o, admin, clock.Now())
 	stop()
 
-	// Second start, a little before the instant. Requests are logged at
-	// debug, where the counter sees them; warnings and errors are printed.
+	// Second start, a little before the instant, with /metrics served;
+	// warnings and errors are printed.
 	clock.Set(instant.Add(-o.lead))
-	requests := benchapp.NewRequests(executor3)
 	h, stop, err = benchapp.Start(ctx, dir, func(c *app.Config) {
 		configure(c)
-		c.Log.Level, c.Metrics.Listen = "debug", "127.0.0.1:0"
-	}, app.Options{Clock: clock, Logger: slog.New(slog.NewMultiHandler(requests,
-		slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))})
+		c.Metrics.Listen = "127.0.0.1:0"
+	}, app.Options{Clock: clock, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -94,19 +98,23 @@ func run(ctx context.Context, o options) result {
 	// second's are not due yet.
 	atBurst := make(chan histogram, 1)
 	time.AfterFunc(time.Until(clock.Real(instant.Add(time.Second/2))), func() { atBurst <- scrapeLateness(h.App.OpsURL()) })
-	resetPeakRSS()
+	counted := scrape(h.App.OpsURL())
+	benchapp.ResetPeakRSS()
 	cpu := benchapp.CPUTime()
 	stopProfiles := startProfiles(o)
 	defer stopProfiles()
 	begin := clock.Real(instant)
-	r := result{handed: waitHanded(db, o, begin, requests, sink)}
+	r := result{handed: waitHanded(db, o, begin, sink)}
 	if o.profileHandover {
 		stopProfiles()
 	}
 	r.lastMail = waitMails(db, o, sink, begin)
 	r.cpu = benchapp.CPUTime() - cpu
-	r.peakRSS = peakRSS()
-	r.executions = int(requests.Count(executor3))
+	r.peakRSS = benchapp.PeakRSS()
+	now := scrape(h.App.OpsURL())
+	r.executions = int(benchapp.Sum(now, executionsMetric) - benchapp.Sum(counted, executionsMetric))
+	// The scrape itself is not a request to the API: /metrics is the operator's listener.
+	r.apiRequests = int(benchapp.Sum(now, requestsMetric) - benchapp.Sum(counted, requestsMetric))
 	burst := <-atBurst
 	r.burst, r.later = burst.minus(before), scrapeLateness(h.App.OpsURL()).minus(burst)
 	return r
@@ -146,7 +154,7 @@ const (
 // reads the highest rowid instead (rows are only added during the burst,
 // each with the next rowid), one step down an index, and confirms with the
 // full count once that reaches the burst's size.
-func waitHanded(db *sql.DB, o options, begin time.Time, requests benchapp.Requests, sink *benchapp.Sink) time.Duration {
+func waitHanded(db *sql.DB, o options, begin time.Time, sink *benchapp.Sink) time.Duration {
 	var base int
 	if err := db.QueryRow(lastDelivery).Scan(&base); err != nil {
 		log.Fatal(err)
@@ -160,8 +168,8 @@ func waitHanded(db *sql.DB, o options, begin time.Time, requests benchapp.Reques
 			var claimed, deliveries int
 			_ = db.QueryRow(`SELECT COUNT(*) FROM runs WHERE subscription_id LIKE 'bench%'`).Scan(&claimed)
 			_ = db.QueryRow(countHanded).Scan(&deliveries)
-			fmt.Printf("%6s claimed %5d handed over %5d %s executions %d\n", time.Since(begin).Round(time.Millisecond),
-				claimed, deliveries, mailProgress(db, sink), requests.Count(executor3))
+			fmt.Printf("%6s claimed %5d handed over %5d %s\n", time.Since(begin).Round(time.Millisecond),
+				claimed, deliveries, mailProgress(db, sink))
 		}
 		if last-base >= o.subs {
 			var deliveries int
@@ -276,4 +284,13 @@ func subscribe(ctx context.Context, st *store.Store, metrics []string, o options
 	for i := range o.unrelated {
 		add(fmt.Sprintf("tick%06d", i), "* * * * * *", "false", "never sent")
 	}
+}
+
+// scrape reads Herald's /metrics.
+func scrape(opsURL string) map[string]float64 {
+	m, err := apptest.Metrics(opsURL)
+	if err != nil {
+		log.Fatal(err)
+	}
+	return m
 }

@@ -2,11 +2,19 @@
 // subscriptions of one user attach the same demo report as PDF and XLS and
 // fire at one instant, each mailing a real SMTP server on loopback. It starts
 // Herald in-process on a driven clock, moves the clock to the instant, and
-// times how long until the SMTP server accepted every mail; it counts the
-// report executions and the exports (renders) the API served, and the files
-// the engine rendered by format.
+// times how long until the SMTP server accepted every mail. It counts the
+// report executions and the files the engine rendered by format, the
+// requests the API answered during the burst (none of them the engine's),
+// the process's peak resident memory during the burst, and the copies of
+// each attached file: the files written into the data folder (outside NATS's
+// storage) per file attached, and the bytes the object store of delivery
+// files took.
 //
 //	go run ./bench/reportmail [-subs 1000] [-report report.revenue_by_region] [-formats PDF,XLS]
+//	go run ./bench/reportmail -rows 200000 -subs 50 -formats CSV,XLS
+//
+// With -rows, the subscriptions attach a report of that many rows instead,
+// one per sale of a generated dataset in a project of its own: large files.
 package main
 
 import (
@@ -28,16 +36,18 @@ import (
 	"github.com/heraldhq/herald/store"
 )
 
-// The routes whose 201 answers count executions and exports (renders).
+// The series that count the report's executions and the requests the API
+// answered.
 const (
-	executor3 = "/svc/xtab2/executor3"
-	exporter  = "/svc/exporter/executor"
+	executionsMetric = "herald_engine_report_executions_total"
+	requestsMetric   = "herald_http_requests_total"
 )
 
 func main() {
 	nsubs := flag.Int("subs", 1000, "subscriptions")
 	report := flag.String("report", "report.revenue_by_region", "identifier of the demo report to attach")
 	formats := flag.String("formats", "PDF,XLS", "formats to attach, comma-separated")
+	rows := flag.Int("rows", 0, "attach a generated report of this many rows instead of the demo's")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the burst, from the instant to the last mail, to this file")
 	flag.Parse()
 	ctx := context.Background()
@@ -64,17 +74,18 @@ func main() {
 		log.Fatal(err)
 	}
 	uri := reportURI(ctx, h, *report)
+	if *rows > 0 {
+		uri, *report = bigReport(ctx, h, *rows), fmt.Sprintf("a report of %d rows", *rows)
+	}
 	subscribe(ctx, h.App.Store(), uri, strings.Split(*formats, ","), *nsubs,
 		strings.TrimPrefix(h.Profile, "/svc/account/profile/"), clock.Now())
 	stop()
 
-	// Second start loads them; requests are logged at debug, where the counter sees them,
-	// and /metrics is served.
-	requests := benchapp.NewRequests(executor3, exporter)
+	// Second start loads them, with /metrics served.
 	h, stop, err = benchapp.Start(ctx, dir, func(c *app.Config) {
 		configure(c)
-		c.Log.Level, c.Metrics.Listen = "debug", "127.0.0.1:0"
-	}, app.Options{Clock: clock, Logger: slog.New(requests)})
+		c.Metrics.Listen = "127.0.0.1:0"
+	}, app.Options{Clock: clock, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -83,7 +94,8 @@ func main() {
 	if total, _ := sink.Counts(); total != 0 {
 		log.Fatalf("%d mails before the instant", total)
 	}
-	requests.Reset()
+	before, files, objects := scrape(h.App.OpsURL()), benchapp.ListFiles(dir), benchapp.ObjectStoreBytes(dir)
+	benchapp.ResetPeakRSS()
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {
@@ -97,11 +109,17 @@ func main() {
 	begin := time.Now()
 	clock.Advance(30 * time.Second)
 	first, half, last := await(sink, want, begin)
+	peak := benchapp.PeakRSS()
+	after := scrape(h.App.OpsURL())
 	fmt.Printf("%d subscriptions attaching %s as %s at one instant, mailed to an SMTP server on loopback\n",
 		*nsubs, *report, *formats)
-	fmt.Printf("executions served by the API: %d (the report once; metrics the conditions and messages use)\n", requests.Count(executor3))
-	fmt.Printf("exports (renders) served by the API: %d\n", requests.Count(exporter))
-	fmt.Printf("files rendered by the engine, by format: %s\n", rendered(h.App.OpsURL()))
+	fmt.Printf("report executions by the engine: %g; requests the API answered during the burst: %g\n",
+		benchapp.Sum(after, executionsMetric)-benchapp.Sum(before, executionsMetric),
+		benchapp.Sum(after, requestsMetric)-benchapp.Sum(before, requestsMetric))
+	fmt.Printf("files rendered by the engine, by format: %s\n", rendered(after))
+	fmt.Printf("peak RSS during the burst: %.0f MiB\n", peak)
+	fmt.Printf("copies: %s; object store of delivery files: %+.1f MB\n", copies(files.Added(dir)),
+		float64(benchapp.ObjectStoreBytes(dir)-objects)/1e6)
 	total, _ := sink.Counts()
 	fmt.Printf("mail bodies accepted: %.1f MB, %.0f KB a mail\n", float64(sink.Bytes())/1e6, float64(sink.Bytes())/float64(total)/1e3)
 	fmt.Printf("the first of the %d mails accepted after %s, half after %s, the last after %s\n", want,
@@ -111,12 +129,17 @@ func main() {
 // filesMetric counts the files of attached reports the engine rendered.
 const filesMetric = "herald_engine_report_files_total"
 
-// rendered reads filesMetric from Herald's /metrics, as "HTML 1, PDF 1".
-func rendered(opsURL string) string {
+// scrape reads Herald's /metrics.
+func scrape(opsURL string) map[string]float64 {
 	m, err := apptest.Metrics(opsURL)
 	if err != nil {
 		log.Fatal(err)
 	}
+	return m
+}
+
+// rendered reads filesMetric from Herald's /metrics, as "HTML 1, PDF 1".
+func rendered(m map[string]float64) string {
 	var out []string
 	for format, n := range apptest.ByLabel(m, filesMetric, "format") {
 		out = append(out, fmt.Sprintf("%s %g", format, n))
@@ -126,6 +149,27 @@ func rendered(opsURL string) string {
 	}
 	slices.Sort(out)
 	return strings.Join(out, ", ")
+}
+
+// copies says how many files the burst wrote into the data folder for each
+// file attached (the files the engine keeps with the runs, in "runs"),
+// leaving out the execution results ("results"), and in which folders.
+func copies(added map[string]int) string {
+	attached := added["runs"]
+	total := 0
+	var where []string
+	for folder, n := range added {
+		if folder == "results" {
+			continue
+		}
+		total += n
+		where = append(where, fmt.Sprintf("%s %d", folder, n))
+	}
+	slices.Sort(where)
+	if attached == 0 {
+		return fmt.Sprintf("no file attached (%s)", strings.Join(where, ", "))
+	}
+	return fmt.Sprintf("%.2f files written per file attached (%s)", float64(total)/float64(attached), strings.Join(where, ", "))
 }
 
 // await waits until want mails have arrived at sink and returns when the

@@ -1,7 +1,7 @@
 // Command herald runs the Herald service: the analytics API and the worker
 // that delivers scheduled reports and metric alerts.
 //
-//	herald serve [--demo] [--roles api,engine,worker] [--config FILE] [--data DIR] [--listen ADDR]
+//	herald serve [--demo] [--roles api,engine,worker] [--config FILE] [--data DIR] [--listen ADDR] [--metrics ADDR|off]
 //	herald check-config FILE
 package main
 
@@ -32,7 +32,7 @@ func main() {
 }
 
 const usage = `Usage:
-  herald serve [--demo] [--roles api,engine,worker] [--config FILE] [--data DIR] [--listen ADDR]
+  herald serve [--demo] [--roles api,engine,worker] [--config FILE] [--data DIR] [--listen ADDR] [--metrics ADDR|off]
   herald check-config FILE
 `
 
@@ -63,6 +63,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	data := fs.String("data", "", "data folder (overrides config)")
 	listen := fs.String("listen", "", "API address host:port (overrides config)")
 	roles := fs.String("roles", "", "what this process does, comma-separated: api, engine, worker (overrides config)")
+	metrics := fs.String("metrics", "", `operator's address host:port for /metrics, /healthz and /readyz, "off" for none (overrides config)`)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -71,15 +72,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "herald: %v\n", err)
 		return 1
 	}
-	if *data != "" {
-		cfg.Data = *data
-	}
-	if *listen != "" {
-		cfg.Listen = *listen
-	}
-	if *roles != "" {
-		cfg.Roles = strings.Split(*roles, ",")
-	}
+	overrides{data: *data, listen: *listen, roles: *roles, metrics: *metrics}.apply(&cfg)
 	a, err := app.New(ctx, cfg, app.Options{Demo: *demo, Stdout: stdout, Stderr: stderr})
 	if err != nil {
 		fmt.Fprintf(stderr, "herald: %v\n", err)
@@ -90,6 +83,29 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// overrides are the flags that take the place of configuration keys; an empty
+// one leaves its key alone.
+type overrides struct{ data, listen, roles, metrics string }
+
+func (o overrides) apply(cfg *app.Config) {
+	if o.data != "" {
+		cfg.Data = o.data
+	}
+	if o.listen != "" {
+		cfg.Listen = o.listen
+	}
+	if o.roles != "" {
+		cfg.Roles = strings.Split(o.roles, ",")
+	}
+	switch o.metrics {
+	case "":
+	case "off":
+		cfg.Metrics.Listen = ""
+	default:
+		cfg.Metrics.Listen = o.metrics
+	}
 }
 
 // loadConfig layers the defaults, the file (if any) and the environment.
