@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"log"
 	"log/slog"
+	"math"
 	"os"
 	"runtime/pprof"
 	"slices"
@@ -51,6 +52,7 @@ func main() {
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the burst, from the instant to the last mail, to this file")
 	flag.Parse()
 	ctx := context.Background()
+	benchapp.Header(os.Stdout, "reportmail")
 	dir, err := os.MkdirTemp("", "herald-reportmail")
 	if err != nil {
 		log.Fatal(err)
@@ -124,6 +126,26 @@ func main() {
 	fmt.Printf("mail bodies accepted: %.1f MB, %.0f KB a mail\n", float64(sink.Bytes())/1e6, float64(sink.Bytes())/float64(total)/1e3)
 	fmt.Printf("the first of the %d mails accepted after %s, half after %s, the last after %s\n", want,
 		first.Round(time.Millisecond), half.Round(time.Millisecond), last.Round(time.Millisecond))
+	// The baseline, right after: as many mails of the same size, sent by a
+	// bare go-mail loop at the e-mail kind's concurrency.
+	size := int(sink.Bytes() / int64(max(total, 1)))
+	bare, err := benchapp.BareMail(ctx, want, 8, "bench", strings.Repeat(strings.Repeat("x", 75)+"\n", size/76+1))
+	if err != nil {
+		log.Fatal(err)
+	}
+	v := benchapp.Verdict{
+		Target:   "1,000 report subscribers (PDF + XLS): last mail accepted ≤ 1 s",
+		Baseline: fmt.Sprintf("%s of %d KB each", bare, size/1000),
+		Figure: fmt.Sprintf("last mail %v after the instant; %.2f× the bare loop's time", last.Round(time.Millisecond),
+			last.Seconds()/bare.Elapsed.Seconds()),
+		Ratio: last.Seconds() / bare.Elapsed.Seconds(), Limit: 1, Absolute: true, Value: last.Seconds(),
+	}
+	if *nsubs != 1000 || *rows != 0 || *formats != "PDF,XLS" {
+		v.Target = "none for this shape; the ratio only"
+		v.Limit = math.Inf(1)
+	}
+	v.Print(os.Stdout)
+	benchapp.Footer(os.Stdout)
 }
 
 // filesMetric counts the files of attached reports the engine rendered.
