@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/emersion/go-smtp"
+
+	"github.com/heraldhq/herald/channels/channeltest"
 )
 
 // Sink is an SMTP server on 127.0.0.1 that accepts every message and
@@ -22,6 +24,7 @@ type Sink struct {
 	ln     net.Listener
 	served chan struct{}
 	delay  time.Duration // before each message is answered
+	parse  bool          // parse each message whole
 	seen   func(textproto.MIMEHeader, time.Time)
 
 	mu     sync.Mutex
@@ -38,6 +41,12 @@ type SinkOption func(*Sink)
 // WithReplyDelay makes the sink answer each message d after it has read it,
 // as a relay's latency: a sender's connection waits that long per message.
 func WithReplyDelay(d time.Duration) SinkOption { return func(s *Sink) { s.delay = d } }
+
+// WithParse has the sink parse each message whole, MIME parts decoded, as a
+// real relay reads what it takes, rather than only its headers: receiving
+// then costs the CPU it costs a relay. A message that does not parse is
+// refused.
+func WithParse() SinkOption { return func(s *Sink) { s.parse = true } }
 
 // WithSeen has the sink tell see of each message it accepted: its headers,
 // and when it was accepted (answered).
@@ -110,6 +119,9 @@ func (*sinkSession) Rcpt(string, *smtp.RcptOptions) error { return nil }
 func (*sinkSession) Reset()                               {}
 func (*sinkSession) Logout() error                        { return nil }
 func (ss *sinkSession) Data(r io.Reader) error {
+	if ss.s.parse {
+		return ss.parsed(r)
+	}
 	br := bufio.NewReader(r)
 	h, err := textproto.NewReader(br).ReadMIMEHeader()
 	if err != nil {
@@ -129,6 +141,29 @@ func (ss *sinkSession) Data(r io.Reader) error {
 	ss.s.record(id, size)
 	if ss.s.seen != nil {
 		ss.s.seen(h, time.Now())
+	}
+	return nil
+}
+
+// parsed takes a message as Data does, parsing it whole first.
+func (ss *sinkSession) parsed(r io.Reader) error {
+	raw, err := io.ReadAll(r)
+	if err != nil {
+		return err
+	}
+	m, err := channeltest.ParseEmail(raw)
+	if err != nil {
+		return &smtp.SMTPError{Code: 554, EnhancedCode: smtp.EnhancedCode{5, 6, 0}, Message: "unparseable message: " + err.Error()}
+	}
+	if m.MessageID == "" {
+		return errors.New("no Message-ID")
+	}
+	if ss.s.delay > 0 {
+		time.Sleep(ss.s.delay)
+	}
+	ss.s.record(strings.TrimSpace(m.MessageID), int64(len(raw)))
+	if ss.s.seen != nil {
+		ss.s.seen(textproto.MIMEHeader(m.Header), time.Now())
 	}
 	return nil
 }
