@@ -23,8 +23,9 @@ type Sink struct {
 	srv    *smtp.Server
 	ln     net.Listener
 	served chan struct{}
-	delay  time.Duration // before each message is answered
-	parse  bool          // parse each message whole
+	delay  time.Duration                      // before each message is answered
+	parse  bool                               // parse each message whole
+	body   func(textproto.MIMEHeader, []byte) // told of each message's body
 	seen   func(textproto.MIMEHeader, time.Time)
 
 	mu     sync.Mutex
@@ -47,6 +48,13 @@ func WithReplyDelay(d time.Duration) SinkOption { return func(s *Sink) { s.delay
 // then costs the CPU it costs a relay. A message that does not parse is
 // refused.
 func WithParse() SinkOption { return func(s *Sink) { s.parse = true } }
+
+// WithBody has the sink tell see of each message's top-level headers and
+// its body after them, as it came (MIME parts not decoded), before the
+// message counts as accepted. body is see's to keep.
+func WithBody(see func(h textproto.MIMEHeader, body []byte)) SinkOption {
+	return func(s *Sink) { s.body = see }
+}
 
 // WithSeen has the sink tell see of each message it accepted: its headers,
 // and when it was accepted (answered).
@@ -127,8 +135,15 @@ func (ss *sinkSession) Data(r io.Reader) error {
 	if err != nil {
 		return err
 	}
-	size, err := io.Copy(io.Discard, br)
-	if err != nil {
+	var size int64
+	if ss.s.body != nil {
+		b, err := io.ReadAll(br)
+		if err != nil {
+			return err
+		}
+		ss.s.body(h, b)
+		size = int64(len(b))
+	} else if size, err = io.Copy(io.Discard, br); err != nil {
 		return err
 	}
 	id := strings.TrimSpace(h.Get("Message-Id"))

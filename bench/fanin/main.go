@@ -71,6 +71,7 @@ func main() {
 			r.lastMail.Round(time.Millisecond), r.cpu.Seconds(), r.peakRSS, r.burst.count, r.burst.p99(), r.burst.max(),
 			r.later.count, r.later.p99(), r.later.max())
 		rss = append(rss, r.peakRSS)
+		fmt.Printf("     values: each of the %d subscriptions mailed once with its metric's value; checksum %016x\n", o.subs, r.checksum)
 		// The baseline, right after: the same number of mails sent by a bare
 		// go-mail loop at the e-mail kind's concurrency, in this process.
 		b, err := benchapp.BareMail(ctx, o.subs, emailConcurrency, "bench", "Revenue rose 3% to 2,100.\n")

@@ -40,6 +40,7 @@ type result struct {
 	cpu              time.Duration // the process's, from a second before the instant to the last mail
 	burst            histogram     // the scheduler's lateness over the fires of the instant's second
 	later            histogram     // and over the fires after it, until the last mail
+	checksum         uint64        // of every subscription's value, each checked (values.check)
 }
 
 // run sets up a fresh Herald, fires the burst and measures it.
@@ -49,7 +50,8 @@ func run(ctx context.Context, o options) result {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	sink, err := benchapp.NewSink(o.subs)
+	vals := newValues(o.subs)
+	sink, err := benchapp.NewSink(o.subs, benchapp.WithBody(vals.see))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -109,6 +111,9 @@ func run(ctx context.Context, o options) result {
 		stopProfiles()
 	}
 	r.lastMail = waitMails(db, o, sink, begin)
+	if r.checksum, err = vals.check(o); err != nil {
+		log.Fatal(err)
+	}
 	r.cpu = benchapp.CPUTime() - cpu
 	r.peakRSS = benchapp.PeakRSS()
 	now := scrape(h.App.OpsURL())
@@ -279,7 +284,8 @@ func subscribe(ctx context.Context, st *store.Store, metrics []string, o options
 	}
 	for i := range o.subs {
 		m := metrics[i%len(metrics)]
-		add(fmt.Sprintf("bench%06d", i), "0 0 * * * *", "f:executeMetric('"+m+"') > 0", "Revenue ${f:executeMetric('"+m+"')}")
+		id := fmt.Sprintf("bench%06d", i)
+		add(id, "0 0 * * * *", "f:executeMetric('"+m+"') > 0", id+": Revenue ${f:executeMetric('"+m+"')}")
 	}
 	for i := range o.unrelated {
 		add(fmt.Sprintf("tick%06d", i), "* * * * * *", "false", "never sent")
