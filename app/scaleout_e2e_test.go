@@ -103,8 +103,12 @@ func TestScaleOutSurvivesLosingAWorkerAndANATSNode(t *testing.T) {
 	if dups > 8 {
 		t.Errorf("%d duplicates, more than the killed worker's send slots (8)", dups)
 	}
-	if after := done.Sub(lost); after > 10*time.Second {
-		t.Errorf("the last mail arrived %s after the worker and the NATS node were killed, want within 10s", after.Round(time.Millisecond))
+	// The target is 10 s on a quiet machine (9.1 s there); the bound leaves
+	// half as much again for a machine busy with other tests, where the
+	// NATS elections take longer (13.5 s seen at a load of 12 on 2 cores).
+	// Waiting out the publish timeout instead of publishing again took 20.5 s.
+	if after := done.Sub(lost); after > 15*time.Second {
+		t.Errorf("the last mail arrived %s after the worker and the NATS node were killed, want within 10s (15s on a busy machine)", after.Round(time.Millisecond))
 	}
 }
 
