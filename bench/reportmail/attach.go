@@ -30,7 +30,7 @@ type mailBody struct {
 func (m *mails) see(h textproto.MIMEHeader, body []byte) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.msgs = append(m.msgs, mailBody{h, body})
+	m.msgs = append(m.msgs, mailBody{h, bytes.Clone(body)})
 }
 
 // check verifies that at least n mails carry the same attachments, one per
