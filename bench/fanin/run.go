@@ -111,7 +111,11 @@ func run(ctx context.Context, o options) result {
 		stopProfiles()
 	}
 	r.lastMail = waitMails(db, o, sink, begin)
-	if r.checksum, err = vals.check(o); err != nil {
+	subOf, err := subscriptions(db)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if r.checksum, err = vals.check(o, subOf); err != nil {
 		log.Fatal(err)
 	}
 	r.cpu = benchapp.CPUTime() - cpu
@@ -284,8 +288,7 @@ func subscribe(ctx context.Context, st *store.Store, metrics []string, o options
 	}
 	for i := range o.subs {
 		m := metrics[i%len(metrics)]
-		id := fmt.Sprintf("bench%06d", i)
-		add(id, "0 0 * * * *", "f:executeMetric('"+m+"') > 0", id+": Revenue ${f:executeMetric('"+m+"')}")
+		add(fmt.Sprintf("bench%06d", i), "0 0 * * * *", "f:executeMetric('"+m+"') > 0", "Revenue ${f:executeMetric('"+m+"')}")
 	}
 	for i := range o.unrelated {
 		add(fmt.Sprintf("tick%06d", i), "* * * * * *", "false", "never sent")
