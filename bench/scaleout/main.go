@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -93,8 +94,12 @@ func printTable(out io.Writer, p params, results [][]measurement) {
 	for i, s := range scenarios {
 		m := median(results[i])
 		rate, bound := m.perSecond(n), s.bound(p)
-		fmt.Fprintf(out, "| %s | %d × %d | %.2f s | %.0f | %.2f× | %.0f/s | %.0f%% | %d / %d |\n", s.name, s.senders(), s.conc(p),
-			m.elapsed.Seconds(), rate, rate/single, bound, 100*rate/bound, m.total, m.distinct)
+		bounds, of := "—", "—" // no delay: the CPU bounds it
+		if !math.IsInf(bound, 1) {
+			bounds, of = fmt.Sprintf("%.0f/s", bound), fmt.Sprintf("%.0f%%", 100*rate/bound)
+		}
+		fmt.Fprintf(out, "| %s | %d × %d | %.2f s | %.0f | %.2f× | %s | %s | %d / %d |\n", s.name, s.senders(), s.conc(p),
+			m.elapsed.Seconds(), rate, rate/single, bounds, of, m.total, m.distinct)
 	}
 }
 
