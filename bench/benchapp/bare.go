@@ -1,6 +1,7 @@
 package benchapp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -25,6 +26,13 @@ type Bare struct {
 // mails on this machine at this moment, measured in the same run as what it
 // is set beside: a burst whose every mail is one such send.
 func BareMail(ctx context.Context, n, conc int, subject, text string) (Bare, error) {
+	return BareMailWith(ctx, n, conc, subject, text, nil)
+}
+
+// BareMailWith is BareMail with a file attached to each mail, base64
+// encoded as the e-mail kind attaches report files, when attachment is not
+// empty.
+func BareMailWith(ctx context.Context, n, conc int, subject, text string, attachment []byte) (Bare, error) {
 	s, err := NewSink(n)
 	if err != nil {
 		return Bare{}, err
@@ -57,6 +65,12 @@ func BareMail(ctx context.Context, n, conc int, subject, text string) (Bare, err
 				m.SetMessageIDWithValue(fmt.Sprintf("bare-%d@example.com", i))
 				m.SetDate()
 				m.SetBodyString(mail.TypeTextPlain, text)
+				if len(attachment) > 0 {
+					if err := m.AttachReader("report.bin", bytes.NewReader(attachment)); err != nil {
+						errs[g] = err
+						return
+					}
+				}
 				if err := client.SendWithSMTPClient(c, m); err != nil {
 					errs[g] = err
 					return
