@@ -1,7 +1,9 @@
 package api
 
 import (
+	"io"
 	"mime"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -54,5 +56,43 @@ func TestCookieMaxAgeIsTheLifetime(t *testing.T) {
 	s.setCookie(rec, CookieTT, "token", s.now().Add(10*time.Minute))
 	if got := rec.Result().Cookies()[0].MaxAge; got != 600 {
 		t.Fatalf("Max-Age %d, want 600", got)
+	}
+}
+
+// TestAnswersCarryTheirLength: a JSON or YAML answer says its length and goes
+// out whole, not chunked; an answer without a body says none.
+func TestAnswersCarryTheirLength(t *testing.T) {
+	t.Parallel()
+	big := map[string]any{"rows": strings.Split(strings.Repeat("a row of a listing,", 2000), ",")}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		status := http.StatusOK
+		if r.URL.Path == "/none" {
+			status = http.StatusNoContent
+		}
+		respond(w, r, status, big)
+	}))
+	defer srv.Close()
+	for _, tc := range []struct{ path, accept string }{{"/", "application/json"}, {"/", "application/yaml"}, {"/none", ""}} {
+		req, err := http.NewRequest(http.MethodGet, srv.URL+tc.path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Accept", tc.accept)
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.TransferEncoding) != 0 || resp.ContentLength != int64(len(body)) {
+			t.Errorf("%s as %q: transfer encoding %v, length %d, want none and %d", tc.path, tc.accept,
+				resp.TransferEncoding, resp.ContentLength, len(body))
+		}
+		if tc.path == "/" && len(body) < 30000 {
+			t.Errorf("%s as %q: %d bytes, want the whole listing", tc.path, tc.accept, len(body))
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
@@ -172,24 +173,37 @@ func (s *Server) listUserProjects(w http.ResponseWriter, r *http.Request, c *cal
 	if !paged {
 		offset, limit = 0, -1
 	}
-	projects, err := s.store.ListUserProjects(r.Context(), uid, offset, limit)
+	key := listingKey{path: r.URL.Path, user: uid, caller: c.UserID, offset: offset, limit: limit, paged: paged}
+	version := s.store.ProjectsVersion()
+	body, ok := s.listings.get(key, version)
+	if !ok {
+		if body, err = s.userProjects(r, key); err != nil {
+			return err
+		}
+		s.listings.put(key, version, body)
+	}
+	respondEncoded(w, r, http.StatusOK, body)
+	return nil
+}
+
+// userProjects reads and encodes the listing key asks for.
+func (s *Server) userProjects(r *http.Request, key listingKey) ([]byte, error) {
+	projects, err := s.store.ListUserProjects(r.Context(), key.user, key.offset, key.limit)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	items := make([]projectJSON, 0, len(projects))
 	for _, p := range projects {
-		items = append(items, projectOf(p, c.UserID))
+		items = append(items, projectOf(p, key.caller))
 	}
-	if !paged {
-		respond(w, r, http.StatusOK, map[string]any{"projects": items})
-		return nil
+	if !key.paged {
+		return json.Marshal(map[string]any{"projects": items})
 	}
-	total, err := s.store.CountUserProjects(r.Context(), uid)
+	total, err := s.store.CountUserProjects(r.Context(), key.user)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	respond(w, r, http.StatusOK, map[string]any{"projects": map[string]any{
-		"paging": pageOf(r.URL.Path, offset, limit, len(items), total, ""), "items": items,
+	return json.Marshal(map[string]any{"projects": map[string]any{
+		"paging": pageOf(key.path, key.offset, key.limit, len(items), total, ""), "items": items,
 	}})
-	return nil
 }

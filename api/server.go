@@ -76,6 +76,7 @@ type Server struct {
 	longTimeout    time.Duration
 	trustedProxies []netip.Prefix
 	auth           *authCache
+	listings       *listingCache
 	// dummyHash is compared against when the login is unknown, so a wrong
 	// login costs as long as a wrong password.
 	dummyHash []byte
@@ -141,6 +142,7 @@ func New(st *store.Store, opt Options) *Server {
 	s.trustedProxies = opt.TrustedProxies
 	s.longTimeout = cmp.Or(opt.LongTimeout, time.Hour)
 	s.auth = newAuthCache(100_000)
+	s.listings = newListingCache(16 << 20)
 	s.idPrefix = rand.Text()[:8]
 	s.dummyHash, _ = bcrypt.GenerateFromPassword([]byte(rand.Text()), s.pwCost) // fails only for a bad cost
 	s.routes()

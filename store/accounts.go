@@ -125,6 +125,7 @@ func (s *Store) ListDomainUsers(ctx context.Context, domain, login string, offse
 // DeleteUser removes the user, their sessions and their project memberships.
 // Deleting the last admin of a domain gives ErrLastAdmin.
 func (s *Store) DeleteUser(ctx context.Context, id string) error {
+	defer s.projectsChanged() // the user's memberships go with them
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		var domain string
 		var admin bool

@@ -56,8 +56,19 @@ type MemberUser struct {
 // role table names the others.
 const RoleAdmin = "adminRole"
 
+// ProjectsVersion changes after every write of projects or memberships,
+// which is every change to what ListUserProjects and CountUserProjects
+// answer: a listing read after taking the version may be kept for as long as
+// the version stays. This process is the only one that writes the store.
+func (s *Store) ProjectsVersion() uint64 { return s.projects.Load() }
+
+// projectsChanged moves ProjectsVersion on after a write of projects or
+// memberships ended, committed or not.
+func (s *Store) projectsChanged() { s.projects.Add(1) }
+
 // CreateProject stores p and makes its author an enabled member with adminRole.
 func (s *Store) CreateProject(ctx context.Context, p Project, adminRole string) error {
+	defer s.projectsChanged()
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO projects(id, title, summary, template, guided_navigation, is_public,
 			state, author, contributor, created, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -93,6 +104,8 @@ func (s *Store) ProjectByID(ctx context.Context, id string) (Project, error) {
 	return scanProject(s.r.QueryRowContext(ctx, `SELECT `+projectColumns+` FROM projects WHERE id = ?`, id))
 }
 
+// userProjectsWhere selects the projects a user is an enabled member of.
+// Every write of projects or project_members calls projectsChanged.
 const userProjectsWhere = ` FROM projects p JOIN project_members m ON m.project_id = p.id
 	WHERE m.user_id = ? AND m.status = 'ENABLED' AND p.state <> 'DELETED'`
 
@@ -127,6 +140,7 @@ func (s *Store) CountUserProjects(ctx context.Context, userID string) (int, erro
 
 // DeleteProject marks the project DELETED.
 func (s *Store) DeleteProject(ctx context.Context, id, by string, now time.Time) error {
+	defer s.projectsChanged()
 	res, err := s.w.ExecContext(ctx, `UPDATE projects SET state = 'DELETED', contributor = ?, updated = ?
 		WHERE id = ? AND state <> 'DELETED'`, by, now.Unix(), id)
 	if err != nil {
@@ -207,6 +221,7 @@ var (
 // transaction and returns one error (or nil) per change. A change that would
 // leave the project without an enabled admin fails with ErrLastAdmin.
 func (s *Store) ApplyMemberChanges(ctx context.Context, projectID, adminRole string, changes []MemberChange, now time.Time) ([]error, error) {
+	defer s.projectsChanged()
 	results := make([]error, len(changes))
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		for i, c := range changes {

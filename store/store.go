@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mattn/go-sqlite3"
@@ -42,6 +43,10 @@ type Store struct {
 
 	// Statements of the hottest reads, prepared once.
 	userProjects *sql.Stmt
+
+	// projects counts the committed writes of projects and memberships (see
+	// ProjectsVersion).
+	projects atomic.Uint64
 }
 
 // Open opens (creating if needed) the database file at path and applies every

@@ -23,21 +23,36 @@ const maxOwnersPerPass = 1024
 // busy owner, which a sender holds at once and takes round-robin by owner.
 // The bound is per kind, so that an owner's webhooks held for a receiver
 // that takes nothing do not hold the same owner's mail.
+//
+// Settled deliveries wake the relay only for an owner whose rows its room
+// held back at the relay's last pass, and only once the room of the
+// delivery's kind is a quarter of the most it may have in flight (at least
+// one): a pass costs a few queries however few rows it publishes, and in a
+// burst the sends settle a few at a time, so that waking it at each settle
+// spent more on the passes than on the rows. The three quarters still in
+// flight keep the senders busy meanwhile. New rows come with a Notify of
+// their own, or the sweep.
 type flights struct {
+	max    int // Config.MaxInFlightPerOwner
 	mu     sync.Mutex
 	lanes  map[lane]map[string]struct{} // delivery ids
 	laneOf map[string]lane              // delivery id → its lane
+	held   map[string]bool              // owners whose rows wait, as the last pass saw
 	next   string                       // the owner served first by the next pass
 }
 
 // lane is an owner's deliveries of one kind.
 type lane struct{ owner, kind string }
 
-func newFlights() *flights {
-	return &flights{lanes: map[lane]map[string]struct{}{}, laneOf: map[string]lane{}}
+func newFlights(max int) *flights {
+	return &flights{max: max, lanes: map[lane]map[string]struct{}{}, laneOf: map[string]lane{}, held: map[string]bool{}}
 }
 
-// add records published deliveries.
+// wakeRoom is the room in flight at which settled deliveries of an owner
+// whose rows wait wake the relay.
+func (f *flights) wakeRoom() int { return max(1, f.max/4) }
+
+// add records deliveries about to be published.
 func (f *flights) add(items []store.OutboxItem) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -53,38 +68,78 @@ func (f *flights) add(items []store.OutboxItem) {
 	}
 }
 
-// settled forgets deliveries that became final, and reports whether one of
-// them was in flight.
+// forget forgets deliveries the relay did not publish after all.
+func (f *flights) forget(ids []string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.remove(ids)
+}
+
+// settled forgets deliveries that became final, and reports whether the
+// relay should be woken: an owner whose rows wait has room enough now.
 func (f *flights) settled(ids []string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	any := false
+	return f.remove(ids)
+}
+
+// remove forgets deliveries and reports whether an owner whose rows wait has
+// wakeRoom now; f.mu is held.
+func (f *flights) remove(ids []string) bool {
+	wake, limit := false, f.max-f.wakeRoom() // in flight at or below limit: room enough
 	for _, id := range ids {
 		l, ok := f.laneOf[id]
 		if !ok {
 			continue
 		}
-		any = true
 		delete(f.laneOf, id)
-		if delete(f.lanes[l], id); len(f.lanes[l]) == 0 {
+		delete(f.lanes[l], id)
+		n := len(f.lanes[l])
+		if n == 0 {
 			delete(f.lanes, l)
 		}
+		if f.held[l.owner] && n <= limit {
+			wake = true
+		}
 	}
-	return any
+	return wake
 }
 
-// room is how many more deliveries of owner of each kind may be in flight,
-// for the kinds it has in flight (any other kind has max).
-func (f *flights) room(owner string, max int) map[string]int {
+// room is how many more deliveries of owner, which has rows waiting, may be
+// in flight, by kind, for the kinds it has in flight (any other kind has
+// Config.MaxInFlightPerOwner). Until drained says otherwise, the owner's
+// settles wake the relay: marked with the same lock as the room is read, so
+// that no settle after the read goes unheard.
+func (f *flights) room(owner string) map[string]int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.held[owner] = true
 	out := map[string]int{}
 	for l, ids := range f.lanes {
 		if l.owner == owner {
-			out[l.kind] = max - len(ids)
+			out[l.kind] = f.max - len(ids)
 		}
 	}
 	return out
+}
+
+// drained records that the owner has no rows left waiting.
+func (f *flights) drained(owner string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.held, owner)
+}
+
+// listed forgets that the room held back the rows of the owners a pass found
+// none of: those not among owners, the list of every owner with rows.
+func (f *flights) listed(owners []string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for o := range f.held {
+		if !slices.Contains(owners, o) {
+			delete(f.held, o)
+		}
+	}
 }
 
 // ids returns every delivery in flight.
@@ -96,20 +151,23 @@ func (f *flights) ids() []string {
 
 // nextItems returns the outbox rows to publish next: owner by owner in turn,
 // from the one after the owner served last, each owner's oldest first and no
-// more than its room, up to Config.RelayBatch in all.
-func (r *Relay) nextItems(ctx context.Context) ([]store.OutboxItem, error) {
+// more than its room, up to Config.RelayBatch in all. more reports whether an
+// owner may have rows left that its room would let go: its share of the batch
+// stopped it, not its room or its rows. It notes the owners whose rows wait,
+// whose settles wake the relay (see flights).
+func (r *Relay) nextItems(ctx context.Context) (items []store.OutboxItem, more bool, err error) {
 	f := r.flights
 	f.mu.Lock()
 	start := f.next
 	f.mu.Unlock()
 	owners, err := r.st.OutboxOwners(ctx, start, maxOwnersPerPass)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if len(owners) < maxOwnersPerPass && start != "" { // wrap around
 		more, err := r.st.OutboxOwners(ctx, "", maxOwnersPerPass-len(owners))
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		for _, o := range more {
 			if o > start || slices.Contains(owners, o) {
@@ -118,47 +176,62 @@ func (r *Relay) nextItems(ctx context.Context) ([]store.OutboxItem, error) {
 			owners = append(owners, o)
 		}
 	}
-	var items []store.OutboxItem
+	if len(owners) < maxOwnersPerPass {
+		f.listed(owners)
+	}
+	more = len(owners) == maxOwnersPerPass
 	for _, owner := range owners {
 		left := r.cfg.RelayBatch - len(items)
 		if left <= 0 {
-			break
+			return items, true, nil
 		}
-		got, err := r.ownerItems(ctx, owner, min(max(left/len(owners), 1), left))
+		got, drained, full, err := r.ownerItems(ctx, owner, min(max(left/len(owners), 1), left))
 		if err != nil {
-			return nil, err
+			return nil, false, err
+		}
+		switch {
+		case drained:
+			f.drained(owner)
+		case full:
+			more = true // its share of the batch stopped it
 		}
 		items = append(items, got...)
 		f.mu.Lock()
 		f.next = owner
 		f.mu.Unlock()
 	}
-	return items, nil
+	return items, more, nil
 }
 
 // ownerItems returns up to n of owner's outbox rows, oldest first, leaving
-// out those of a kind the owner has no room in flight for.
-func (r *Relay) ownerItems(ctx context.Context, owner string, n int) ([]store.OutboxItem, error) {
-	room := r.flights.room(owner, r.cfg.MaxInFlightPerOwner)
-	full := make([]string, 0, len(room))
+// out those of a kind the owner has no room in flight for. drained reports
+// that the owner has no rows left waiting (none of a kind without room
+// either, as far as it can tell: with a kind full it cannot); full that n
+// stopped it, not the room.
+func (r *Relay) ownerItems(ctx context.Context, owner string, n int) (items []store.OutboxItem, drained, full bool, err error) {
+	room := r.flights.room(owner)
+	noRoom := make([]string, 0, len(room))
 	for kind, left := range room {
 		if left <= 0 {
-			full = append(full, kind)
+			noRoom = append(noRoom, kind)
 		}
 	}
-	items, err := r.st.OutboxOf(ctx, owner, full, n)
+	items, err = r.st.OutboxOf(ctx, owner, noRoom, n)
 	if err != nil {
-		return nil, err
+		return nil, false, false, err
 	}
+	got := len(items)
 	taken := map[string]int{}
-	return slices.DeleteFunc(items, func(it store.OutboxItem) bool {
+	items = slices.DeleteFunc(items, func(it store.OutboxItem) bool {
 		left, bounded := room[it.Kind]
 		if !bounded {
 			left = r.cfg.MaxInFlightPerOwner
 		}
 		taken[it.Kind]++
 		return taken[it.Kind] > left
-	}), nil
+	})
+	trimmed := len(items) < got
+	return items, got < n && !trimmed && len(noRoom) == 0, got == n && !trimmed, nil
 }
 
 // Settled tells the relay that deliveries became final, so that their owners

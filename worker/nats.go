@@ -172,7 +172,11 @@ func connOptions(log *slog.Logger) []nats.Option {
 }
 
 func newNATS(srv *server.Server, nc *nats.Conn) (*NATS, error) {
-	js, err := jetstream.New(nc)
+	// An asynchronous publish that no server answers (its stream's leader
+	// died with it) is given up after publishTimeout, rather than kept
+	// pending for good, where it counts towards the publishes in flight
+	// past which the client stalls.
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(publishTimeout))
 	if err != nil {
 		nc.Close()
 		if srv != nil {

@@ -64,7 +64,7 @@ func NewRelay(st *store.Store, js jetstream.JetStream, files *Files, atRest, del
 		return nil, err
 	}
 	r := &Relay{st: st, atRest: atRest, delivery: delivery, files: files, js: js, cfg: cfg, log: opt.logger(),
-		now: opt.now(), sweep: opt.Sweep, wake: make(chan struct{}, 1), recorded: opt.recorded(), flights: newFlights()}
+		now: opt.now(), sweep: opt.Sweep, wake: make(chan struct{}, 1), recorded: opt.recorded(), flights: newFlights(cfg.MaxInFlightPerOwner)}
 	if opt.Registerer != nil {
 		if err := opt.Registerer.Register(&outboxCollector{r: r, depth: prometheus.NewDesc("herald_worker_outbox_depth",
 			"Deliveries written by runs and not yet published to JetStream.", nil, nil)}); err != nil {
@@ -159,6 +159,9 @@ func (r *Relay) Run(ctx context.Context) error {
 			cancel()
 		}
 	}
+	if l := r.kvLedger.Load(); l != nil {
+		l.Wait() // the results of the deliveries it called off
+	}
 	return errors.Join(errs...)
 }
 
@@ -199,16 +202,24 @@ func (r *Relay) relay(ctx context.Context) {
 // acknowledged. The delivery id is the message id, so a row published twice
 // (the delete lost to a crash) is stored once.
 func (r *Relay) publishOutbox(ctx context.Context) error {
-	for ctx.Err() == nil {
-		items, err := r.nextItems(ctx)
+	for more := true; more && ctx.Err() == nil; {
+		var items []store.OutboxItem
+		var err error
+		items, more, err = r.nextItems(ctx)
 		if err != nil {
 			return err
 		}
 		if len(items) == 0 {
 			return nil
 		}
+		// In flight before they are published: a send may settle before
+		// JetStream's acknowledgement of the publish comes back here.
+		r.flights.add(items)
 		done, published, perr := r.publishBatch(ctx, items)
-		r.flights.add(published)
+		if gone := unpublished(items, published); len(gone) > 0 {
+			r.flights.forget(gone)
+			more = true // their room is free again
+		}
 		if len(done) > 0 {
 			if err := r.st.DeleteOutbox(context.WithoutCancel(ctx), done...); err != nil {
 				return err
@@ -219,6 +230,20 @@ func (r *Relay) publishOutbox(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// unpublished is the items not among published, which is a subsequence of items.
+func unpublished(items, published []store.OutboxItem) []string {
+	var out []string
+	j := 0
+	for _, it := range items {
+		if j < len(published) && published[j].DeliveryID == it.DeliveryID {
+			j++
+			continue
+		}
+		out = append(out, it.DeliveryID)
+	}
+	return out
 }
 
 // publishBatch seals the rows' envelopes and publishes them asynchronously,
@@ -264,24 +289,95 @@ func (r *Relay) publishBatch(ctx context.Context, items []store.OutboxItem) (don
 		firstErr = fmt.Errorf("publish %s: %w", it.DeliveryID, err)
 		break
 	}
-	timeout := time.NewTimer(publishTimeout)
-	defer timeout.Stop()
-	for i, f := range futures {
-		select {
-		case <-f.Ok():
-			done = append(done, published[i].DeliveryID)
-			acked = append(acked, published[i])
-		case err := <-f.Err():
-			if firstErr == nil {
-				firstErr = fmt.Errorf("publish %s: %w", published[i].DeliveryID, err)
-			}
-		case <-timeout.C:
-			return done, acked, fmt.Errorf("publish: no acknowledgement within %v", publishTimeout)
-		case <-ctx.Done():
-			return done, acked, ctx.Err()
+	ok, err := r.awaitAcks(ctx, futures)
+	for i, it := range published {
+		if ok[i] {
+			done = append(done, it.DeliveryID)
+			acked = append(acked, it)
 		}
 	}
+	if firstErr == nil {
+		firstErr = err
+	}
 	return done, acked, firstErr
+}
+
+// publishRound is how long the relay waits for the acknowledgements of its
+// publishes before it publishes again those still unanswered. A publish
+// that reached a stream leader which then died is never answered; the same
+// message published again reaches the leader elected since, which stores it
+// once (the delivery id is its message id), so the relay need not wait out
+// publishTimeout, in which time the senders would run dry.
+const publishRound = time.Second
+
+// awaitAcks waits for JetStream's acknowledgement of each publish, for up to
+// publishTimeout, publishing again every publishRound what is still
+// unanswered or was turned away for now (see unanswered). ok[i] reports
+// whether futures[i]'s message was stored; err is the first publish that
+// failed for good, or the timeout.
+func (r *Relay) awaitAcks(ctx context.Context, futures []jetstream.PubAckFuture) (ok []bool, err error) {
+	ok = make([]bool, len(futures))
+	deadline := time.Now().Add(publishTimeout)
+	pending := make([]int, len(futures))
+	for i := range futures {
+		pending[i] = i
+	}
+	for len(pending) > 0 {
+		again, failed, rerr := awaitRound(ctx, futures, pending, ok, min(publishRound, time.Until(deadline)))
+		if err == nil {
+			err = failed
+		}
+		switch {
+		case rerr != nil:
+			return ok, rerr
+		case len(again) > 0 && !time.Now().Before(deadline):
+			return ok, errors.Join(err, fmt.Errorf("publish: no acknowledgement within %v", publishTimeout))
+		}
+		pending = pending[:0]
+		for _, i := range again {
+			f, perr := r.js.PublishMsgAsync(futures[i].Msg(), jetstream.WithExpectStream(r.cfg.Stream))
+			if perr != nil {
+				return ok, errors.Join(err, fmt.Errorf("publish again: %w", perr))
+			}
+			futures[i] = f
+			pending = append(pending, i)
+		}
+	}
+	return ok, err
+}
+
+// awaitRound waits up to d for the answers to the pending publishes, marking
+// the stored ones in ok, and returns those to publish again: unanswered
+// within d, or turned away for now. It lasts d whenever some are to be
+// published again, so that a stream without a leader is not asked again at
+// once. failed is the first publish refused for good; err is ctx's.
+func awaitRound(ctx context.Context, futures []jetstream.PubAckFuture, pending []int, ok []bool, d time.Duration) (again []int, failed, err error) {
+	round := time.NewTimer(d)
+	defer round.Stop()
+	for k, i := range pending {
+		select {
+		case <-futures[i].Ok():
+			ok[i] = true
+		case perr := <-futures[i].Err():
+			if unanswered(perr) || errors.Is(perr, jetstream.ErrAsyncPublishTimeout) {
+				again = append(again, i)
+			} else if failed == nil {
+				failed = fmt.Errorf("publish %s: %w", futures[i].Msg().Header.Get(jetstream.MsgIDHeader), perr)
+			}
+		case <-round.C:
+			return append(again, pending[k:]...), failed, nil
+		case <-ctx.Done():
+			return nil, failed, ctx.Err()
+		}
+	}
+	if len(again) > 0 {
+		select {
+		case <-round.C:
+		case <-ctx.Done():
+			return nil, failed, ctx.Err()
+		}
+	}
+	return again, failed, nil
 }
 
 // envelope seals one delivery's message within the server's payload limit.

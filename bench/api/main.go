@@ -24,11 +24,13 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"runtime/pprof"
+	"strconv"
 	"time"
 
 	"github.com/heraldhq/herald/app"
@@ -107,6 +109,7 @@ func run(ctx context.Context, cfg config) error {
 	}
 	defer stop()
 
+	benchapp.Header(os.Stdout, "api")
 	fmt.Printf("GET %s (%d bytes), %d connections, %s each after %s warm-up, %d rounds\n",
 		s.path, s.size, cfg.conns, cfg.dur, cfg.warmup, cfg.rounds)
 	fmt.Println(cfg.split)
@@ -122,7 +125,10 @@ func run(ctx context.Context, cfg config) error {
 // start runs Herald with its data in dir and the admin's projects, and the
 // bare handler beside it, until stop is called.
 func start(ctx context.Context, dir string, projects int) (s *servers, stop func(), err error) {
-	h, stopHerald, err := benchapp.Start(ctx, dir, nil, app.Options{})
+	// Herald as it runs by default: every request logged at Info, as text
+	// (written nowhere here, but formatted).
+	logger := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	h, stopHerald, err := benchapp.Start(ctx, dir, func(c *app.Config) { c.Log.Level = "info" }, app.Options{Logger: logger})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -146,8 +152,12 @@ func start(ctx context.Context, dir string, projects int) (s *servers, stop func
 		return nil, nil, err
 	}
 	s.size = len(body)
+	// The same bytes with the same framing: Herald says the length of its
+	// JSON answers.
+	length := strconv.Itoa(len(body))
 	bare := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.Header().Set("Content-Type", "application/json;charset=UTF-8")
+		w.Header().Set("Content-Length", length)
 		_, _ = w.Write(body)
 	})}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

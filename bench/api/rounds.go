@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"slices"
 	"time"
+
+	"github.com/heraldhq/herald/bench/benchapp"
 )
 
 // figures are one server's throughput and latency.
@@ -135,11 +137,30 @@ func medianOf(rounds []figures, of func(figures) float64) float64 {
 	return (v[n/2-1] + v[n/2]) / 2
 }
 
-// summarize writes the medians of both sides and the ratio of their
-// throughputs.
+// summarize writes the medians of both sides, the ratio of their
+// throughputs and the verdict from it. Beside it, the ratio of requests per
+// second of the server's CPU, which another tenant of the machine taking
+// some of the server's CPU does not move.
 func summarize(out io.Writer, bare, herald *side) {
 	mb, mh := median(bare.rounds), median(herald.rounds)
 	fmt.Fprintf(out, "%-6s %-7s %s\n", "median", bare.name, mb)
 	fmt.Fprintf(out, "%-6s %-7s %s\n", "median", herald.name, mh)
-	fmt.Fprintf(out, "ratio herald/bare throughput (medians): %.2f\n", mh.rps/mb.rps)
+	ratio := mh.rps / mb.rps
+	fmt.Fprintf(out, "ratio herald/bare throughput (medians): %.2f\n", ratio)
+	perCPU := ""
+	if mb.serverCPU > 0 && mh.serverCPU > 0 {
+		perCPU = fmt.Sprintf("; per second of the server's CPU %.2f", (mh.rps/mh.serverCPU)/(mb.rps/mb.serverCPU))
+		fmt.Fprintf(out, "ratio herald/bare requests per second of the server's CPU (medians): %.2f\n", (mh.rps/mh.serverCPU)/(mb.rps/mb.serverCPU))
+	}
+	benchapp.Verdict{
+		Target:   fmt.Sprintf("authenticated GET ≥ %.2f of a bare handler's throughput (medians of %d rounds)", minRatio, len(herald.rounds)),
+		Baseline: fmt.Sprintf("bare net/http handler, same bytes and framing: %.0f req/s, p99 %s", mb.rps, ms(mb.p99)),
+		Figure:   fmt.Sprintf("%.0f req/s, p99 %s%s", mh.rps, ms(mh.p99), perCPU),
+		Ratio:    ratio, Limit: minRatio, AtLeast: true,
+	}.Print(out)
+	benchapp.Footer(out)
 }
+
+// minRatio is the target: Herald's throughput at least this share of the bare
+// handler's.
+const minRatio = 0.5

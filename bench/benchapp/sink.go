@@ -2,6 +2,7 @@ package benchapp
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	"github.com/emersion/go-smtp"
+
+	"github.com/heraldhq/herald/channels/channeltest"
 )
 
 // Sink is an SMTP server on 127.0.0.1 that accepts every message and
@@ -21,7 +24,9 @@ type Sink struct {
 	srv    *smtp.Server
 	ln     net.Listener
 	served chan struct{}
-	delay  time.Duration // before each message is answered
+	delay  time.Duration                      // before each message is answered
+	parse  bool                               // parse each message whole
+	body   func(textproto.MIMEHeader, []byte) // told of each message's body
 	seen   func(textproto.MIMEHeader, time.Time)
 
 	mu     sync.Mutex
@@ -38,6 +43,21 @@ type SinkOption func(*Sink)
 // WithReplyDelay makes the sink answer each message d after it has read it,
 // as a relay's latency: a sender's connection waits that long per message.
 func WithReplyDelay(d time.Duration) SinkOption { return func(s *Sink) { s.delay = d } }
+
+// WithParse has the sink parse each message whole, MIME parts decoded, as a
+// real relay reads what it takes, rather than only its headers: receiving
+// then costs the CPU it costs a relay. A message that does not parse is
+// refused.
+func WithParse() SinkOption { return func(s *Sink) { s.parse = true } }
+
+// WithBody has the sink tell see of each message's top-level headers and
+// its body after them, as it came (MIME parts not decoded), before the
+// message counts as accepted. body is valid only during the call: the sink
+// reads each body into a buffer it uses again, so that reading them adds
+// little garbage to the process measured.
+func WithBody(see func(h textproto.MIMEHeader, body []byte)) SinkOption {
+	return func(s *Sink) { s.body = see }
+}
 
 // WithSeen has the sink tell see of each message it accepted: its headers,
 // and when it was accepted (answered).
@@ -104,19 +124,33 @@ func (s *Sink) record(id string, size int64) {
 
 type sinkSession struct{ s *Sink }
 
+// bodies are the buffers the sink reads bodies into for WithBody.
+var bodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
 func (*sinkSession) AuthMechanisms() []string             { return nil }
 func (*sinkSession) Mail(string, *smtp.MailOptions) error { return nil }
 func (*sinkSession) Rcpt(string, *smtp.RcptOptions) error { return nil }
 func (*sinkSession) Reset()                               {}
 func (*sinkSession) Logout() error                        { return nil }
 func (ss *sinkSession) Data(r io.Reader) error {
+	if ss.s.parse {
+		return ss.parsed(r)
+	}
 	br := bufio.NewReader(r)
 	h, err := textproto.NewReader(br).ReadMIMEHeader()
 	if err != nil {
 		return err
 	}
-	size, err := io.Copy(io.Discard, br)
-	if err != nil {
+	var size int64
+	if ss.s.body != nil {
+		buf := bodies.Get().(*bytes.Buffer)
+		defer bodies.Put(buf)
+		buf.Reset()
+		if size, err = buf.ReadFrom(br); err != nil {
+			return err
+		}
+		ss.s.body(h, buf.Bytes())
+	} else if size, err = io.Copy(io.Discard, br); err != nil {
 		return err
 	}
 	id := strings.TrimSpace(h.Get("Message-Id"))
@@ -129,6 +163,29 @@ func (ss *sinkSession) Data(r io.Reader) error {
 	ss.s.record(id, size)
 	if ss.s.seen != nil {
 		ss.s.seen(h, time.Now())
+	}
+	return nil
+}
+
+// parsed takes a message as Data does, parsing it whole first.
+func (ss *sinkSession) parsed(r io.Reader) error {
+	raw, err := io.ReadAll(r)
+	if err != nil {
+		return err
+	}
+	m, err := channeltest.ParseEmail(raw)
+	if err != nil {
+		return &smtp.SMTPError{Code: 554, EnhancedCode: smtp.EnhancedCode{5, 6, 0}, Message: "unparseable message: " + err.Error()}
+	}
+	if m.MessageID == "" {
+		return errors.New("no Message-ID")
+	}
+	if ss.s.delay > 0 {
+		time.Sleep(ss.s.delay)
+	}
+	ss.s.record(strings.TrimSpace(m.MessageID), int64(len(raw)))
+	if ss.s.seen != nil {
+		ss.s.seen(textproto.MIMEHeader(m.Header), time.Now())
 	}
 	return nil
 }

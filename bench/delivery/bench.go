@@ -172,7 +172,9 @@ func pipeline(ctx context.Context, dir string, n, conc int) (accepted result, le
 	if err != nil {
 		return result{}, 0, err
 	}
-	w, err := worker.New(nc.JetStream(), worker.NewSQLiteLedger(st, nil, nil), files, nil, []channels.Sender{sender}, cfg, worker.Options{})
+	// The ledger tells the relay what became final, as Herald wires them, so
+	// that the owner's room in flight (delivery.maxInFlightPerOwner) frees.
+	w, err := worker.New(nc.JetStream(), worker.NewSQLiteLedger(st, nil, func(ids []string) { relay.Settled(ids...) }), files, nil, []channels.Sender{sender}, cfg, worker.Options{})
 	if err != nil {
 		return result{}, 0, err
 	}

@@ -47,7 +47,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -55,6 +54,8 @@ import (
 
 	_ "github.com/duckdb/duckdb-go/v2"
 	_ "github.com/mattn/go-sqlite3"
+
+	"github.com/heraldhq/herald/bench/benchapp"
 )
 
 const model = `CREATE DATASET {dataset.regions} VISUAL(TITLE "Regions");
@@ -107,7 +108,7 @@ func main() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	machine()
+	benchapp.Header(os.Stdout, "execute")
 	d := data{rows: *rows, regions: *regions, products: *products}
 	start := time.Now()
 	if err := d.write(dir); err != nil {
@@ -239,6 +240,12 @@ func (t *timings) print() {
 	}
 	fmt.Printf("herald uncached / fastest duckdb (%s): best %.2f, median %.2f (target median <= 1.3)\n", name,
 		best(t.uncached).Seconds()/best(fastest).Seconds(), median(t.uncached).Seconds()/median(fastest).Seconds())
+	benchapp.Verdict{
+		Target:   "report execution ≤ 1.3× hand-written DuckDB SQL, medians, values equal",
+		Baseline: fmt.Sprintf("DuckDB by hand (%s): median %v of %d", name, median(fastest).Round(time.Millisecond), len(fastest)),
+		Figure:   fmt.Sprintf("Herald, uncached: median %v of %d", median(t.uncached).Round(time.Millisecond), len(t.uncached)),
+		Ratio:    median(t.uncached).Seconds() / median(fastest).Seconds(), Limit: 1.3,
+	}.Print(os.Stdout)
 	fmt.Printf("herald cached / uncached: median %.2f\n", median(t.cached).Seconds()/median(t.uncached).Seconds())
 	slices.Sort(t.decode)
 	fmt.Printf("of herald's time, the client decoding the page's JSON: best %s, median %s\n",
@@ -268,21 +275,6 @@ func profile(ctx context.Context, h *herald, path string, runs int) error {
 	pprof.StopCPUProfile()
 	fmt.Printf("CPU profile of %d uncached herald executions written to %s\n", runs, path)
 	return f.Close()
-}
-
-// machine prints what the figures were measured on.
-func machine() {
-	cpu := "unknown CPU"
-	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for _, l := range strings.Split(string(data), "\n") {
-			if name, ok := strings.CutPrefix(l, "model name"); ok {
-				cpu = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(name), ":"))
-				break
-			}
-		}
-	}
-	fmt.Printf("machine: %s, %d CPUs, GOMAXPROCS %d, %s/%s, %s\n", cpu, runtime.NumCPU(), runtime.GOMAXPROCS(0),
-		runtime.GOOS, runtime.GOARCH, runtime.Version())
 }
 
 // data is the generated sales: amounts in cents, regions r1.., products 1..

@@ -49,6 +49,7 @@ func main() {
 	flag.DurationVar(&o.lead, "lead", 5*time.Second, "how long before the instant Herald's second start is")
 	runs := flag.Int("runs", 1, "runs, each with the baseline and the burst on fresh data folders")
 	flag.Parse()
+	benchapp.Header(os.Stdout, "fairness")
 	ctx := context.Background()
 	fmt.Printf("owner A: %d mails at one instant to a relay that takes %s a mail; owner B: one alert at the instant, one %s after\n",
 		o.burst, o.delay, o.later)

@@ -23,12 +23,15 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"os"
 	"runtime"
 	"runtime/pprof"
 	"slices"
 	"time"
+
+	"github.com/heraldhq/herald/bench/benchapp"
 )
 
 func main() {
@@ -47,6 +50,7 @@ func main() {
 	o.verbose = *verbose
 	ctx := context.Background()
 
+	benchapp.Header(os.Stdout, "fanin")
 	fmt.Printf("%d subscriptions on %d metrics firing at one instant, %d more every second, %d engine workers\n",
 		o.subs, o.metrics, o.unrelated, o.workers)
 	fmt.Println("lateness: the scheduler's, of the burst's second (the burst and the unrelated triggers due with it), then of")
@@ -54,7 +58,9 @@ func main() {
 	fmt.Println("server), from a second before the instant to the last mail")
 	fmt.Printf("%-4s %10s %8s %8s %10s %7s %9s | %7s %8s %8s | %6s %8s %8s\n", "run", "executions", "requests", "handed", "last mail", "CPU", "peak RSS",
 		"fires", "p99", "max", "later", "p99", "max")
-	var handed, mailed []time.Duration
+	var handed, mailed, bares []time.Duration
+	var rss []float64
+	var bare benchapp.Bare
 	for i := range *runs {
 		if i == *runs-1 {
 			o.profile, o.blockProfile = *cpuprofile, *blockprofile
@@ -64,9 +70,60 @@ func main() {
 		fmt.Printf("%-4d %10d %8d %8s %10s %6.2fs %5.0f MiB | %7d %8s %8s | %6d %8s %8s\n", i+1, r.executions, r.apiRequests, r.handed.Round(time.Millisecond),
 			r.lastMail.Round(time.Millisecond), r.cpu.Seconds(), r.peakRSS, r.burst.count, r.burst.p99(), r.burst.max(),
 			r.later.count, r.later.p99(), r.later.max())
+		rss = append(rss, r.peakRSS)
+		fmt.Printf("     values: each of the %d subscriptions mailed once with its metric's value; checksum %016x\n", o.subs, r.checksum)
+		// The baseline, right after: the same number of mails sent by a bare
+		// go-mail loop at the e-mail kind's concurrency, in this process.
+		b, err := benchapp.BareMail(ctx, o.subs, emailConcurrency, "bench", "Revenue rose 3% to 2,100.\n")
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("     %s\n", b)
+		bare, bares = b, append(bares, b.Elapsed)
 	}
 	if *runs > 1 {
-		fmt.Printf("median: handed over %s, last mail %s\n", median(handed).Round(time.Millisecond), median(mailed).Round(time.Millisecond))
+		fmt.Printf("median: handed over %s, last mail %s, bare loop %s\n", median(handed).Round(time.Millisecond),
+			median(mailed).Round(time.Millisecond), median(bares).Round(time.Millisecond))
+	}
+	bare.Elapsed = median(bares)
+	verdicts(os.Stdout, o, median(handed), median(mailed), slices.Max(rss), bare, *runs)
+	benchapp.Footer(os.Stdout)
+}
+
+// emailConcurrency is the e-mail kind's sends at once by default, which
+// the baseline uses too.
+const emailConcurrency = 8
+
+// verdicts prints the targets of the two sizes the issue names, each from
+// the medians of the runs, beside the bare loop's time for as many mails
+// (the ratio); other sizes print only the ratios.
+func verdicts(w io.Writer, o options, handed, mailed time.Duration, rss float64, bare benchapp.Bare, runs int) {
+	ratio := func(d time.Duration) float64 { return d.Seconds() / bare.Elapsed.Seconds() }
+	base := fmt.Sprintf("%s (median of %d runs)", bare, runs)
+	fig := func(what string, d time.Duration) string {
+		return fmt.Sprintf("%s %v from the instant (median of %d runs); %.2f× the bare loop's time", what, d.Round(time.Millisecond), runs, ratio(d))
+	}
+	var vs []benchapp.Verdict
+	switch {
+	case o.subs == 10_000 && o.metrics == 100:
+		vs = []benchapp.Verdict{
+			{Target: "10,000 on 100 metrics: handed over ≤ 0.5 s", Baseline: base, Figure: fig("handed over", handed),
+				Ratio: ratio(handed), Limit: 0.5, Absolute: true, Value: handed.Seconds()},
+			{Target: "10,000 on 100 metrics: every mail accepted ≤ 2 s", Baseline: base, Figure: fig("last mail", mailed),
+				Ratio: ratio(mailed), Limit: 2, Absolute: true, Value: mailed.Seconds()},
+		}
+	case o.subs == 100_000 && o.metrics == 1000:
+		vs = []benchapp.Verdict{
+			{Target: "100,000 on 1,000 metrics: handed over ≤ 5 s", Baseline: base, Figure: fig("handed over", handed),
+				Ratio: ratio(handed), Limit: 5, Absolute: true, Value: handed.Seconds()},
+			{Target: "100,000 on 1,000 metrics: peak RSS ≤ 600 MiB", Baseline: "none (an absolute bound)", Figure: fmt.Sprintf("%.0f MiB, the most of %d runs", rss, runs),
+				Ratio: rss / 600, Limit: 600, Absolute: true, Value: rss},
+		}
+	default:
+		fmt.Fprintf(w, "handed over %.2f×, last mail %.2f× the %s\n", ratio(handed), ratio(mailed), base)
+	}
+	for _, v := range vs {
+		v.Print(w)
 	}
 }
 

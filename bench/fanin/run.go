@@ -40,6 +40,7 @@ type result struct {
 	cpu              time.Duration // the process's, from a second before the instant to the last mail
 	burst            histogram     // the scheduler's lateness over the fires of the instant's second
 	later            histogram     // and over the fires after it, until the last mail
+	checksum         uint64        // of every subscription's value, each checked (values.check)
 }
 
 // run sets up a fresh Herald, fires the burst and measures it.
@@ -49,7 +50,8 @@ func run(ctx context.Context, o options) result {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	sink, err := benchapp.NewSink(o.subs)
+	vals := newValues(o.subs)
+	sink, err := benchapp.NewSink(o.subs, benchapp.WithBody(vals.see))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -109,6 +111,13 @@ func run(ctx context.Context, o options) result {
 		stopProfiles()
 	}
 	r.lastMail = waitMails(db, o, sink, begin)
+	subOf, err := subscriptions(db)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if r.checksum, err = vals.check(o, subOf); err != nil {
+		log.Fatal(err)
+	}
 	r.cpu = benchapp.CPUTime() - cpu
 	r.peakRSS = benchapp.PeakRSS()
 	now := scrape(h.App.OpsURL())

@@ -35,6 +35,7 @@ import (
 func main() {
 	rows := flag.Int("rows", 1_000_000, "rows of the sales dataset")
 	flag.Parse()
+	benchapp.Header(os.Stdout, "maintenance")
 	if err := run(*rows); err != nil {
 		log.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -151,9 +152,11 @@ type herald struct {
 // startHerald runs `herald serve` on the data folder dir with the API on a
 // free loopback port and env (HERALD_* keys) on top, and returns once its
 // operator's listener is up, the last thing it starts.
-func startHerald(ctx context.Context, bin, name, dir string, env []string) (*herald, error) {
+// A cpu of 0 or more pins the process to that core, where taskset is found.
+func startHerald(ctx context.Context, bin, name, dir string, env []string, cpu int) (*herald, error) {
 	h := &herald{}
-	p, err := startProcess(ctx, name, bin, []string{"serve", "--data", dir, "--listen", "127.0.0.1:0"}, env,
+	bin, args := pinned(bin, []string{"serve", "--data", dir, "--listen", "127.0.0.1:0"}, cpu)
+	p, err := startProcess(ctx, name, bin, args, env,
 		func(line string) bool {
 			if m := heraldListening.FindStringSubmatch(line); m != nil {
 				h.url = m[1]
@@ -216,4 +219,18 @@ func (t *tail) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return strings.Join(t.lines[max(len(t.lines)-tailLines, 0):], "\n")
+}
+
+// pinned returns the command that runs bin with args on core cpu only, by
+// taskset, or bin and args themselves when cpu is below 0 or taskset is not
+// found.
+func pinned(bin string, args []string, cpu int) (string, []string) {
+	if cpu < 0 {
+		return bin, args
+	}
+	ts, err := exec.LookPath("taskset")
+	if err != nil {
+		return bin, args
+	}
+	return ts, append([]string{"-c", strconv.Itoa(cpu), bin}, args...)
 }

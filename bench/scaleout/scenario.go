@@ -5,8 +5,10 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"time"
 
@@ -32,16 +34,33 @@ var scenarios = []scenario{
 // senders is how many processes send mail.
 func (s scenario) senders() int { return max(s.workers, 1) }
 
+// conc is how many sends at once each sending process makes: the total
+// shared evenly, so that every scenario sends as many at once in all.
+func (s scenario) conc(p params) int { return max(p.conc/s.senders(), 1) }
+
 // bound is the most deliveries per second the senders can make when every
-// send waits delay for the sink's answer and each process sends conc at once.
+// send waits delay for the sink's answer; none without a delay.
 func (s scenario) bound(p params) float64 {
-	return float64(s.senders()*p.conc) / p.delay.Seconds()
+	if p.delay <= 0 {
+		return math.Inf(1)
+	}
+	return float64(s.senders()*s.conc(p)) / p.delay.Seconds()
+}
+
+// cpu is the core worker i (from 0) is pinned to: each its own while the
+// machine has cores enough, none (-1) on a single core or for a single
+// process, which may use them all.
+func (s scenario) cpu(i int) int {
+	if s.workers < 2 || runtime.NumCPU() < 2 {
+		return -1
+	}
+	return i % runtime.NumCPU()
 }
 
 // params are the settings every scenario shares.
 type params struct {
 	burst   burst
-	conc    int           // SMTP sends at once, per sending process
+	conc    int           // SMTP sends at once, in all the sending processes
 	delay   time.Duration // the sink's answer to each message
 	timeout time.Duration // for the burst, from its instant
 }
@@ -65,7 +84,7 @@ func (s scenario) run(ctx context.Context, bins *binaries, p params) (measuremen
 	}
 	defer os.RemoveAll(dir)
 	n := p.burst.deliveries()
-	sink, err := benchapp.NewSink(n, benchapp.WithReplyDelay(p.delay))
+	sink, err := benchapp.NewSink(n, benchapp.WithReplyDelay(p.delay), benchapp.WithParse())
 	if err != nil {
 		return measurement{}, err
 	}
@@ -76,7 +95,7 @@ func (s scenario) run(ctx context.Context, bins *binaries, p params) (measuremen
 			pr.kill()
 		}
 	}()
-	api, err := s.start(ctx, bins, dir, p.env(sink.Port()), func(pr *process) { procs = append(procs, pr) })
+	api, err := s.start(ctx, bins, dir, p.env(sink.Port(), s.conc(p)), func(pr *process) { procs = append(procs, pr) })
 	if err != nil {
 		return measurement{}, fmt.Errorf("%s: %w", s.name, err)
 	}
@@ -95,12 +114,12 @@ func (s scenario) run(ctx context.Context, bins *binaries, p params) (measuremen
 }
 
 // env is the configuration every Herald process of a scenario gets.
-func (p params) env(smtpPort int) []string {
+func (p params) env(smtpPort, conc int) []string {
 	return []string{
 		"HERALD_ADMIN_PASSWORD=" + benchapp.AdminPassword, "HERALD_AUTH_PASSWORDCOST=4",
 		"HERALD_METRICS_LISTEN=127.0.0.1:0", "HERALD_LOG_ACCESS=off", "HERALD_LOG_LEVEL=warn",
 		"HERALD_SMTP_HOST=127.0.0.1", fmt.Sprintf("HERALD_SMTP_PORT=%d", smtpPort), "HERALD_SMTP_TLSPOLICY=none",
-		"HERALD_SMTP_FROM=alerts@herald.test", fmt.Sprintf("HERALD_SMTP_CONCURRENCY=%d", p.conc),
+		"HERALD_SMTP_FROM=alerts@herald.test", fmt.Sprintf("HERALD_SMTP_CONCURRENCY=%d", conc),
 		"HERALD_SUBSCRIPTIONS_MAXPERUSER=10000", "HERALD_SUBSCRIPTIONS_MAXPERPROJECT=10000",
 		"HERALD_SUBSCRIPTIONS_MAXCHANNELSPERUSER=10000",
 	}
@@ -110,7 +129,7 @@ func (p params) env(smtpPort int) []string {
 // each to started as soon as it runs, and returns the API's URL.
 func (s scenario) start(ctx context.Context, bins *binaries, dir string, env []string, started func(*process)) (string, error) {
 	if s.workers == 0 {
-		h, err := startHerald(ctx, bins.herald, "herald", filepath.Join(dir, "herald"), env)
+		h, err := startHerald(ctx, bins.herald, "herald", filepath.Join(dir, "herald"), env, -1)
 		if err != nil {
 			return "", err
 		}
@@ -128,14 +147,14 @@ func (s scenario) start(ctx context.Context, bins *binaries, dir string, env []s
 	}
 	env = append(env, "HERALD_NATS_URL="+nats.url, "HERALD_NATS_REPLICAS=1",
 		"HERALD_DELIVERY_LEDGER=jetstream", "HERALD_DELIVERY_KEYFILE="+keyFile)
-	control, err := startHerald(ctx, bins.herald, "control", filepath.Join(dir, "control"), slices.Concat(env, []string{"HERALD_ROLES=api,engine"}))
+	control, err := startHerald(ctx, bins.herald, "control", filepath.Join(dir, "control"), slices.Concat(env, []string{"HERALD_ROLES=api,engine"}), -1)
 	if err != nil {
 		return "", err
 	}
 	started(control.process)
 	for i := range s.workers {
 		name := fmt.Sprintf("worker-%d", i+1)
-		w, err := startHerald(ctx, bins.herald, name, filepath.Join(dir, name), slices.Concat(env, []string{"HERALD_ROLES=worker"}))
+		w, err := startHerald(ctx, bins.herald, name, filepath.Join(dir, name), slices.Concat(env, []string{"HERALD_ROLES=worker"}), s.cpu(i))
 		if err != nil {
 			return "", err
 		}

@@ -29,6 +29,7 @@ type Email struct {
 	HTML        string // first text/html part, line breaks as \n
 	Attachments []EmailAttachment
 	Raw         []byte
+	Received    time.Time // when the server accepted it (SMTPServer)
 }
 
 // EmailAttachment is one decoded attachment of an Email.

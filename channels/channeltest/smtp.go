@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
@@ -286,6 +287,7 @@ func (ss *smtpSession) Data(r io.Reader) error {
 	}
 	ss.srv.held.join(ss.srv.done)
 	m.MailFrom, m.RcptTo = ss.from, append([]string(nil), ss.to...)
+	m.Received = time.Now()
 	ss.srv.record(m)
 	if ss.srv.takeDrop() && ss.conn != nil {
 		ss.conn.dropOnRead.Store(true) // after the reply: the client reads it, then finds the session gone
