@@ -58,6 +58,7 @@ type Lease struct {
 	rev     uint64    // the revision of this process's entry while it holds the lease
 	valid   time.Time // until when it holds it; zero while it does not
 	other   Holder    // the holder this process last saw while waiting
+	lapsed  error     // why the lease lapsed, while it is being taken again
 	lostErr error     // why it lost the lease, once it did
 	lost    chan struct{}
 }
@@ -159,11 +160,29 @@ func (l *Lease) take(me Holder, rev uint64, sent time.Time) {
 	l.me, l.rev, l.valid, l.other = me, rev, sent.Add(l.ttl-l.margin()), me
 }
 
+// KeepHooks are told when the lease lapses and when it is held again.
+type KeepHooks struct {
+	// Lapsed is called when no renewal succeeded within the term (the NATS
+	// cluster cannot be reached, or elects a leader): Check fails from then
+	// on, until the lease is held again.
+	Lapsed func(err error)
+	// Regained is called once the lease is held again after it lapsed:
+	// recreated says its entry had lapsed too (another process could have
+	// held it meanwhile, and let it go). An error gives the lease up for good.
+	Regained func(ctx context.Context, recreated bool) error
+}
+
+// errTaken is the error of a renewal that found another process's entry.
+var errTaken = errors.New("another process holds the control lease")
+
 // Keep renews the lease every quarter of its term until ctx ends (it
-// returns nil) or the lease is lost: another process took it, or no renewal
-// succeeded within the term. Then Lost is closed, Check fails from then on,
-// and Keep returns why.
-func (l *Lease) Keep(ctx context.Context) error {
+// returns nil) or the lease is lost for good. When no renewal succeeds
+// within the term, the lease lapses (hooks.Lapsed): Keep goes on asking for
+// it, and takes it again, its own entry if the bucket still has it or a new
+// one once it is gone (hooks.Regained). When another process holds it, it is
+// lost for good: Lost is closed, Check fails from then on, and Keep returns
+// why.
+func (l *Lease) Keep(ctx context.Context, hooks KeepHooks) error {
 	t := time.NewTicker(l.ttl / 4)
 	defer t.Stop()
 	for {
@@ -172,18 +191,36 @@ func (l *Lease) Keep(ctx context.Context) error {
 			return nil
 		case <-t.C:
 		}
-		if err := l.renew(ctx); err != nil {
+		err := l.renew(ctx)
+		if err == nil {
+			continue
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		if !errors.Is(err, errTaken) {
+			l.lapse(err)
+			if hooks.Lapsed != nil {
+				hooks.Lapsed(err)
+			}
+			var recreated bool
+			if recreated, err = l.regain(ctx); err == nil && hooks.Regained != nil {
+				err = hooks.Regained(ctx, recreated)
+			}
+			if err == nil {
+				continue
+			}
 			if ctx.Err() != nil {
 				return nil
 			}
-			l.lose(err)
-			return err
 		}
+		l.lose(err)
+		return err
 	}
 }
 
 // renew writes the entry again, trying until it succeeds or the lease's
-// validity ends.
+// validity ends; it fails with errTaken when another process holds it.
 func (l *Lease) renew(ctx context.Context) error {
 	var last error
 	for {
@@ -230,6 +267,60 @@ func (l *Lease) renew(ctx context.Context) error {
 	}
 }
 
+// lapse records that the lease's term ended without a renewal.
+func (l *Lease) lapse(err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.valid = time.Time{}
+	l.lapsed = fmt.Errorf("the control lease lapsed at %s (%w); firing and writing wait until it is held again",
+		time.Now().UTC().Format(time.RFC3339), err)
+}
+
+// regain takes the lapsed lease again, asking every tenth of the term, and
+// reports whether its entry had lapsed too; it fails with errTaken when
+// another process holds it.
+func (l *Lease) regain(ctx context.Context) (recreated bool, err error) {
+	for {
+		l.mu.Lock()
+		me, rev := l.me, l.rev
+		l.mu.Unlock()
+		data, err := json.Marshal(me)
+		if err != nil {
+			return false, err
+		}
+		cctx, cancel := context.WithTimeout(ctx, l.ttl/4)
+		sent := time.Now()
+		next, err := l.kv.Update(cctx, leaseKey, data, rev)
+		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+			if err = l.reread(cctx); errors.Is(err, errGone) {
+				sent = time.Now()
+				if next, err = l.kv.Create(cctx, leaseKey, data); err == nil {
+					recreated = true
+				}
+			}
+		}
+		cancel()
+		if err == nil && next != 0 {
+			l.mu.Lock()
+			l.rev, l.valid, l.lapsed = next, sent.Add(l.ttl-l.margin()), nil
+			l.mu.Unlock()
+			l.log.Info("holds the control lease again", "recreated", recreated)
+			return recreated, nil
+		}
+		if errors.Is(err, errTaken) {
+			return false, err
+		}
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-time.After(l.ttl / 10):
+		}
+	}
+}
+
+// errGone is reread's error when the entry lapsed.
+var errGone = errors.New("its entry lapsed before it was renewed")
+
 // reread reads the entry after a renewal found another revision there: a
 // renewal of this process whose answer was lost wrote it (this process keeps
 // the lease, at that revision, valid no longer than before), or another
@@ -237,7 +328,7 @@ func (l *Lease) renew(ctx context.Context) error {
 func (l *Lease) reread(ctx context.Context) error {
 	e, err := l.kv.Get(ctx, leaseKey)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return errors.New("its entry lapsed before it was renewed")
+		return errGone
 	}
 	if err != nil {
 		return err
@@ -253,7 +344,7 @@ func (l *Lease) reread(ctx context.Context) error {
 		return nil
 	}
 	l.other = other
-	return fmt.Errorf("%s took it", other)
+	return fmt.Errorf("%w: %s took it", errTaken, other)
 }
 
 // lose records that the lease is lost, and why.
@@ -280,6 +371,8 @@ func (l *Lease) Check() error {
 	switch {
 	case l.lostErr != nil:
 		return l.lostErr
+	case l.lapsed != nil:
+		return l.lapsed
 	case l.valid.IsZero() && l.other.Name != "":
 		return fmt.Errorf("the control lease is held by %s; this process waits to take over", l.other)
 	case l.valid.IsZero():
@@ -304,9 +397,24 @@ func (l *Lease) Release(ctx context.Context) error {
 	if !held {
 		return nil
 	}
-	err := l.kv.Delete(ctx, leaseKey, jetstream.LastRevision(rev))
-	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-		return nil // not this process's entry any more
+	for try := 0; ; try++ {
+		err := l.kv.Delete(ctx, leaseKey, jetstream.LastRevision(rev))
+		if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) || try == 2 {
+			return err
+		}
+		// A renewal cut short by the stop may have written it anyway: delete
+		// the entry if it is this process's, at its revision.
+		e, err := l.kv.Get(ctx, leaseKey)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		var h Holder
+		if json.Unmarshal(e.Value(), &h) != nil || h.Incarnation != l.me.Incarnation {
+			return nil // another process's entry
+		}
+		rev = e.Revision()
 	}
-	return err
 }

@@ -3,7 +3,9 @@ package replica
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -65,7 +67,7 @@ func TestLeaseHasOneHolderAndPassesOnRelease(t *testing.T) {
 	}
 	keep, stop := context.WithCancel(ctx)
 	kept := make(chan error, 1)
-	go func() { kept <- a.Keep(keep) }()
+	go func() { kept <- a.Keep(keep, KeepHooks{}) }()
 	got := acquireAsync(t, b)
 	select {
 	case <-got:
@@ -162,7 +164,7 @@ func TestLeaseTakenByAnotherIsLostAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	kept := make(chan error, 1)
-	go func() { kept <- a.Keep(ctx) }()
+	go func() { kept <- a.Keep(ctx, KeepHooks{}) }()
 	intruder, _ := json.Marshal(holder("C", "fc"))
 	if _, err := kv.Put(ctx, leaseKey, intruder); err != nil {
 		t.Fatal(err)
@@ -177,5 +179,127 @@ func TestLeaseTakenByAnotherIsLostAtOnce(t *testing.T) {
 	}
 	if err := a.Check(); err == nil {
 		t.Error("A's Check passes after it lost the lease")
+	}
+}
+
+// flaky is the bucket as a holder reaches it: while down, no write gets
+// through, as when the NATS cluster cannot be reached or elects a leader.
+type flaky struct {
+	jetstream.KeyValue
+	down atomic.Bool
+}
+
+var errDown = errors.New("nats: no responders available for request")
+
+func (f *flaky) Update(ctx context.Context, key string, value []byte, rev uint64) (uint64, error) {
+	if f.down.Load() {
+		return 0, errDown
+	}
+	return f.KeyValue.Update(ctx, key, value, rev)
+}
+
+func (f *flaky) Create(ctx context.Context, key string, value []byte, opts ...jetstream.KVCreateOpt) (uint64, error) {
+	if f.down.Load() {
+		return 0, errDown
+	}
+	return f.KeyValue.Create(ctx, key, value, opts...)
+}
+
+// hooked is a Keep of l in the background whose hooks report on channels.
+type hooked struct {
+	lapsed   chan error
+	regained chan bool
+	kept     chan error
+}
+
+func keepHooked(t *testing.T, l *Lease) *hooked {
+	t.Helper()
+	h := &hooked{lapsed: make(chan error, 4), regained: make(chan bool, 4), kept: make(chan error, 1)}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() {
+		h.kept <- l.Keep(ctx, KeepHooks{
+			Lapsed:   func(err error) { h.lapsed <- err },
+			Regained: func(_ context.Context, recreated bool) error { h.regained <- recreated; return nil },
+		})
+	}()
+	return h
+}
+
+func within[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(waitWithin):
+		t.Fatalf("no %s within %v", what, waitWithin)
+	}
+	var zero T
+	return zero
+}
+
+// TestLeaseLapsesWhileTheBucketIsAwayAndIsHeldAgain: a holder that cannot
+// renew stops counting on the lease once its validity ends (Check fails, the
+// Lapsed hook is called), and holds it again once the bucket answers: its own
+// entry when it is still there, a new one once it lapsed too.
+func TestLeaseLapsesWhileTheBucketIsAwayAndIsHeldAgain(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name      string
+		away      time.Duration
+		recreated bool
+	}{
+		{"short", 0, false},         // the entry may outlive the holder's validity
+		{"long", 3 * testTTL, true}, // the entry lapses too
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			kv := &flaky{KeyValue: leaseBucket(t)}
+			a := NewLease(kv, holder("A", "fa"), testTTL, nil)
+			if err := a.Acquire(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			h := keepHooked(t, a)
+			kv.down.Store(true)
+			within(t, h.lapsed, "lapse")
+			if err := a.Check(); err == nil || !strings.Contains(err.Error(), "lapsed") {
+				t.Errorf("Check while the lease lapsed: %v", err)
+			}
+			time.Sleep(c.away) // the outage
+			kv.down.Store(false)
+			if recreated := within(t, h.regained, "regain"); c.recreated && !recreated {
+				t.Errorf("held again with recreated %v, want %v", recreated, c.recreated)
+			}
+			if err := a.Check(); err != nil {
+				t.Errorf("Check once held again: %v", err)
+			}
+		})
+	}
+}
+
+// TestLeaseTakenDuringALapseIsLost: when another process took the lease
+// while the holder could not renew it, the holder loses it for good.
+func TestLeaseTakenDuringALapseIsLost(t *testing.T) {
+	t.Parallel()
+	kv := &flaky{KeyValue: leaseBucket(t)}
+	a, b := NewLease(kv, holder("A", "fa"), testTTL, nil), NewLease(kv.KeyValue, holder("B", "fb"), testTTL, nil)
+	if err := a.Acquire(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	h := keepHooked(t, a)
+	kv.down.Store(true)
+	within(t, h.lapsed, "lapse")
+	within(t, acquireAsync(t, b), "B's take-over")
+	kv.down.Store(false)
+	if err := within(t, h.kept, "the end of Keep"); err == nil || !strings.Contains(err.Error(), "B since") {
+		t.Errorf("Keep: %v, want it to name B", err)
+	}
+	select {
+	case <-h.regained:
+		t.Error("A held the lease again after B took it")
+	default:
+	}
+	if err := a.Check(); err == nil {
+		t.Error("A's Check passes after B took the lease")
 	}
 }

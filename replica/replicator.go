@@ -40,6 +40,8 @@ type ReplicatorConfig struct {
 	// away without asking the replicator to stop: it must end while the
 	// control process's lease is still valid.
 	ParentGoneWithin time.Duration
+	// LogLevel and LogFormat are the control process's log.level and log.format.
+	LogLevel, LogFormat string
 }
 
 // stopWithin bounds the last upload when the control process asks the
@@ -57,6 +59,12 @@ func (c ReplicatorConfig) Args() []string {
 	}
 	if c.Restore {
 		args = append(args, "--restore")
+	}
+	if c.LogLevel != "" {
+		args = append(args, "--log-level", c.LogLevel)
+	}
+	if c.LogFormat != "" {
+		args = append(args, "--log-format", c.LogFormat)
 	}
 	return args
 }
@@ -76,6 +84,8 @@ func ParseReplicatorArgs(args []string, stderr io.Writer) (ReplicatorConfig, err
 	fs.StringVar(&c.CertFile, "cert", "", "client certificate")
 	fs.StringVar(&c.KeyFile, "key", "", "client key")
 	fs.BoolVar(&c.Restore, "restore", false, "restore the database first when it does not exist")
+	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
