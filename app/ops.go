@@ -83,9 +83,13 @@ func (a *App) checks() []check {
 	nats := check{"nats", func(context.Context) error { return a.nats.Check() }}
 	data := check{"data", func(context.Context) error { return writable(a.cfg.Data) }}
 	var out []check
-	if a.store == nil {
+	switch {
+	case !a.opened.Load():
+		// Waiting for the control lease, or opening: what is there.
+		out = []check{data, nats}
+	case a.store == nil:
 		out = []check{data, nats, {"stream", a.worker.Check}}
-	} else {
+	default:
 		out = []check{
 			{"sqlite", a.store.Ping},
 			data,
@@ -100,8 +104,14 @@ func (a *App) checks() []check {
 			{"warehouse", func(context.Context) error { return writable(filepath.Join(a.cfg.Data, "warehouse")) }},
 		}
 	}
-	if a.worker != nil {
+	if a.worker != nil && a.opened.Load() {
 		out = append(out, check{"providers", a.worker.CheckProviders})
+	}
+	if a.lease != nil {
+		out = append(out, check{"lease", func(context.Context) error { return a.lease.Check() }})
+	}
+	if a.repl != nil && a.opened.Load() {
+		out = append(out, check{"replica", a.repl.check})
 	}
 	return out
 }
@@ -191,9 +201,10 @@ func (a *App) OpsURL() string {
 	return "http://" + a.opsLn.Addr().String()
 }
 
-// listenOps binds the operator's listener when one is configured.
+// listenOps binds the operator's listener when one is configured and it is
+// not bound yet.
 func (a *App) listenOps() error {
-	if a.cfg.Metrics.Listen == "" {
+	if a.cfg.Metrics.Listen == "" || a.opsLn != nil {
 		return nil
 	}
 	ln, err := net.Listen("tcp", a.cfg.Metrics.Listen)

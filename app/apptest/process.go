@@ -54,11 +54,16 @@ type Process struct {
 	Out  *SyncBuffer
 	done chan struct{}
 	err  error
+	// api is closed once the API listens; URL is set then. A control process
+	// waiting for the control lease serves the operator's listener first.
+	api chan struct{}
 }
 
 var (
 	listening = regexp.MustCompile(`Herald is listening on (\S+) `)
 	opsAt     = regexp.MustCompile(`Metrics, health and readiness at (\S+)/metrics`)
+	// standing by or serving without the API: StartProcess need not wait for it.
+	noAPIYet = regexp.MustCompile(`^(Waiting for the control lease|Herald worker is sending)`)
 )
 
 // StartProcess runs `herald serve` on the data folder dir, with the admin password
@@ -77,7 +82,7 @@ func StartProcess(t testing.TB, dir string, env ...string) *Process {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start herald: %v", err)
 	}
-	p := &Process{t: t, cmd: cmd, Dir: dir, Out: out, done: make(chan struct{})}
+	p := &Process{t: t, cmd: cmd, Dir: dir, Out: out, done: make(chan struct{}), api: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		pw.Close()
@@ -90,14 +95,20 @@ func StartProcess(t testing.TB, dir string, env ...string) *Process {
 	ready := make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(pr)
+		var ops, api, noAPI, told bool
 		for sc.Scan() {
 			line := sc.Text()
-			if m := listening.FindStringSubmatch(line); m != nil {
-				p.URL = m[1]
+			if m := listening.FindStringSubmatch(line); m != nil && !api {
+				p.URL, api = m[1], true
+				close(p.api)
 			}
-			if m := opsAt.FindStringSubmatch(line); m != nil {
-				p.OpsURL = m[1]
+			if m := opsAt.FindStringSubmatch(line); m != nil && !ops {
+				p.OpsURL, ops = m[1], true
+			}
+			noAPI = noAPI || noAPIYet.MatchString(line)
+			if ops && (api || noAPI) && !told {
 				close(ready)
+				told = true
 			}
 		}
 		_, _ = io.Copy(io.Discard, pr)
@@ -111,6 +122,24 @@ func StartProcess(t testing.TB, dir string, env ...string) *Process {
 	}
 	return p
 }
+
+// API waits up to within for the API to listen (a control process waiting
+// for the control lease listens once it holds it) and returns its URL.
+func (p *Process) API(within time.Duration) string {
+	p.t.Helper()
+	select {
+	case <-p.api:
+		return p.URL
+	case <-p.done:
+		p.t.Fatalf("herald exited before its API listened: %v\n%s", p.err, p.Out.String())
+	case <-time.After(within):
+		p.t.Fatalf("herald's API did not listen within %v:\n%s", within, p.Out.String())
+	}
+	return ""
+}
+
+// Pid is the process's id.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
 
 // Signal sends sig to the process.
 func (p *Process) Signal(sig os.Signal) {
