@@ -2,7 +2,13 @@
 
 package apptest
 
-import "syscall"
+import (
+	"os"
+	"syscall"
+)
 
 // childProcAttr is nothing here: only Linux kills a child with its parent.
 func childProcAttr() *syscall.SysProcAttr { return nil }
+
+// killTree kills p; the processes it started are not known here.
+func killTree(p *os.Process) { _ = p.Kill() }

@@ -72,13 +72,26 @@ var (
 // once the process listens.
 func StartProcess(t testing.TB, dir string, env ...string) *Process {
 	t.Helper()
-	cmd := exec.Command(Binary(t), "serve", "--data", dir, "--listen", "127.0.0.1:0")
+	return startProcess(t, dir, nil, env)
+}
+
+// StartDemoProcess is StartProcess with --demo: the first start on dir sets
+// up the demo project.
+func StartDemoProcess(t testing.TB, dir string, env ...string) *Process {
+	t.Helper()
+	return startProcess(t, dir, []string{"--demo"}, env)
+}
+
+func startProcess(t testing.TB, dir string, args, env []string) *Process {
+	t.Helper()
+	cmd := exec.Command(Binary(t), append([]string{"serve", "--data", dir, "--listen", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), "HERALD_ADMIN_PASSWORD="+AdminPassword, "HERALD_METRICS_LISTEN=127.0.0.1:0",
 		"HERALD_AUTH_PASSWORDCOST=4")
 	cmd.Env = append(cmd.Env, env...)
 	out := &SyncBuffer{}
 	pr, pw := io.Pipe()
-	cmd.Stdout, cmd.Stderr = io.MultiWriter(pw, out), out
+	// Out first: what the scanner reads of a write is in Out by then.
+	cmd.Stdout, cmd.Stderr = io.MultiWriter(out, pw), out
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start herald: %v", err)
 	}
@@ -151,6 +164,14 @@ func (p *Process) Signal(sig os.Signal) {
 // Kill ends the process with SIGKILL and waits until it is gone.
 func (p *Process) Kill() {
 	p.Signal(syscall.SIGKILL)
+	<-p.done
+}
+
+// KillAll ends the process and the processes it started (a control
+// process's replicator) with SIGKILL at once, as when their machine is
+// lost, and waits until the process is gone.
+func (p *Process) KillAll() {
+	killTree(p.cmd.Process)
 	<-p.done
 }
 
