@@ -38,6 +38,8 @@ type stateCollector struct {
 	a         *App
 	ready     *prometheus.Desc
 	unhealthy *prometheus.Desc
+	lease     *prometheus.Desc
+	syncAge   *prometheus.Desc
 }
 
 func newStateCollector(a *App) *stateCollector {
@@ -46,10 +48,19 @@ func newStateCollector(a *App) *stateCollector {
 			"1 when the readiness check passes, 0 when it fails (what /readyz answers), by check.", []string{"check"}, nil),
 		unhealthy: prometheus.NewDesc("herald_engine_subscriptions_unhealthy",
 			"Subscriptions that failed subscriptions.failuresBeforeNotice runs in a row and whose owners were told.", nil, nil),
+		lease: prometheus.NewDesc("herald_control_lease_held",
+			"1 while this control process holds the control lease of its NATS cluster (and may fire and write), else 0.", nil, nil),
+		syncAge: prometheus.NewDesc("herald_replica_sync_age_seconds",
+			"Seconds since the replica last took what the database had: the recovery point now.", nil, nil),
 	}
 }
 
-func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.ready; ch <- c.unhealthy }
+func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.ready
+	ch <- c.unhealthy
+	ch <- c.lease
+	ch <- c.syncAge
+}
 
 func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
@@ -60,6 +71,18 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 			v = 0
 		}
 		ch <- prometheus.MustNewConstMetric(c.ready, prometheus.GaugeValue, v, name)
+	}
+	if c.a.lease != nil {
+		held := 0.0
+		if c.a.lease.Check() == nil {
+			held = 1
+		}
+		ch <- prometheus.MustNewConstMetric(c.lease, prometheus.GaugeValue, held)
+	}
+	if c.a.repl != nil {
+		if r := c.a.repl.current(); r != nil && !r.Synced().IsZero() {
+			ch <- prometheus.MustNewConstMetric(c.syncAge, prometheus.GaugeValue, time.Since(r.Synced()).Seconds())
+		}
 	}
 	if c.a.store == nil {
 		return

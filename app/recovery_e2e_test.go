@@ -252,6 +252,10 @@ func TestStandbyFiresNothingWhileTheLeaseIsHeld(t *testing.T) {
 			i, ch, i)), 201)
 	}
 
+	waitFor(t, func() bool { return scrape(t, a.OpsURL)["herald_replica_sync_age_seconds"] > 0 })
+	if m := scrape(t, a.OpsURL); m["herald_control_lease_held"] != 1 || m["herald_replica_sync_age_seconds"] > 30 {
+		t.Errorf("A's lease held %v, replica %vs behind", m["herald_control_lease_held"], m["herald_replica_sync_age_seconds"])
+	}
 	bDir := t.TempDir()
 	b := apptest.StartProcess(t, bDir, env...)
 	t.Cleanup(func() {
@@ -288,6 +292,9 @@ func TestStandbyFiresNothingWhileTheLeaseIsHeld(t *testing.T) {
 	url := b.API(30 * time.Second)
 	took := time.Since(handed)
 	waitFor(t, func() bool { code, _ := readyz(t, b.OpsURL); return code == 200 })
+	if held := scrape(t, b.OpsURL)["herald_control_lease_held"]; held != 1 {
+		t.Errorf("B's herald_control_lease_held %v once it took over", held)
+	}
 	atHandover := mails()
 	deadline = time.Now().Add(time.Minute)
 	for mails() < atHandover+2*subs { // two instants fire from B
