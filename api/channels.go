@@ -13,10 +13,6 @@ type channelRequest struct {
 	ChannelConfiguration *notify.ChannelBody `json:"channelConfiguration"`
 }
 
-// metaIn is the meta of a record as clients send it: the title, and the
-// server-set fields a client echoes back on PUT, which are ignored.
-type metaIn = notify.Meta
-
 func channelURI(uid, cid string) string { return profileURI(uid) + "/channelConfigurations/" + cid }
 
 // channelJSON is the record as the API shows it: never a secret. With

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/http"
@@ -68,6 +69,9 @@ func subscriptionJSON(sub store.Subscription) map[string]any {
 	attachments := make([]map[string]any, len(sub.Def.Attachments))
 	for i, a := range sub.Def.Attachments {
 		attachments[i] = map[string]any{"report": a.Report, "formats": a.Formats}
+		if a.NewRowsBy != "" {
+			attachments[i]["newRowsBy"] = a.NewRowsBy
+		}
 	}
 	body := map[string]any{
 		"triggers":    triggers,
@@ -77,6 +81,8 @@ func subscriptionJSON(sub store.Subscription) map[string]any {
 		"attachments": attachments,
 		"enabled":     sub.Enabled,
 		"fireMode":    sub.Def.FireMode,
+		"onEmpty":     cmp.Or(sub.Def.OnEmpty, store.OnEmptySend),
+		"sendWhen":    cmp.Or(sub.Def.SendWhen, store.SendAlways),
 		"meta": map[string]string{
 			"title": sub.Title, "author": profileURI(sub.Owner), "category": "subscription",
 			"created": timestamp(sub.Created), "updated": timestamp(sub.Updated),

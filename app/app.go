@@ -219,7 +219,7 @@ func (a *App) open(ctx context.Context) error {
 	a.notify = notify.New(st, cfg.Subs, notify.Options{Domain: cfg.Domain, Kinds: Kinds, Settings: settings, Box: box, Now: opt.Clock.Now,
 		PublicURL: cfg.PublicURL, LinkKey: secret.Derive(key, "links"), Logger: a.log.With("component", "notify"),
 		Tester: newTester(d.senders, cfg.Delivery.SendTimeout), VerifyRecipients: cfg.Delivery.VerifyRecipients,
-		TrustedDomains: cfg.Delivery.TrustedDomains})
+		TrustedDomains: cfg.Delivery.TrustedDomains, Dates: dateAttributes{a}})
 	if n, err := a.notify.RecheckRecipients(ctx); err != nil {
 		return fmt.Errorf("recipients: %w", err)
 	} else if n > 0 {

@@ -3,6 +3,8 @@ package app
 import (
 	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/channels/email"
+	"github.com/heraldhq/herald/channels/slack"
+	"github.com/heraldhq/herald/channels/webhook"
 
 	"os"
 	"path/filepath"
@@ -68,6 +70,9 @@ func TestValidateNamesTheKey(t *testing.T) {
 		{"link ttl", func(c *Config) { c.Subs.LinkTTL = time.Minute }, "subscriptions.linkTTL"},
 		{"tls policy", func(c *Config) { smtpOf(c).TLSPolicy = "maybe" }, "smtp.tlsPolicy"},
 		{"kind concurrency", func(c *Config) { smtpOf(c).Concurrency = 0 }, "smtp.concurrency"},
+		{"mail files", func(c *Config) { smtpOf(c).MaxAttachmentBytes = 0 }, "smtp.maxAttachmentBytes"},
+		{"slack files", func(c *Config) { c.Channels["slack"].(*slack.Settings).MaxAttachmentBytes = -1 }, "slack.maxAttachmentBytes"},
+		{"webhook files", func(c *Config) { c.Channels["webhook"].(*webhook.Settings).MaxAttachmentBytes = 0 }, "webhook.maxAttachmentBytes"},
 		{"backoff", func(c *Config) { c.Delivery.BackoffCap = time.Millisecond }, "delivery.backoffCap"},
 		{"engine workers", func(c *Config) { c.Engine.Workers = 0 }, "engine.workers"},
 		{"gc percent", func(c *Config) { c.Runtime.GCPercent = 0 }, "runtime.gcPercent"},

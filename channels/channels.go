@@ -133,6 +133,9 @@ type Source struct {
 	Manual            bool                `json:"manual,omitempty"`   // sent now by a person, not by the schedule
 	Resolved          bool                `json:"resolved,omitempty"` // the condition stopped holding
 	Values            map[string]*float64 `json:"values,omitempty"`   // metric URI → value the condition saw; nil: no value
+	// Previous are the values the subscription read with f:previous: metric
+	// URI → its value at the last evaluated fire; nil: none.
+	Previous map[string]*float64 `json:"previous,omitempty"`
 }
 
 // LogValue implements slog.LogValuer: the delivery, its channel and subject, no body.

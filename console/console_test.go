@@ -1,6 +1,7 @@
 package console
 
 import (
+	"net/http"
 	"net/url"
 	"path"
 	"strings"
@@ -76,4 +77,18 @@ func FuzzSafeNext(f *testing.F) {
 			t.Fatalf("safeNext(%q) = %q", next, got)
 		}
 	})
+}
+
+// TestFormKeepsWhatItDoesNotEdit: saving the form keeps a subscription's
+// onEmpty, sendWhen and each attachment's newRowsBy, which only the API
+// sets, while the attachment keeps its report.
+func TestFormKeepsWhatItDoesNotEdit(t *testing.T) {
+	s := subscription{OnEmpty: "skip", SendWhen: "changed",
+		Attachments: []attachment{{Report: "/r/1", Formats: []string{"CSV"}, NewRowsBy: "/d/1"}, {Report: "/r/2", NewRowsBy: "/d/2"}}}
+	r := &http.Request{PostForm: url.Values{"title": {"T"}, "report_0": {"/r/1"}, "formats_0": {"PDF"}, "report_1": {"/r/3"}}}
+	readForm(r, &s)
+	if s.OnEmpty != "skip" || s.SendWhen != "changed" || len(s.Attachments) != 2 ||
+		s.Attachments[0].NewRowsBy != "/d/1" || s.Attachments[1].NewRowsBy != "" {
+		t.Errorf("after the form: %+v", s)
+	}
 }

@@ -128,6 +128,7 @@ func readForm(r *http.Request, s *subscription) {
 	}
 	s.Enabled = v.Get("enabled") == "true"
 	s.Channels = v["channels"]
+	was := s.Attachments
 	s.Attachments = nil
 	for i := 0; i < 50; i++ {
 		rep, ok := v["report_"+strconv.Itoa(i)]
@@ -137,7 +138,11 @@ func readForm(r *http.Request, s *subscription) {
 		if rep[0] == "" {
 			continue
 		}
-		s.Attachments = append(s.Attachments, attachment{Report: rep[0], Formats: v["formats_"+strconv.Itoa(i)]})
+		a := attachment{Report: rep[0], Formats: v["formats_"+strconv.Itoa(i)]}
+		if i < len(was) && was[i].Report == a.Report {
+			a.NewRowsBy = was[i].NewRowsBy // an API-only setting, kept while the report stays
+		}
+		s.Attachments = append(s.Attachments, a)
 	}
 	s.Health = nil
 }

@@ -31,8 +31,9 @@ type trigger struct {
 }
 
 type attachment struct {
-	Report  string   `json:"report"`
-	Formats []string `json:"formats"`
+	Report    string   `json:"report"`
+	Formats   []string `json:"formats"`
+	NewRowsBy string   `json:"newRowsBy,omitempty"` // kept as it was: the form does not edit it
 }
 
 type pausedChannel struct {
@@ -54,7 +55,10 @@ type subscription struct {
 	PausedChannels  []pausedChannel `json:"pausedChannels,omitempty"`
 	Enabled         bool            `json:"enabled"`
 	FireMode        string          `json:"fireMode"`
-	Meta            struct {
+	// OnEmpty and SendWhen are kept as they were: the form does not edit them.
+	OnEmpty  string `json:"onEmpty,omitempty"`
+	SendWhen string `json:"sendWhen,omitempty"`
+	Meta     struct {
 		Title   string `json:"title"`
 		URI     string `json:"uri,omitempty"`
 		Created string `json:"created,omitempty"`

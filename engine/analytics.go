@@ -26,6 +26,8 @@ type ReportResult struct {
 	ID    string // the execution's result, which exports render
 	Title string
 	Chart bool // a chart report: the mail shows its image
+
+	latest int64 // for newRowsBy: the latest day among the rows kept
 }
 
 // Export is a file an export wrote.

@@ -26,6 +26,8 @@ type fileKey struct {
 type attached struct {
 	files  []store.Attachment // in the order of the formats
 	inline inlineReport
+	latest int64  // for newRowsBy: the latest day the files hold
+	data   string // for sendWhen changed: the digest of the report's data (attachOpts.data)
 }
 
 // attach exports report a for a run at instant at, as principal p. Every
@@ -33,11 +35,14 @@ type attached struct {
 // file per format and one body fragment (the memos), and each file is
 // written once, streamed into the engine's file store, which the runs
 // reference. The files are asked for at once, so that the run waits for the
-// slowest render, not for their sum.
-func (e *Engine) attach(ctx context.Context, p Principal, a store.ReportAttachment, at time.Time) (attached, error) {
-	res, err := e.reports.do(ctx, a.Report, at, func(ctx context.Context) (ReportResult, error) {
+// slowest render, not for their sum. An attachment that keeps only new rows
+// keeps those after day after.
+func (e *Engine) attach(ctx context.Context, p Principal, a store.ReportAttachment, at time.Time, opt attachOpts) (attached, error) {
+	after := opt.after
+	key := reportKey(a, after)
+	res, err := e.reports.do(ctx, key, at, func(ctx context.Context) (ReportResult, error) {
 		e.metrics.reportExecutions.Inc()
-		return e.analytics.ExecuteReport(ctx, p, a.Report)
+		return e.executeAttached(ctx, p, a, after)
 	})
 	if err != nil {
 		return attached{}, err
@@ -53,12 +58,13 @@ func (e *Engine) attach(ctx context.Context, p Principal, a store.ReportAttachme
 	if res.Chart {
 		formats = append(formats, render.FormatPNG)
 	}
+	formats, csv := withData(formats, opt)
 	files := make([]store.Attachment, len(formats))
 	errs := make([]error, len(formats))
 	var wg sync.WaitGroup
 	for i, format := range formats {
 		wg.Go(func() {
-			files[i], errs[i] = e.files.do(ctx, fileKey{a.Report, format}, at, func(ctx context.Context) (store.Attachment, error) {
+			files[i], errs[i] = e.files.do(ctx, fileKey{key, format}, at, func(ctx context.Context) (store.Attachment, error) {
 				e.metrics.reportFiles.WithLabelValues(format).Inc()
 				return e.export(ctx, p, res, format)
 			})
@@ -75,7 +81,10 @@ func (e *Engine) attach(ctx context.Context, p Principal, a store.ReportAttachme
 			return attached{}, nil // a report without data has nothing to attach or show
 		}
 	}
-	out := attached{files: files[:n]}
+	out := attached{files: files[:n], latest: res.latest}
+	if out.data, err = dataDigest(files, errs, csv); err != nil {
+		return out, err
+	}
 	if errs[html] != nil {
 		return out, fmt.Errorf("as HTML: %w", errs[html])
 	}
@@ -100,13 +109,24 @@ func (e *Engine) attach(ctx context.Context, p Principal, a store.ReportAttachme
 // a report without data gives an Attachment with no Path.
 func (e *Engine) export(ctx context.Context, p Principal, res ReportResult, format string) (store.Attachment, error) {
 	var x Export
+	var rendered error // the export's own failure, not the store's
 	path, err := e.runFiles.write(func(w io.Writer) error {
-		var err error
-		x, err = e.analytics.ExportReport(ctx, p, res, format, w)
-		return err
+		sw := &storeWriter{w: w}
+		x, rendered = e.analytics.ExportReport(ctx, p, res, format, sw)
+		if rendered != nil && sw.err != nil {
+			return sw.err
+		}
+		return rendered
 	})
 	if errors.Is(err, ErrNoData) {
 		return store.Attachment{}, nil
+	}
+	if err == nil {
+		rendered = checkFile(path, format)
+		err = rendered
+	}
+	if err != nil && errors.Is(err, rendered) {
+		return store.Attachment{}, &renderError{err}
 	}
 	if err != nil {
 		return store.Attachment{}, err

@@ -36,6 +36,7 @@ type testExec struct {
 	exportTime  time.Duration  // how long each export takes
 	principals  map[Principal]int
 	fail        error
+	garble      string // a format whose files come out unreadable
 }
 
 func newTestExec() *testExec {
@@ -80,7 +81,10 @@ func (x *testExec) ExportReport(_ context.Context, p Principal, res ReportResult
 	took := x.exportTime
 	x.mu.Unlock()
 	time.Sleep(took)
-	data := "%PDF " + res.ID + " " + format
+	data := string(signatures[format]) + " " + res.ID + " " + format // a file that starts as its format's do
+	if format == x.garble {
+		data = "<html>Internal error</html>"
+	}
 	if format == "HTML" {
 		data = "<table><tr><td>" + res.ID + "</td></tr></table>" + render.ChartSlot
 	}
@@ -88,6 +92,14 @@ func (x *testExec) ExportReport(_ context.Context, p Principal, res ReportResult
 		return Export{}, err
 	}
 	return Export{Name: "Report." + strings.ToLower(format), ContentType: render.ContentType(format)}, nil
+}
+
+// ExecuteReportAfter keeps the rows after day after: a result of its own,
+// whose latest day is ten days later.
+func (x *testExec) ExecuteReportAfter(ctx context.Context, p Principal, uri, attr string, after int64) (ReportResult, int64, error) {
+	res, err := x.ExecuteReport(ctx, p, uri)
+	res.ID += fmt.Sprintf("/after/%d", after)
+	return res, after + 10, err
 }
 
 // executions counts the calls of every kind made as p.

@@ -71,15 +71,7 @@ func (s fileStore) write(fill func(io.Writer) error) (string, error) {
 // isDigest reports whether name is a SHA-256 digest in lower-case hex: the
 // name of a file of the store.
 func isDigest(name string) bool {
-	if len(name) != 2*sha256.Size {
-		return false
-	}
-	for _, c := range []byte(name) {
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
+	return len(name) == 2*sha256.Size && strings.Trim(name, "0123456789abcdef") == ""
 }
 
 // pruneFiles removes the files runs attached that no run used since limit,

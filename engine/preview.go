@@ -40,12 +40,12 @@ func (e *Engine) Preview(ctx context.Context, sub store.Subscription) (Preview, 
 	case d.refusal != nil:
 		return Preview{}, d.refusal
 	}
-	ev, err := e.evaluate(ctx, ownerOf(sub), sub, now)
-	p := Preview{Values: ev.detailValues(), Condition: ev.condition, Attachments: sub.Def.Attachments}
-	if err != nil {
-		return p, err
-	}
 	st, err := e.st.State(ctx, sub.ID)
+	if err != nil {
+		return Preview{}, err
+	}
+	ev, err := e.evaluate(ctx, ownerOf(sub), sub, now, st.LastValues)
+	p := Preview{Values: ev.detailValues(), Condition: ev.condition, Attachments: sub.Def.Attachments}
 	if err != nil {
 		return p, err
 	}

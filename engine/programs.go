@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/heraldhq/herald/engine/jexl"
@@ -18,6 +19,9 @@ type programs struct {
 	// resolved is the all-clear message; nil when the subscription has none.
 	resolved *jexl.Template
 	metrics  []string // every metric they run, each once
+	// previous are the metrics they read with f:previous, each once; they
+	// are among metrics, computed at every run for the next to read.
+	previous []string
 }
 
 // programCache keeps compiled programs by their source text, so subscriptions
@@ -83,6 +87,13 @@ func compile(def store.SubscriptionDef) (*programs, error) {
 			}
 		}
 	}
+	p.previous = p.previousMetrics()
+	for _, m := range p.previous {
+		if !seen[m] {
+			seen[m] = true
+			p.metrics = append(p.metrics, m)
+		}
+	}
 	return &p, nil
 }
 
@@ -105,4 +116,23 @@ func (p *programs) subjectMetrics() []string {
 		return nil
 	}
 	return p.subject.Metrics()
+}
+
+// previousMetrics lists the metrics the programs read with f:previous, each once.
+func (p *programs) previousMetrics() []string {
+	var out []string
+	lists := [][]string{p.cond.Previous(), p.message.Previous()}
+	for _, t := range []*jexl.Template{p.html, p.subject, p.resolved} {
+		if t != nil {
+			lists = append(lists, t.Previous())
+		}
+	}
+	for _, list := range lists {
+		for _, m := range list {
+			if !slices.Contains(out, m) {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
 }

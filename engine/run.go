@@ -1,17 +1,18 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"math"
 	"time"
 
 	"github.com/heraldhq/herald/analytics/numfmt"
 	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/engine/jexl"
 	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/store"
 )
@@ -190,13 +191,14 @@ func (e *Engine) execute(ctx context.Context, run store.Run, d *RunDetail, st *s
 	owner := ownerOf(sub)
 
 	start := time.Now()
-	ev, err := e.evaluate(ctx, owner, sub, run.ScheduledAt)
+	ev, err := e.evaluate(ctx, owner, sub, run.ScheduledAt, st.LastValues)
 	d.TimingsMS[stageEvaluate] = time.Since(start).Milliseconds()
 	d.Values = ev.detailValues()
 	if err != nil {
 		return nil, store.RunFailed, &stageError{stageEvaluate, err}
 	}
 	d.Condition = &ev.condition
+	st.LastValues = ev.previousValues()
 	send, resolved := decide(sub, ev.condition, st)
 	if d.Trigger == notify.TriggerManual {
 		send, resolved = true, false // sent now by a person, whatever the condition says
@@ -220,29 +222,24 @@ func (e *Engine) execute(ctx context.Context, run store.Run, d *RunDetail, st *s
 	if resolved {
 		attachments = nil // the all-clear carries no reports
 	}
-	var reports []inlineReport
-	for _, a := range attachments {
-		got, err := e.attach(ctx, owner, a, run.ScheduledAt)
-		if err != nil {
-			return nil, store.RunFailed, &stageError{stageExport, fmt.Errorf("export %s: %w", a.Report, err)}
-		}
-		d.Files = append(d.Files, got.files...)
-		r := got.inline
-		if r.html == "" {
-			continue
-		}
-		if r.chart.Path != "" {
-			r.chart.ContentID = fmt.Sprintf("chart-%d@herald", len(reports)+1)
-			d.Files = append(d.Files, r.chart)
-		}
-		reports = append(reports, r)
+	chk, err := e.newChecks(ctx, sub, attachments)
+	if err != nil {
+		return nil, store.RunFailed, &stageError{stageHandover, err}
+	}
+	if err := e.exportGroups(ctx, owner, run.ScheduledAt, msg, attachments, chk, d); err != nil {
+		return nil, store.RunFailed, err
 	}
 	d.TimingsMS[stageExport] = time.Since(start).Milliseconds()
 
-	payload := store.Payload{Subject: d.Subject, Text: d.Text, HTML: body(msg, reports), Attachments: d.Files,
+	payload := store.Payload{Subject: d.Subject, Text: d.Text, HTML: chk.groups[0].html, Attachments: d.Files,
 		Source: channels.Source{Subscription: notify.SubscriptionURI(sub), SubscriptionTitle: sub.Title, Run: run.ID,
-			Instant: run.ScheduledAt, Manual: d.Trigger == notify.TriggerManual, Resolved: resolved, Values: d.Values}}
-	deliveries, err := e.deliveries(ctx, sub, run.ID, payload, d)
+			Instant: run.ScheduledAt, Manual: d.Trigger == notify.TriggerManual, Resolved: resolved, Values: d.Values,
+			Previous: ev.previousRead()}}
+	deliveries, err := e.deliveries(ctx, sub, run.ID, payload, d, chk.shape)
+	var why string
+	if err == nil {
+		deliveries, why, err = chk.finish(ctx, e, run, deliveries)
+	}
 	if err != nil {
 		return nil, store.RunFailed, &stageError{stageHandover, err}
 	}
@@ -254,8 +251,10 @@ func (e *Engine) execute(ctx context.Context, run store.Run, d *RunDetail, st *s
 		if len(d.Paused) > 0 {
 			d.Reason = "every channel of the subscription is paused or deleted"
 		}
+		d.Reason = cmp.Or(why, d.Reason)
 		return nil, store.RunSkipped, nil
 	}
+	d.Reason = why // why some channels were sent nothing, or the owner a notice instead
 	return deliveries, store.RunQueued, nil
 }
 
@@ -265,6 +264,7 @@ type evaluation struct {
 	values    map[string]float64
 	nulls     map[string]bool
 	formats   map[string]string
+	prev      map[string]*float64 // the values f:previous reads; nil at the first run
 	condition bool
 }
 
@@ -283,8 +283,9 @@ func (ev evaluation) detailValues() map[string]*float64 {
 }
 
 // evaluate runs every metric the subscription names (once per metric and
-// instant, however many subscriptions ask), as principal p, and its condition.
-func (e *Engine) evaluate(ctx context.Context, p Principal, sub store.Subscription, at time.Time) (evaluation, error) {
+// instant, however many subscriptions ask), as principal p, and its
+// condition; prev are the values its last evaluated run saw (f:previous).
+func (e *Engine) evaluate(ctx context.Context, p Principal, sub store.Subscription, at time.Time, prev map[string]*float64) (evaluation, error) {
 	ev := evaluation{values: map[string]float64{}, nulls: map[string]bool{}, formats: map[string]string{}}
 	progs, err := e.programs.get(sub.Def)
 	if err != nil {
@@ -308,7 +309,11 @@ func (e *Engine) evaluate(ctx context.Context, p Principal, sub store.Subscripti
 			return ev, nil // a condition over a metric without a value does not hold
 		}
 	}
-	ev.condition, err = progs.cond.EvalBool(ev.values)
+	ev.prev = prev
+	ev.condition, err = progs.cond.EvalBool(ev.inputs())
+	if errors.Is(err, jexl.ErrNoPrevious) {
+		return ev, nil // nor does one that needs a previous value there is none of
+	}
 	if err != nil {
 		return ev, fmt.Errorf("condition: %w", err)
 	}
@@ -345,12 +350,12 @@ type message struct {
 // format, and the HTML template, when the subscription has one.
 func renderMessage(sub store.Subscription, ev evaluation, resolved bool) (m message, err error) {
 	format := func(uri string, v float64) string {
-		if ev.nulls[uri] {
-			return "(no value)"
+		if math.IsNaN(v) { // a metric without a value
+			return jexl.NoValue
 		}
 		return numfmt.Format(v, ev.formats[uri])
 	}
-	values := maps.Clone(ev.values)
+	values := ev.inputs()
 	for uri := range ev.nulls {
 		values[uri] = math.NaN()
 	}
@@ -379,8 +384,11 @@ func renderMessage(sub store.Subscription, ev evaluation, resolved bool) (m mess
 }
 
 // deliveries makes one delivery per channel of the subscription that still
-// exists and is not paused (noted in d), each with its own links.
-func (e *Engine) deliveries(ctx context.Context, sub store.Subscription, runID string, p store.Payload, d *RunDetail) ([]store.Delivery, error) {
+// exists and is not paused (noted in d), each with its own links, and as
+// shape makes it: shape may change the payload of a channel, and leave the
+// channel out.
+func (e *Engine) deliveries(ctx context.Context, sub store.Subscription, runID string, p store.Payload, d *RunDetail,
+	shape func(cid string, p *store.Payload) (*store.Marks, bool)) ([]store.Delivery, error) {
 	var out []store.Delivery
 	for _, cid := range sub.Channels {
 		if _, paused := sub.Paused[cid]; paused {
@@ -396,7 +404,11 @@ func (e *Engine) deliveries(ctx context.Context, sub store.Subscription, runID s
 		}
 		p := p
 		p.Links = e.domain.Links(sub, runID, ch.ID, p.Attachments)
-		out = append(out, store.Delivery{ID: store.NewSortableID(), ChannelID: ch.ID, Kind: ch.Kind, Payload: p})
+		marks, send := shape(ch.ID, &p)
+		if !send {
+			continue
+		}
+		out = append(out, store.Delivery{ID: store.NewSortableID(), ChannelID: ch.ID, Kind: ch.Kind, Payload: p, Marks: marks})
 	}
 	return out, nil
 }

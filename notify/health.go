@@ -98,7 +98,7 @@ func (s *Service) RateRuns(ctx context.Context) (int, error) {
 		switch run.State {
 		case store.RunFailed:
 			st.Failures++
-			if (st.Failures >= s.cfg.FailuresBeforeNotice || refused(run)) && !st.Unhealthy {
+			if (st.Failures >= s.cfg.FailuresBeforeNotice || refused(run) || renderFailed(run)) && !st.Unhealthy {
 				st.Unhealthy, tell = true, true
 			}
 			if n := s.cfg.PauseAfterFailures; n > 0 && st.Failures%n == 0 { // again after a resume, n more
@@ -186,6 +186,11 @@ func (s *Service) notice(ctx context.Context, run store.Run, failures int, pause
 		Text:    text,
 		Source: channels.Source{Subscription: SubscriptionURI(sub), SubscriptionTitle: sub.Title, Run: run.ID,
 			Instant: run.ScheduledAt},
+	}
+	if renderFailed(run) {
+		p.Subject = fmt.Sprintf("Herald: subscription %q could not render its message", sub.Title)
+		p.Text = fmt.Sprintf("The subscription %q did not send at %s: %s. Nothing was sent; it is marked unhealthy, "+
+			"and this notice is not sent again while it stays so.\n", sub.Title, run.ScheduledAt.Format(time.RFC3339), run.Error)
 	}
 	if paused {
 		p.Subject = fmt.Sprintf("Herald: subscription %q is paused", sub.Title)

@@ -58,6 +58,9 @@ type Options struct {
 	// TrustedDomains are mail domains whose addresses, and those of their
 	// subdomains, need no confirmation (delivery.trustedDomains).
 	TrustedDomains []string
+	// Dates tells the date attributes an attachment's newRowsBy may name;
+	// nil refuses every newRowsBy.
+	Dates Dates
 }
 
 // Service is the notification side's rules over the store.
@@ -80,7 +83,8 @@ type Service struct {
 	budgets   *budgets      // sends on demand, per owner and per project
 	confirms  *limiter      // confirmations sent again, per recipient
 	verifying bool          // recipients confirm before their channels send
-	trusted   []string      // mail domains that need no confirmation, in lower case
+	dates     Dates
+	trusted   []string // mail domains that need no confirmation, in lower case
 
 	mu         sync.Mutex
 	scheduler  Scheduler
@@ -94,7 +98,7 @@ func New(st *store.Store, cfg Config, opt Options) *Service {
 		publicURL: strings.TrimRight(opt.PublicURL, "/"), linkKey: opt.LinkKey,
 		log: opt.Logger, tester: opt.Tester, wake: make(chan struct{}, 1),
 		sendNow: newLimiter(cfg.SendNowEvery), tests: newLimiter(cfg.TestEvery), budgets: newBudgets(),
-		confirms: newLimiter(confirmEvery), verifying: opt.VerifyRecipients}
+		confirms: newLimiter(confirmEvery), verifying: opt.VerifyRecipients, dates: opt.Dates}
 	for _, d := range opt.TrustedDomains {
 		s.trusted = append(s.trusted, strings.ToLower(strings.Trim(strings.TrimSpace(d), ".")))
 	}

@@ -33,9 +33,16 @@ type SubscriptionBody struct {
 	ResolvedMessage *Template `json:"resolvedMessage"`
 	Channels        []string  `json:"channels"`
 	Attachments     []struct {
-		Report  string   `json:"report"`
-		Formats []string `json:"formats"`
+		Report    string   `json:"report"`
+		Formats   []string `json:"formats"`
+		NewRowsBy *string  `json:"newRowsBy"`
 	} `json:"attachments"`
+	// OnEmpty is what a run whose reports have no rows does: send (the
+	// default), skip or notifyOwner.
+	OnEmpty *string `json:"onEmpty"`
+	// SendWhen is always (the default) or changed: only when the message or
+	// a file differs from what the channel was last sent.
+	SendWhen *string `json:"sendWhen"`
 	// PausedChannels, when given, are the channels the subscription does not
 	// send to (an unsubscribe link pauses one); when left out, a PUT keeps the
 	// pauses of the channels it keeps.
@@ -271,6 +278,15 @@ func (s *Service) parseSubscription(ctx context.Context, pid, owner string, in *
 	}
 	if sub.Def.Resolved != "" && sub.Def.FireMode != store.FireOnChange {
 		return sub, invalid(resolved, "needs fireMode onChange: it is sent when the condition stops holding")
+	}
+	if err := parseChecks(in, &sub.Def); err != nil {
+		return sub, err
+	}
+	if err := s.parseNewRows(ctx, pid, in, sub.Def.Attachments); err != nil {
+		return sub, err
+	}
+	if err := s.parsePrevious(ctx, &needs, pid, sub.Def); err != nil {
+		return sub, err
 	}
 	return sub, s.authorizeOwner(ctx, pid, owner, needs)
 }

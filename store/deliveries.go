@@ -63,6 +63,9 @@ type Delivery struct {
 	SentAt         time.Time // zero until sent
 	Created        time.Time
 	Updated        time.Time
+	// Marks, when set, are kept for the channel once the delivery is sent
+	// (see ChannelMarks). Written at hand-over; not read back with it.
+	Marks *Marks
 }
 
 // Payload is the rendered message of a delivery.
@@ -169,7 +172,7 @@ func insertDeliveries(ctx context.Context, tx *sql.Tx, hs []handover) error {
 			return fmt.Errorf("insert outbox: %w", err)
 		}
 	}
-	return nil
+	return insertMarks(ctx, tx, hs)
 }
 
 // valueRows returns n rows of cols placeholders for a VALUES clause.
@@ -202,10 +205,18 @@ func (s *Store) Outbox(ctx context.Context, limit int) ([]OutboxItem, error) {
 }
 
 // OutboxOf returns up to limit deliveries of owner waiting to be published,
-// oldest first.
-func (s *Store) OutboxOf(ctx context.Context, owner string, limit int) ([]OutboxItem, error) {
+// oldest first, but those of the kinds in skip.
+func (s *Store) OutboxOf(ctx context.Context, owner string, skip []string, limit int) ([]OutboxItem, error) {
+	args := []any{owner}
+	notIn := ""
+	if len(skip) > 0 {
+		notIn = ` AND kind NOT IN (` + placeholders(len(skip)) + `)`
+		for _, k := range skip {
+			args = append(args, k)
+		}
+	}
 	out, err := queryAll(ctx, s.r, scanOutboxItem, `SELECT delivery_id, kind, created, owner FROM outbox
-		WHERE owner = ? ORDER BY rowid LIMIT ?`, owner, limit)
+		WHERE owner = ?`+notIn+` ORDER BY rowid LIMIT ?`, append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("read outbox: %w", err)
 	}

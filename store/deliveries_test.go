@@ -481,7 +481,7 @@ func TestOutboxByOwner(t *testing.T) {
 	if owners, err := s.OutboxOwners(ctx, "u1", 10); err != nil || !slices.Equal(owners, []string{"u2"}) {
 		t.Fatalf("owners after u1 = %v, %v; want u2", owners, err)
 	}
-	items, err := s.OutboxOf(ctx, "u1", 10)
+	items, err := s.OutboxOf(ctx, "u1", nil, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -495,7 +495,10 @@ func TestOutboxByOwner(t *testing.T) {
 	if want := []string{r1.ID + "-a", r1.ID + "-b", r3.ID + "-d"}; !slices.Equal(got, want) {
 		t.Errorf("u1's rows = %v, want %v", got, want)
 	}
-	if items, err := s.OutboxOf(ctx, "u2", 10); err != nil || len(items) != 1 || items[0].DeliveryID != r2.ID+"-c" {
+	if items, err := s.OutboxOf(ctx, "u2", nil, 10); err != nil || len(items) != 1 || items[0].DeliveryID != r2.ID+"-c" {
 		t.Errorf("u2's rows = %v, %v", items, err)
+	}
+	if items, err := s.OutboxOf(ctx, "u1", []string{"email"}, 10); err != nil || len(items) != 0 {
+		t.Errorf("u1's rows but e-mail = %v, %v; want none (all are e-mail)", items, err)
 	}
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -28,15 +29,21 @@ func (s *Store) UnratedRuns(ctx context.Context, limit int) ([]Run, error) {
 // subscription never run is left out.
 func (s *Store) States(ctx context.Context, ids []string) (map[string]SubscriptionState, error) {
 	out, err := queryByID(ctx, s.r, ids, func(in string) string {
-		return `SELECT subscription_id, last_condition, failures, unhealthy FROM subscription_state
+		return `SELECT subscription_id, last_condition, last_values, failures, unhealthy FROM subscription_state
 			WHERE subscription_id IN ` + in
 	}, func(row scanner) (id string, st SubscriptionState, err error) {
 		var last sql.NullBool
-		err = row.Scan(&id, &last, &st.Failures, &st.Unhealthy)
+		var values sql.NullString
+		if err = row.Scan(&id, &last, &values, &st.Failures, &st.Unhealthy); err != nil {
+			return id, st, err
+		}
 		if last.Valid {
 			st.LastCondition = &last.Bool
 		}
-		return id, st, err
+		if values.Valid {
+			_ = json.Unmarshal([]byte(values.String), &st.LastValues) // unreadable: as before the first
+		}
+		return id, st, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("subscription states: %w", err)

@@ -75,6 +75,9 @@ func markSent(ctx context.Context, tx *sql.Tx, marks []SentMark, now time.Time) 
 			ids = append(ids, m.ID)
 		}
 	}
+	if err := keepMarks(ctx, tx, ids); err != nil {
+		return nil, err
+	}
 	if err := rollUp(ctx, tx, ids, now); err != nil {
 		return nil, err
 	}
@@ -232,7 +235,7 @@ type Outcome struct {
 func (s *Store) RecordOutcomes(ctx context.Context, outcomes []Outcome) (int, error) {
 	final := 0
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		var finished []string
+		var finished, sent []string
 		var latest time.Time
 		for _, o := range outcomes {
 			if o.At.After(latest) {
@@ -266,9 +269,15 @@ func (s *Store) RecordOutcomes(ctx context.Context, outcomes []Outcome) (int, er
 				return fmt.Errorf("record outcome: %w", err)
 			} else if n > 0 {
 				finished = append(finished, o.ID)
+				if o.State == DeliverySent {
+					sent = append(sent, o.ID)
+				}
 			}
 		}
 		final = len(finished)
+		if err := keepMarks(ctx, tx, sent); err != nil {
+			return err
+		}
 		return rollUp(ctx, tx, finished, latest)
 	})
 	return final, err

@@ -247,8 +247,12 @@ func (s *Store) PendingFiles(ctx context.Context, before time.Time) (map[string]
 // SubscriptionState is what the engine remembers of a subscription between runs.
 type SubscriptionState struct {
 	LastCondition *bool // nil before the first evaluated run
-	Failures      int   // failed runs in a row
-	Unhealthy     bool
+	// LastValues are the values, by metric URI, of the metrics the
+	// subscription reads with f:previous, as its last evaluated run saw
+	// them (nil: no value); nil before the first.
+	LastValues map[string]*float64
+	Failures   int // failed runs in a row
+	Unhealthy  bool
 }
 
 // State returns the subscription's state; a subscription never run has the zero state.
@@ -260,13 +264,20 @@ func (s *Store) State(ctx context.Context, subscriptionID string) (SubscriptionS
 // setLastCondition records the condition a run saw; the health fields are
 // the roll-up's (RateRuns).
 func setLastCondition(ctx context.Context, tx *sql.Tx, subscriptionID string, st SubscriptionState, now time.Time) error {
-	var last any
+	var last, values any
 	if st.LastCondition != nil {
 		last = boolInt(*st.LastCondition)
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO subscription_state(subscription_id, last_condition, updated)
-		VALUES (?, ?, ?) ON CONFLICT (subscription_id) DO UPDATE SET last_condition = excluded.last_condition,
-		updated = excluded.updated`, subscriptionID, last, now.Unix())
+	if st.LastValues != nil {
+		b, err := json.Marshal(st.LastValues)
+		if err != nil {
+			return fmt.Errorf("set subscription state: %w", err)
+		}
+		values = string(b)
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO subscription_state(subscription_id, last_condition, last_values, updated)
+		VALUES (?, ?, ?, ?) ON CONFLICT (subscription_id) DO UPDATE SET last_condition = excluded.last_condition,
+		last_values = excluded.last_values, updated = excluded.updated`, subscriptionID, last, values, now.Unix())
 	if isForeignKey(err) {
 		return ErrNotFound
 	}

@@ -45,7 +45,26 @@ type SubscriptionDef struct {
 	// Resolved is the message template sent, with fire mode onChange, when the
 	// condition turns from true back to false; empty: nothing is sent then.
 	Resolved string `json:"resolved,omitempty"`
+	// OnEmpty is what a run whose reports have no rows does: OnEmptySend
+	// (when empty), OnEmptySkip or OnEmptyNotifyOwner.
+	OnEmpty string `json:"onEmpty,omitempty"`
+	// SendWhen is SendAlways (when empty) or SendChanged: a run whose message
+	// and files equal what was last sent to a channel sends nothing there.
+	SendWhen string `json:"sendWhen,omitempty"`
 }
+
+// What a run whose reports have no rows does (SubscriptionDef.OnEmpty).
+const (
+	OnEmptySend        = "send"
+	OnEmptySkip        = "skip"
+	OnEmptyNotifyOwner = "notifyOwner"
+)
+
+// When a run sends (SubscriptionDef.SendWhen).
+const (
+	SendAlways  = "always"
+	SendChanged = "changed"
+)
 
 // Trigger is a cron schedule in a time zone.
 type Trigger struct {
@@ -57,6 +76,9 @@ type Trigger struct {
 type ReportAttachment struct {
 	Report  string   `json:"report"`
 	Formats []string `json:"formats"`
+	// NewRowsBy, when set, is a date attribute's URI: the report keeps only
+	// the rows whose date is after the latest one the channel was last sent.
+	NewRowsBy string `json:"newRowsBy,omitempty"`
 }
 
 // Pause is why a subscription stopped sending to one of its channels.

@@ -106,10 +106,11 @@ type Config struct {
 	// acknowledgements are awaited and the rows deleted. Default 256.
 	RelayBatch int `yaml:"relayBatch"`
 
-	// MaxInFlightPerOwner bounds the deliveries of one owner published to the
-	// stream and not yet final; the rest wait in the outbox, and the relay
-	// publishes the owners' deliveries in turn. Another owner's delivery then
-	// waits behind at most this many of each busy owner. Default 256.
+	// MaxInFlightPerOwner bounds the deliveries of one owner, of one kind,
+	// published to the stream and not yet final; the rest wait in the outbox,
+	// and the relay publishes the owners' deliveries in turn. Another owner's
+	// delivery then waits behind at most this many of each busy owner, and an
+	// owner's webhooks held for a dead receiver do not hold its mail. Default 256.
 	MaxInFlightPerOwner int `yaml:"maxInFlightPerOwner"`
 
 	// Kinds tunes each channel kind; kinds left out get KindConfig's defaults.

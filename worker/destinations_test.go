@@ -217,3 +217,28 @@ func TestOwnersTakeTurns(t *testing.T) {
 	}
 	t.Error("the other owner's mail never came")
 }
+
+// TestAnOwnersHeldWebhooksDoNotHoldItsMail: an owner's webhooks held for a
+// receiver that refuses fill the owner's room in flight for webhooks, not
+// for mail: the owner's mail handed over after them goes at once.
+func TestAnOwnersHeldWebhooksDoNotHoldItsMail(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	dead := e.channel(hookTo("http://" + closedPort(t) + "/hook"))
+	for i := range 40 {
+		e.enqueue(store.Payload{Subject: "Hook " + strconv.Itoa(i), Text: "t"}, dead)
+	}
+	peer := channeltest.NewSMTPServer(t)
+	mail := e.channel(peer.Channel())
+	cfg := testConfig()
+	cfg.MaxInFlightPerOwner = 4
+	cfg.Kinds = map[channels.Kind]KindConfig{webhook.Kind: webhookConfig()}
+	r := e.start(startNATS(t, t.TempDir()), []channels.Sender{webhookSender(t, cfg.SendTimeout),
+		emailSender(t, peer.Host(), peer.Port())}, cfg)
+	r.relay.Notify()
+	hooks := r.w.kinds[0].pool
+	waitUntil(t, func() bool { held, _, _ := hooks.state(); return held == cfg.MaxInFlightPerOwner }, "the owner's room for webhooks full")
+	_, ids := e.enqueue(store.Payload{Subject: "Mail", Text: "t"}, mail)
+	r.relay.Notify()
+	r.await(t, ids[0], outcomeSent)
+}

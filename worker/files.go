@@ -469,15 +469,7 @@ func (f *Files) Fetch(ctx context.Context, o Object) (string, error) {
 // validObjectName reports whether name is a SHA-256 digest in lower-case hex,
 // and so safe as a file name.
 func validObjectName(name string) bool {
-	if len(name) != 2*sha256.Size {
-		return false
-	}
-	for _, c := range []byte(name) {
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
+	return len(name) == 2*sha256.Size && strings.Trim(name, "0123456789abcdef") == ""
 }
 
 // reuse reports whether the verified copy final of o is there already, and

@@ -15,21 +15,26 @@ import (
 const maxOwnersPerPass = 1024
 
 // flights are the deliveries the relay published that are not yet known to
-// be final, by owner. The relay publishes an owner's outbox rows only while
-// the owner has fewer than Config.MaxInFlightPerOwner in flight, and serves
-// the owners in turn, so that one owner's burst waits in the outbox, not in
-// the stream ahead of everyone else's deliveries: another owner's delivery is
-// behind at most that many of each busy owner, which a sender holds at once
-// and takes round-robin by owner.
+// be final, by owner and kind. The relay publishes an owner's outbox rows of
+// a kind only while the owner has fewer than Config.MaxInFlightPerOwner of
+// that kind in flight, and serves the owners in turn, so that one owner's
+// burst waits in the outbox, not in the stream ahead of everyone else's
+// deliveries: another owner's delivery is behind at most that many of each
+// busy owner, which a sender holds at once and takes round-robin by owner.
+// The bound is per kind, so that an owner's webhooks held for a receiver
+// that takes nothing do not hold the same owner's mail.
 type flights struct {
-	mu      sync.Mutex
-	owners  map[string]map[string]struct{} // owner → delivery ids
-	ownerOf map[string]string              // delivery id → owner
-	next    string                         // the owner served first by the next pass
+	mu     sync.Mutex
+	lanes  map[lane]map[string]struct{} // delivery ids
+	laneOf map[string]lane              // delivery id → its lane
+	next   string                       // the owner served first by the next pass
 }
 
+// lane is an owner's deliveries of one kind.
+type lane struct{ owner, kind string }
+
 func newFlights() *flights {
-	return &flights{owners: map[string]map[string]struct{}{}, ownerOf: map[string]string{}}
+	return &flights{lanes: map[lane]map[string]struct{}{}, laneOf: map[string]lane{}}
 }
 
 // add records published deliveries.
@@ -37,13 +42,14 @@ func (f *flights) add(items []store.OutboxItem) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, it := range items {
-		ids := f.owners[it.Owner]
+		l := lane{it.Owner, it.Kind}
+		ids := f.lanes[l]
 		if ids == nil {
 			ids = map[string]struct{}{}
-			f.owners[it.Owner] = ids
+			f.lanes[l] = ids
 		}
 		ids[it.DeliveryID] = struct{}{}
-		f.ownerOf[it.DeliveryID] = it.Owner
+		f.laneOf[it.DeliveryID] = l
 	}
 }
 
@@ -54,31 +60,38 @@ func (f *flights) settled(ids []string) bool {
 	defer f.mu.Unlock()
 	any := false
 	for _, id := range ids {
-		owner, ok := f.ownerOf[id]
+		l, ok := f.laneOf[id]
 		if !ok {
 			continue
 		}
 		any = true
-		delete(f.ownerOf, id)
-		if delete(f.owners[owner], id); len(f.owners[owner]) == 0 {
-			delete(f.owners, owner)
+		delete(f.laneOf, id)
+		if delete(f.lanes[l], id); len(f.lanes[l]) == 0 {
+			delete(f.lanes, l)
 		}
 	}
 	return any
 }
 
-// room is how many more deliveries of owner may be in flight.
-func (f *flights) room(owner string, max int) int {
+// room is how many more deliveries of owner of each kind may be in flight,
+// for the kinds it has in flight (any other kind has max).
+func (f *flights) room(owner string, max int) map[string]int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return max - len(f.owners[owner])
+	out := map[string]int{}
+	for l, ids := range f.lanes {
+		if l.owner == owner {
+			out[l.kind] = max - len(ids)
+		}
+	}
+	return out
 }
 
 // ids returns every delivery in flight.
 func (f *flights) ids() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return slices.Collect(maps.Keys(f.ownerOf))
+	return slices.Collect(maps.Keys(f.laneOf))
 }
 
 // nextItems returns the outbox rows to publish next: owner by owner in turn,
@@ -111,11 +124,7 @@ func (r *Relay) nextItems(ctx context.Context) ([]store.OutboxItem, error) {
 		if left <= 0 {
 			break
 		}
-		room := f.room(owner, r.cfg.MaxInFlightPerOwner)
-		if room <= 0 {
-			continue
-		}
-		got, err := r.st.OutboxOf(ctx, owner, min(room, max(left/len(owners), 1), left))
+		got, err := r.ownerItems(ctx, owner, min(max(left/len(owners), 1), left))
 		if err != nil {
 			return nil, err
 		}
@@ -125,6 +134,31 @@ func (r *Relay) nextItems(ctx context.Context) ([]store.OutboxItem, error) {
 		f.mu.Unlock()
 	}
 	return items, nil
+}
+
+// ownerItems returns up to n of owner's outbox rows, oldest first, leaving
+// out those of a kind the owner has no room in flight for.
+func (r *Relay) ownerItems(ctx context.Context, owner string, n int) ([]store.OutboxItem, error) {
+	room := r.flights.room(owner, r.cfg.MaxInFlightPerOwner)
+	full := make([]string, 0, len(room))
+	for kind, left := range room {
+		if left <= 0 {
+			full = append(full, kind)
+		}
+	}
+	items, err := r.st.OutboxOf(ctx, owner, full, n)
+	if err != nil {
+		return nil, err
+	}
+	taken := map[string]int{}
+	return slices.DeleteFunc(items, func(it store.OutboxItem) bool {
+		left, bounded := room[it.Kind]
+		if !bounded {
+			left = r.cfg.MaxInFlightPerOwner
+		}
+		taken[it.Kind]++
+		return taken[it.Kind] > left
+	}), nil
 }
 
 // Settled tells the relay that deliveries became final, so that their owners

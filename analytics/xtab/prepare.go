@@ -22,6 +22,9 @@ type Source struct {
 	Content    *analytics.ReportDefinitionContent
 	// ContentField is where Content sits in the request, for errors. Default FieldContent.
 	ContentField string
+	// Title names the result of Content, as a stored definition's title does; "" gives the
+	// name an inline definition gets.
+	Title string
 }
 
 // Request fields of the sources, as errors name them.
@@ -53,7 +56,7 @@ func (e *Executor) resolve(ctx context.Context, pid string, src Source) (definit
 			}
 			return definition{}, &analytics.InputError{Field: field, Msg: in.Msg}
 		}
-		return definition{content: c, field: base}, err
+		return definition{content: c, field: base, title: src.Title}, err
 	case src.Report != "":
 		o, err := e.object(ctx, pid, src.Report, FieldReport, analytics.CategoryReport)
 		if err != nil {

@@ -42,6 +42,10 @@ type Settings struct {
 	// in dkim.keyFile; its keys (domain, selector, keyFile, headers) are
 	// documented on DKIMSettings. Default off.
 	DKIM DKIMSettings `yaml:"dkim"`
+	// MaxAttachmentBytes bounds a mail's files in total: beyond it they
+	// travel as download links (publicURL needed; without it the delivery
+	// fails), and the mail says so in one line. Default 10 MiB.
+	MaxAttachmentBytes int64 `yaml:"maxAttachmentBytes"`
 	// Concurrency (default 8) and Rate (sends per second, default 0: no limit).
 	// The sender keeps as many connections open between sends as it runs
 	// sends at once.
@@ -51,7 +55,8 @@ type Settings struct {
 // DefaultSettings returns the smtp section's defaults.
 func DefaultSettings() *Settings {
 	return &Settings{Port: 587, TLSPolicy: "mandatory", From: "herald@localhost", MaxIdleTime: DefaultMaxIdleTime,
-		DKIM: DKIMSettings{Headers: defaultDKIMHeaders()}, Limits: channels.Limits{Concurrency: 8}}
+		MaxAttachmentBytes: DefaultMaxAttachmentBytes,
+		DKIM:               DKIMSettings{Headers: defaultDKIMHeaders()}, Limits: channels.Limits{Concurrency: 8}}
 }
 
 // Validate names the wrong key.
@@ -68,6 +73,9 @@ func (s *Settings) Validate() error {
 	}
 	if s.MaxIdleTime < time.Second {
 		errs = append(errs, fmt.Errorf("maxIdleTime: must be at least 1s, got %s", s.MaxIdleTime))
+	}
+	if s.MaxAttachmentBytes < 1 {
+		errs = append(errs, fmt.Errorf("maxAttachmentBytes: must be at least 1, got %d", s.MaxAttachmentBytes))
 	}
 	return errors.Join(append(errs, s.DKIM.check(s.From), s.Limits.Validate())...)
 }
@@ -109,11 +117,13 @@ var Descriptor = channels.Descriptor{
 			return nil, nil, err
 		}
 		if s.Host == "" {
-			return newOutbox(filepath.Join(env.Data, "outbox"), s.From, signer, env.Logger), nil, nil
+			o := newOutbox(filepath.Join(env.Data, "outbox"), s.From, signer, env.Logger)
+			o.compose.maxFiles = s.MaxAttachmentBytes
+			return o, nil, nil
 		}
 		snd, err := New(Config{Host: s.Host, Port: s.Port, TLSPolicy: s.TLSPolicy, Username: s.Username,
 			Password: s.Password, From: s.From, Timeout: env.SendTimeout, Now: env.Now, dkim: signer,
-			MaxIdle: s.Concurrency, MaxIdleTime: s.MaxIdleTime}, env.Logger)
+			MaxIdle: s.Concurrency, MaxIdleTime: s.MaxIdleTime, MaxAttachmentBytes: s.MaxAttachmentBytes}, env.Logger)
 		if err != nil {
 			return nil, nil, err
 		}

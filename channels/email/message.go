@@ -26,6 +26,9 @@ type composer struct {
 	domain string
 	now    func() time.Time
 	dkim   *dkimSigner // signs the finished message; nil signs none
+	// maxFiles is smtp.maxAttachmentBytes: files beyond it in total travel
+	// as download links (channels.FitFiles); 0 attaches them whatever their size.
+	maxFiles int64
 }
 
 func newComposer(from string, now func() time.Time, dkim *dkimSigner) (composer, error) {
@@ -50,6 +53,9 @@ func (c composer) messageID(deliveryID string) string {
 func (c composer) compose(m channels.Message) (*mail.Msg, error) {
 	if m.DeliveryID == "" {
 		return nil, channels.Permanent(errors.New("message has no delivery id"))
+	}
+	if _, err := channels.FitFiles(&m, c.maxFiles, "smtp.maxAttachmentBytes"); err != nil {
+		return nil, err
 	}
 	msg := mail.NewMsg()
 	if err := msg.From(c.from); err != nil {

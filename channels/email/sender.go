@@ -24,6 +24,10 @@ const DefaultMaxIdle = 4
 // zero: below the 30 s after which many relays close a quiet session.
 const DefaultMaxIdleTime = 20 * time.Second
 
+// DefaultMaxAttachmentBytes is smtp.maxAttachmentBytes by default: many
+// relays and mailboxes refuse mails much larger.
+const DefaultMaxAttachmentBytes = 10 * channels.MiB
+
 // Config configures a Sender.
 type Config struct {
 	Host      string
@@ -41,6 +45,9 @@ type Config struct {
 	MaxIdleTime time.Duration
 	// Now is the clock for the Date header; nil means time.Now.
 	Now func() time.Time
+	// MaxAttachmentBytes bounds a mail's files in total: beyond it they
+	// travel as download links (channels.FitFiles). 0: no bound.
+	MaxAttachmentBytes int64
 	// dkim signs every message; nil signs none. Descriptor.NewSender sets it
 	// from the smtp.dkim settings.
 	dkim *dkimSigner
@@ -86,6 +93,7 @@ func New(cfg Config, logger *slog.Logger) (*Sender, error) {
 	if err != nil {
 		return nil, fmt.Errorf("email: %w", err)
 	}
+	comp.maxFiles = cfg.MaxAttachmentBytes
 	port := cfg.Port
 	if port == 0 {
 		port = mail.DefaultPortTLS

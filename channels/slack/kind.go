@@ -29,6 +29,10 @@ type Settings struct {
 	// MaxFileBytes is the largest attachment shared; a larger one fails the
 	// delivery permanently. Default 100 MiB; Slack itself takes up to 1 GB.
 	MaxFileBytes int64 `yaml:"maxFileBytes"`
+	// MaxAttachmentBytes bounds a message's files in total: beyond it they
+	// travel as download links (publicURL needed; without it the delivery
+	// fails), and the message says so in one line. Default 100 MiB.
+	MaxAttachmentBytes int64 `yaml:"maxAttachmentBytes"`
 	// Concurrency (default 8), Rate (sends per second, default 0: no limit),
 	// PerDestination (sends to one workspace at once, default 4) and PerOwner
 	// (sends of one owner at once, default 4).
@@ -37,7 +41,7 @@ type Settings struct {
 
 // DefaultSettings returns the slack section's defaults.
 func DefaultSettings() *Settings {
-	return &Settings{BaseURL: DefaultBaseURL, MaxFileBytes: DefaultMaxFileBytes,
+	return &Settings{BaseURL: DefaultBaseURL, MaxFileBytes: DefaultMaxFileBytes, MaxAttachmentBytes: DefaultMaxFileBytes,
 		Limits: channels.Limits{Concurrency: 8, PerDestination: 4, PerOwner: 4}}
 }
 
@@ -52,6 +56,9 @@ func (s *Settings) Validate() error {
 	}
 	if s.MaxFileBytes < 1 || s.MaxFileBytes > maxFileBytes {
 		errs = append(errs, fmt.Errorf("maxFileBytes: must be from 1 to %d (1 GiB), got %d", maxFileBytes, s.MaxFileBytes))
+	}
+	if s.MaxAttachmentBytes < 1 {
+		errs = append(errs, fmt.Errorf("maxAttachmentBytes: must be at least 1, got %d", s.MaxAttachmentBytes))
 	}
 	return errors.Join(append(errs, s.Limits.Validate())...)
 }
@@ -92,7 +99,8 @@ var Descriptor = channels.Descriptor{
 	},
 	NewSender: func(set channels.Settings, env channels.Env) (channels.Sender, func() error, error) {
 		s := set.(*Settings)
-		snd := New(Config{BaseURL: s.BaseURL, MaxFileBytes: s.MaxFileBytes, Timeout: env.SendTimeout, Logger: env.Logger,
+		snd := New(Config{BaseURL: s.BaseURL, MaxFileBytes: s.MaxFileBytes, MaxAttachmentBytes: s.MaxAttachmentBytes,
+			Timeout: env.SendTimeout, Logger: env.Logger,
 			Conns: s.Concurrency})
 		return snd, snd.Close, nil
 	},

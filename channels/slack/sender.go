@@ -47,9 +47,12 @@ const (
 type Config struct {
 	BaseURL      string // Web API base ending in /api/; empty means DefaultBaseURL
 	MaxFileBytes int64  // largest attachment; 0 means DefaultMaxFileBytes
-	Timeout      time.Duration
-	Logger       *slog.Logger // nil means no log
-	Conns        int          // connections kept open to the API: the sends run at once; at least 2
+	// MaxAttachmentBytes bounds the files of a message in total: beyond it
+	// they travel as download links (channels.FitFiles); 0: no bound.
+	MaxAttachmentBytes int64
+	Timeout            time.Duration
+	Logger             *slog.Logger // nil means no log
+	Conns              int          // connections kept open to the API: the sends run at once; at least 2
 }
 
 // Sender posts messages and shares files in Slack conversations. The token
@@ -58,6 +61,7 @@ type Config struct {
 type Sender struct {
 	base      *url.URL // nil when Config.BaseURL is not an absolute URL
 	maxFile   int64
+	maxFiles  int64 // of a message, in total
 	timeout   time.Duration
 	log       *slog.Logger
 	transport *http.Transport
@@ -89,7 +93,7 @@ func New(cfg Config) *Sender {
 	}
 	transport := channels.Transport(cfg.Conns)
 	return &Sender{
-		base: base, maxFile: cfg.MaxFileBytes, timeout: cfg.Timeout, log: cfg.Logger, transport: transport,
+		base: base, maxFile: cfg.MaxFileBytes, maxFiles: cfg.MaxAttachmentBytes, timeout: cfg.Timeout, log: cfg.Logger, transport: transport,
 		client: &http.Client{
 			Transport: transport,
 			// The Web API does not redirect; a redirect is answered as it is.
@@ -143,6 +147,9 @@ func (s *Sender) send(ctx context.Context, m channels.Message) (string, error) {
 		return "", channels.Permanent(fmt.Errorf("channel %s names no conversation", m.Channel.ID))
 	case m.Channel.Secret == "":
 		return "", channels.Permanent(fmt.Errorf("channel %s has no token", m.Channel.ID))
+	}
+	if _, err := channels.FitFiles(&m, s.maxFiles, "slack.maxAttachmentBytes"); err != nil {
+		return "", err
 	}
 	files, err := s.check(m.Files())
 	if err != nil {

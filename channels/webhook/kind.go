@@ -47,6 +47,11 @@ type Settings struct {
 	// body, in total; one that does not fit is listed without its content.
 	// Default 4 MiB; 0 lists every attachment without content.
 	MaxInlineBytes int64 `yaml:"maxInlineBytes"`
+	// MaxAttachmentBytes bounds a message's files in total: beyond it none
+	// is inline, each is listed with its download link (publicURL needed;
+	// without it the delivery fails), and the text says so in one line.
+	// Default 10 MiB.
+	MaxAttachmentBytes int64 `yaml:"maxAttachmentBytes"`
 	// CAFile is a PEM file of certificate authorities trusted beside the
 	// system's, for endpoints whose certificates an intranet CA issued.
 	// Default empty: the system's only.
@@ -69,7 +74,7 @@ type Settings struct {
 
 // DefaultSettings returns the webhook section's defaults.
 func DefaultSettings() *Settings {
-	return &Settings{AllowNetworks: []string{}, MaxInlineBytes: DefaultMaxInlineBytes,
+	return &Settings{AllowNetworks: []string{}, MaxInlineBytes: DefaultMaxInlineBytes, MaxAttachmentBytes: 10 * channels.MiB,
 		Limits: channels.Limits{Concurrency: 32, PerDestination: 4, PerOwner: 16}}
 }
 
@@ -86,6 +91,9 @@ func (s *Settings) Validate() error {
 	}
 	if s.MaxInlineBytes < 0 {
 		errs = append(errs, fmt.Errorf("maxInlineBytes: must be 0 (no attachment inline) or more, got %d", s.MaxInlineBytes))
+	}
+	if s.MaxAttachmentBytes < 1 {
+		errs = append(errs, fmt.Errorf("maxAttachmentBytes: must be at least 1, got %d", s.MaxAttachmentBytes))
 	}
 	return errors.Join(append(errs, s.Limits.Validate())...)
 }

@@ -71,6 +71,7 @@ type Attachment struct {
 type Sender struct {
 	guard     *egress.Guard
 	maxInline int64
+	maxFiles  int64 // webhook.maxAttachmentBytes
 	timeout   time.Duration
 	now       func() time.Time
 	log       *slog.Logger
@@ -89,6 +90,7 @@ func New(set *Settings, env channels.Env) (*Sender, error) {
 	s := &Sender{
 		guard:     egress.New(set.Egress()),
 		maxInline: set.MaxInlineBytes,
+		maxFiles:  set.MaxAttachmentBytes,
 		timeout:   env.SendTimeout,
 		now:       env.Now,
 		log:       env.Logger,
@@ -179,11 +181,15 @@ func (s *Sender) Send(ctx context.Context, m channels.Message) (string, error) {
 	if m.Channel.Secret == "" {
 		return "", channels.Permanent(fmt.Errorf("webhook: channel %s has no secret to sign with", m.Channel.ID))
 	}
+	inline, err := s.fit(&m)
+	if err != nil {
+		return "", err
+	}
 	var body []byte
 	if e.Template != "" {
 		body, err = s.templated(m, e.Template)
 	} else {
-		body, err = s.body(m)
+		body, err = s.body(m, inline)
 	}
 	if err != nil {
 		return "", err
@@ -247,8 +253,25 @@ func (s *Sender) outcome(m channels.Message, host string, resp *http.Response, b
 	return "", channels.Permanent(err)
 }
 
-// body is the JSON of the message's Payload.
-func (s *Sender) body(m channels.Message) ([]byte, error) {
+// fit applies webhook.maxAttachmentBytes to m: files beyond it in total are
+// listed with their links and none inline, and the text says so in one
+// line. It returns the budget of the files put inline.
+func (s *Sender) fit(m *channels.Message) (int64, error) {
+	size, files := channels.FilesSize(*m), m.Files()
+	if s.maxFiles <= 0 || size <= s.maxFiles || len(files) == 0 {
+		return s.maxInline, nil
+	}
+	if len(m.Links.Files) < len(files) {
+		return 0, channels.Permanent(fmt.Errorf("webhook: the attachments are larger than webhook.maxAttachmentBytes, and %w",
+			channels.ErrNoLinks))
+	}
+	m.Text = channels.OversizeLine(size, s.maxFiles, m.Links.Files[0].Expires) + "\n\n" + m.Text
+	return 0, nil
+}
+
+// body is the JSON of the message's Payload, with files inline up to
+// budget bytes in total.
+func (s *Sender) body(m channels.Message, budget int64) ([]byte, error) {
 	src := m.Source
 	p := Payload{
 		DeliveryID:        m.DeliveryID,
@@ -269,7 +292,6 @@ func (s *Sender) body(m channels.Message) ([]byte, error) {
 		}
 		p.Values[uri] = v
 	}
-	budget := s.maxInline
 	for i, a := range m.Files() {
 		att, err := s.attachment(a, &budget)
 		if err != nil {

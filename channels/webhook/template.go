@@ -126,6 +126,11 @@ func templateValues(t *jexl.Template, src channels.Source) map[string]float64 {
 			values[uri] = *v
 		}
 	}
+	for _, uri := range t.Previous() {
+		if v := src.Previous[uri]; v != nil {
+			values[jexl.PreviousKey(uri)] = *v
+		}
+	}
 	return values
 }
 

@@ -135,3 +135,25 @@ func receiver(t *testing.T) (*httptest.Server, func() (http.Header, []byte)) {
 		return h, body
 	}
 }
+
+// TestTemplatePrevious: a template reads the previous values the run read
+// with f:previous, null where there is none, and the change computed from
+// them.
+func TestTemplatePrevious(t *testing.T) {
+	t.Parallel()
+	set := settings("127.0.0.0/8")
+	srv, got := receiver(t)
+	const tpl = `{"was": ${f:previous('/m/1')}, "now": ${f:executeMetric('/m/1')},` +
+		` "change": ${round((f:executeMetric('/m/1') - f:previous('/m/1')) * 100 / f:previous('/m/1'))}, "other": ${f:previous('/m/2')}}`
+	ch := channels.Channel{ID: "ch-1", Kind: webhook.Kind, Secret: "whsec-t",
+		Config: channels.Encode(webhook.Endpoint{URL: srv.URL + "/hook", Template: tpl})}
+	now, was := 90.0, 100.0
+	m := channels.Message{DeliveryID: "d1", Channel: ch, Subject: "Drop",
+		Source: channels.Source{Values: map[string]*float64{"/m/1": &now}, Previous: map[string]*float64{"/m/1": &was, "/m/2": nil}}}
+	if _, err := newSender(t, set, channels.Env{}).Send(t.Context(), m); err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	if _, body := got(); string(body) != `{"was": 100, "now": 90, "change": -10, "other": null}` {
+		t.Errorf("body = %s", body)
+	}
+}

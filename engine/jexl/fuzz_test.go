@@ -12,6 +12,8 @@ import (
 
 var exprSeeds = []string{
 	"f:executeMetric('/svc/md/p1/obj/12') < 16",
+	"f:previous('/svc/md/p1/obj/12') != null and f:executeMetric('/svc/md/p1/obj/12') <= 0.9 * f:previous('/svc/md/p1/obj/12')",
+	"f:previous('a') == null",
 	`"true"`,
 	"true",
 	"f:executeMetric('a eq b and not c') gt 0",
@@ -61,9 +63,17 @@ func valuesFor(metrics []string) map[string]float64 {
 	return values
 }
 
+// withPrevious adds to values a previous value of each of prevs.
+func withPrevious(values map[string]float64, prevs []string) map[string]float64 {
+	for i, uri := range prevs {
+		values[PreviousKey(uri)] = float64(i) + 1.5
+	}
+	return values
+}
+
 // stringValues lexes src and returns the values of its string literals, split into the
-// arguments of f:executeMetric calls and all others.
-func stringValues(t *testing.T, src string) (metricArgs, others []string) {
+// arguments of f:executeMetric calls, those of f:previous calls and all others.
+func stringValues(t *testing.T, src string) (metricArgs, prevArgs, others []string) {
 	t.Helper()
 	toks, err := lexer.Lex(file.NewSource(src))
 	if err != nil {
@@ -73,34 +83,45 @@ func stringValues(t *testing.T, src string) (metricArgs, others []string) {
 		if tok.Kind != lexer.String {
 			continue
 		}
-		if k >= 4 && toks[k-1].Is(lexer.Bracket, "(") && toks[k-2].Is(lexer.Identifier, "executeMetric") &&
-			toks[k-3].Is(lexer.Operator, ":") && toks[k-4].Is(lexer.Identifier, "f") {
+		call := k >= 4 && toks[k-1].Is(lexer.Bracket, "(") && toks[k-3].Is(lexer.Operator, ":") && toks[k-4].Is(lexer.Identifier, "f")
+		switch {
+		case call && toks[k-2].Is(lexer.Identifier, "executeMetric"):
 			metricArgs = append(metricArgs, tok.Value)
-		} else {
+		case call && toks[k-2].Is(lexer.Identifier, "previous"):
+			prevArgs = append(prevArgs, tok.Value)
+		default:
 			others = append(others, tok.Value)
 		}
 	}
-	return metricArgs, others
+	return metricArgs, prevArgs, others
 }
 
 // checkStringsSurvive fails unless translation kept every string literal's value: metric URIs
 // go to the metric list, every other literal reaches expr unchanged and in order.
 func checkStringsSurvive(t *testing.T, src string, tr *translation) {
 	t.Helper()
-	args, others := stringValues(t, src)
-	_, translated := stringValues(t, tr.source)
+	args, prevs, others := stringValues(t, src)
+	_, _, translated := stringValues(t, tr.source)
 	if !reflect.DeepEqual(others, translated) {
 		t.Fatalf("%q: string literals %q became %q", src, others, translated)
 	}
-	var distinct []string
-	for _, a := range args {
-		if !contains(distinct, a) {
-			distinct = append(distinct, a)
+	if d := distinct(args); !reflect.DeepEqual(d, tr.metrics) {
+		t.Fatalf("%q: metric arguments %q, metrics %q", src, d, tr.metrics)
+	}
+	if d := distinct(prevs); !reflect.DeepEqual(d, tr.prevs) {
+		t.Fatalf("%q: f:previous arguments %q, previous metrics %q", src, d, tr.prevs)
+	}
+}
+
+// distinct returns list without repeats, in order of first appearance.
+func distinct(list []string) []string {
+	var out []string
+	for _, a := range list {
+		if !contains(out, a) {
+			out = append(out, a)
 		}
 	}
-	if !reflect.DeepEqual(distinct, tr.metrics) {
-		t.Fatalf("%q: metric arguments %q, metrics %q", src, distinct, tr.metrics)
-	}
+	return out
 }
 
 func FuzzCompile(f *testing.F) {
@@ -117,8 +138,11 @@ func FuzzCompile(f *testing.F) {
 			checkError(t, src, err)
 		} else {
 			checkMetrics(t, src, p.Metrics())
-			if _, err := p.Eval(valuesFor(p.Metrics())); err != nil {
+			if _, err := p.Eval(withPrevious(valuesFor(p.Metrics()), p.Previous())); err != nil {
 				t.Fatalf("%q: Eval: %v", src, err)
+			}
+			if _, err := p.Eval(valuesFor(p.Metrics())); err != nil && !errors.Is(err, ErrNoPrevious) {
+				t.Fatalf("%q: Eval without previous values: %v", src, err)
 			}
 			if len(p.Metrics()) > 0 {
 				if _, err := p.Eval(nil); err == nil {
@@ -133,7 +157,7 @@ func FuzzCompile(f *testing.F) {
 			return
 		}
 		checkMetrics(t, src, c.Metrics())
-		if _, err := c.EvalBool(valuesFor(c.Metrics())); err != nil {
+		if _, err := c.EvalBool(withPrevious(valuesFor(c.Metrics()), c.Previous())); err != nil {
 			t.Fatalf("%q: EvalBool: %v", src, err)
 		}
 	})
@@ -141,6 +165,7 @@ func FuzzCompile(f *testing.F) {
 
 func FuzzTemplate(f *testing.F) {
 	f.Add("Revenue fell to ${f:executeMetric('/svc/md/p1/obj/12')}")
+	f.Add("was ${f:previous('/svc/md/p1/obj/12')}, ${round((f:executeMetric('m') - f:previous('m')) * 100 / f:previous('m'))}%")
 	f.Add("x ${f:executeMetric('/a}b')} y ${'{'} \\${z}")
 	f.Add("${")
 	f.Add("${}${ }")

@@ -34,6 +34,9 @@ func (t *Template) RenderJSON(values map[string]float64, vars map[string]string)
 			continue
 		}
 		v, err := p.prog.EvalVars(values, vars)
+		if errors.Is(err, ErrNoPrevious) {
+			v, err = nil, nil // written null
+		}
 		if err != nil {
 			return nil, shift(err, p.pos)
 		}

@@ -3,6 +3,7 @@ package jexl
 import (
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 
 	"github.com/expr-lang/expr"
@@ -95,6 +96,9 @@ func compile(tr *translation, opts ...expr.Option) (*vm.Program, error) {
 	for _, v := range tr.nameVars {
 		env[v] = ""
 	}
+	for _, v := range tr.prevVars {
+		env[v] = float64(0) // checked as a number; null (nil) at run time at the first fire
+	}
 	config := conf.CreateNew()
 	expr.Env(env)(config)
 	for _, op := range baseOptions {
@@ -138,17 +142,51 @@ func (p *Program) Metrics() []string {
 	return append([]string(nil), p.tr.metrics...)
 }
 
-// singleMetric reports the metric URI when the whole expression is one f:executeMetric call.
-func (p *Program) singleMetric() (string, bool) {
-	id, ok := p.prog.Node().(*ast.IdentifierNode)
-	if !ok || len(p.tr.vars) != 1 || id.Value != p.tr.vars[0] {
-		return "", false
-	}
-	return p.tr.metrics[0], true
+// Previous returns the distinct metric URIs the expression reads with
+// f:previous, in order of first appearance.
+func (p *Program) Previous() []string {
+	return append([]string(nil), p.tr.prevs...)
 }
 
-// Eval evaluates the expression with values holding the value of each metric URI. The result
-// is a float64, a string or a bool. A metric without a value is an error naming its URI.
+// PreviousKey is the key of values (see Eval) under which the previous
+// value of metric uri is given: NaN, or no key, when it has none.
+func PreviousKey(uri string) string { return "previous " + uri }
+
+// singleMetric reports the metric URI when the whole expression is one
+// f:executeMetric or f:previous call.
+func (p *Program) singleMetric() (string, bool) {
+	id, ok := p.prog.Node().(*ast.IdentifierNode)
+	switch {
+	case !ok:
+	case len(p.tr.vars) == 1 && len(p.tr.prevs) == 0 && id.Value == p.tr.vars[0]:
+		return p.tr.metrics[0], true
+	case len(p.tr.prevs) == 1 && len(p.tr.vars) == 0 && id.Value == p.tr.prevVars[0]:
+		return p.tr.prevs[0], true
+	}
+	return "", false
+}
+
+// readsNullPrevious reports whether the expression reads a previous value
+// that values does not hold.
+func (p *Program) readsNullPrevious(values map[string]float64) bool {
+	for _, uri := range p.tr.prevs {
+		if v, ok := values[PreviousKey(uri)]; !ok || math.IsNaN(v) {
+			return true
+		}
+	}
+	return false
+}
+
+// ErrNoPrevious is the error of an evaluation that could not compute
+// because a previous value it reads is null (at the subscription's first
+// fire, or when the metric had no value then).
+var ErrNoPrevious = errors.New("a previous value the expression reads is null")
+
+// Eval evaluates the expression with values holding the value of each metric URI, and the
+// previous value of each metric read with f:previous under PreviousKey (NaN or left out: null).
+// The result is a float64, a string, a bool or, for a previous value that is null, nil. A
+// metric without a value is an error naming its URI; an evaluation that fails on a null
+// previous value is an error matching ErrNoPrevious.
 func (p *Program) Eval(values map[string]float64) (any, error) { return p.EvalVars(values, nil) }
 
 // EvalVars is Eval for an expression that reads text variables: vars holds
@@ -169,10 +207,21 @@ func (p *Program) EvalVars(values map[string]float64, vars map[string]string) (a
 		}
 		env[p.tr.vars[i]] = v
 	}
+	for i, uri := range p.tr.prevs {
+		var prev any
+		if v, ok := values[PreviousKey(uri)]; ok && !math.IsNaN(v) {
+			prev = v
+		}
+		env[p.tr.prevVars[i]] = prev
+	}
 	machine := vm.VM{MemoryBudget: memoryBudget}
 	out, err := machine.Run(p.prog, env)
 	if err != nil {
-		return nil, p.tr.exprError(err)
+		err = p.tr.exprError(err)
+		if p.readsNullPrevious(values) {
+			return nil, fmt.Errorf("%w: %w", ErrNoPrevious, err)
+		}
+		return nil, err
 	}
 	return out, nil
 }

@@ -1,6 +1,7 @@
 package jexl
 
 import (
+	"errors"
 	"fmt"
 	"html"
 	"math"
@@ -16,6 +17,7 @@ const MaxTemplateLen = 64 << 10
 type Template struct {
 	parts   []part
 	metrics []string
+	prevs   []string // metrics read with f:previous
 	names   []string // the text variables its expressions may read
 }
 
@@ -126,8 +128,23 @@ func (t *Template) addExpr(src string, pos int) error {
 			t.metrics = append(t.metrics, m)
 		}
 	}
+	for _, m := range prog.tr.prevs {
+		if !contains(t.prevs, m) {
+			t.prevs = append(t.prevs, m)
+		}
+	}
 	return nil
 }
+
+// Previous returns the distinct metric URIs the template reads with
+// f:previous, in order of first appearance.
+func (t *Template) Previous() []string {
+	return append([]string(nil), t.prevs...)
+}
+
+// NoValue is what a text template writes for a null: a previous value
+// there is none of, or an expression that needs one.
+const NoValue = "(no value)"
 
 func contains(list []string, s string) bool {
 	for _, x := range list {
@@ -166,6 +183,10 @@ func (t *Template) render(values map[string]float64, format func(uri string, v f
 			continue
 		}
 		v, err := p.prog.EvalVars(values, nil)
+		if errors.Is(err, ErrNoPrevious) || (err == nil && v == nil) {
+			b.WriteString(esc(NoValue))
+			continue
+		}
 		if err != nil {
 			return "", shift(err, p.pos)
 		}

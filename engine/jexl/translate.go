@@ -15,7 +15,7 @@ import (
 // MaxLen is the longest expression, in bytes, that Compile accepts.
 const MaxLen = 4 << 10
 
-const usableWords = "only f:executeMetric(...), numbers, strings, true, false, " +
+const usableWords = "only f:executeMetric(...), f:previous(...), numbers, strings, true, false, null, " +
 	"the operators and, or, not, eq, ne, lt, le, gt, ge, div, mod and the functions " +
 	"abs, min, max, round, floor and ceil may be used"
 
@@ -66,6 +66,8 @@ type translation struct {
 	literal   *string  // the value when the whole expression is one string literal
 	names     []string // distinct text variables read, in order of first appearance
 	nameVars  []string // expr variable holding the value of names[i]
+	prevs     []string // distinct metric URIs read with f:previous, in order of first appearance
+	prevVars  []string // expr variable holding the previous value of prevs[i]
 }
 
 // translator holds the state of one translate call.
@@ -260,6 +262,8 @@ func (tr *translator) identifier(i int) (int, error) {
 	switch {
 	case name == "true" || name == "false":
 		tr.emit(tok, name)
+	case name == "null":
+		tr.emit(tok, "nil")
 	case wordOps[name] != "":
 		tr.emit(tok, wordOps[name])
 	case name == "f" && tr.at(i+1).Is(lexer.Operator, ":"):
@@ -333,28 +337,47 @@ func (tr *translator) metricCall(i int) (int, error) {
 	if fn.Kind != lexer.Identifier {
 		return 0, tr.fail(fn, "expected a function name after f:")
 	}
-	if fn.Value != "executeMetric" {
-		return 0, tr.fail(fn, "unknown function f:%s: only f:executeMetric is available", fn.Value)
+	name := fn.Value
+	if name != "executeMetric" && name != "previous" {
+		return 0, tr.fail(fn, "unknown function f:%s: only f:executeMetric and f:previous are available", name)
 	}
 	if open := tr.at(i + 3); !open.Is(lexer.Bracket, "(") {
-		return 0, tr.fail(open, "f:executeMetric is a function: write f:executeMetric('<metric uri>')")
+		return 0, tr.fail(open, "f:%s is a function: write f:%s('<metric uri>')", name, name)
 	}
 	arg := tr.at(i + 4)
 	if arg.Kind != lexer.String {
-		return 0, tr.fail(arg, "f:executeMetric takes a metric URI in quotes")
+		return 0, tr.fail(arg, "f:%s takes a metric URI in quotes", name)
 	}
 	if _, err := tr.stringText(arg); err != nil {
 		return 0, err
 	}
 	if arg.Value == "" {
-		return 0, tr.fail(arg, "f:executeMetric needs a metric URI, not an empty string")
+		return 0, tr.fail(arg, "f:%s needs a metric URI, not an empty string", name)
 	}
 	if closing := tr.at(i + 5); !closing.Is(lexer.Bracket, ")") {
-		return 0, tr.fail(closing, "f:executeMetric takes one metric URI in quotes")
+		return 0, tr.fail(closing, "f:%s takes one metric URI in quotes", name)
 	}
 	from, to := tr.pos(tr.toks[i].From), tr.pos(tr.toks[i+5].To)
-	tr.emitFrom(from, to, tr.metricVar(arg.Value, from))
+	if name == "previous" {
+		tr.emitFrom(from, to, tr.prevVar(arg.Value))
+	} else {
+		tr.emitFrom(from, to, tr.metricVar(arg.Value, from))
+	}
 	return 5, nil
+}
+
+// prevVar returns the variable for the previous value of uri, allocating
+// one on its first appearance.
+func (tr *translator) prevVar(uri string) string {
+	for j, m := range tr.t.prevs {
+		if m == uri {
+			return tr.t.prevVars[j]
+		}
+	}
+	v := "p" + strconv.Itoa(len(tr.t.prevs))
+	tr.t.prevs = append(tr.t.prevs, uri)
+	tr.t.prevVars = append(tr.t.prevVars, v)
+	return v
 }
 
 // metricVar returns the variable for uri, allocating one on its first appearance.

@@ -126,7 +126,7 @@ func TestTranslateRejects(t *testing.T) {
 		msg  string // a part of the message
 	}{
 		{"unknown word", "1 < foo", 4, `unknown word "foo"`},
-		{"null", "f:executeMetric('a') == null", 24, `unknown word "null"`},
+		{"nil is expr's, not ours", "f:executeMetric('a') == nil", 24, `unknown word "nil"`},
 		{"metric arg not quoted", "f:executeMetric(x)", 16, "f:executeMetric takes a metric URI in quotes"},
 		{"metric arg number", "f:executeMetric(12)", 16, "f:executeMetric takes a metric URI in quotes"},
 		{"metric arg raw string", "f:executeMetric(`a`)", 16, "single or double quotes"},
