@@ -17,11 +17,14 @@ func childProcAttr() *syscall.SysProcAttr {
 }
 
 // killTree kills p and the processes it started with SIGKILL.
-func killTree(p *os.Process) {
+func killTree(p *os.Process) { signalTree(p, syscall.SIGKILL) }
+
+// signalTree sends sig to p and the processes it started.
+func signalTree(p *os.Process, sig syscall.Signal) {
 	kids := children(p.Pid)
-	_ = p.Kill()
+	_ = p.Signal(sig)
 	for _, pid := range kids {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
+		_ = syscall.Kill(pid, sig)
 	}
 }
 

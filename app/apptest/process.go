@@ -175,6 +175,10 @@ func (p *Process) KillAll() {
 	<-p.done
 }
 
+// SignalAll sends sig to the process and the processes it started: SIGSTOP
+// and SIGCONT freeze and thaw them together, as a paused machine.
+func (p *Process) SignalAll(sig syscall.Signal) { signalTree(p.cmd.Process, sig) }
+
 // Wait waits up to d for the process to exit and reports whether it did and how.
 func (p *Process) Wait(d time.Duration) (exited bool, err error) {
 	select {
