@@ -228,7 +228,8 @@ func (rr *replicatorRunner) command(restore bool) (*exec.Cmd, error) {
 	cfg := replica.ReplicatorConfig{DB: filepath.Join(rr.a.cfg.Data, "herald.db"), Server: target.Server,
 		Bucket: target.Bucket, SyncInterval: rr.a.cfg.Replica.SyncInterval, CredsFile: rr.a.cfg.NATS.CredsFile,
 		CAFile: rr.a.cfg.NATS.CAFile, CertFile: rr.a.cfg.NATS.CertFile, KeyFile: rr.a.cfg.NATS.KeyFile, Restore: restore,
-		ParentGoneWithin: replica.LeaseTTL / 4, LogLevel: rr.a.cfg.Log.Level, LogFormat: rr.a.cfg.Log.Format}
+		ParentGoneWithin: replica.LeaseTTL / 4, LogLevel: rr.a.cfg.Log.Level, LogFormat: rr.a.cfg.Log.Format,
+		Fenced: rr.a.lease != nil}
 	cmd := exec.Command(exe, append([]string{"replicate"}, cfg.Args()...)...)
 	cmd.Stderr = rr.a.opt.Stderr
 	return cmd, nil
@@ -240,7 +241,11 @@ func (rr *replicatorRunner) start(ctx context.Context, restore bool) (*replica.R
 	if err != nil {
 		return nil, err
 	}
-	r, err := replica.StartReplicator(ctx, cmd, rr.a.log.With("component", "replica"))
+	var valid func() time.Time
+	if rr.a.lease != nil {
+		valid = rr.a.lease.ValidUntil
+	}
+	r, err := replica.StartFencedReplicator(ctx, cmd, valid, rr.a.log.With("component", "replica"))
 	if err != nil {
 		return nil, err
 	}

@@ -383,6 +383,17 @@ func (l *Lease) Check() error {
 	return nil
 }
 
+// ValidUntil is until when this process counts on the lease (the end of
+// Check's nil), zero while it does not hold it.
+func (l *Lease) ValidUntil() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lostErr != nil || l.lapsed != nil {
+		return time.Time{}
+	}
+	return l.valid
+}
+
 // Release gives the lease up, so that a waiting process takes it at once.
 // From its call on, Check fails. A lease not held is left alone.
 func (l *Lease) Release(ctx context.Context) error {

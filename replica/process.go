@@ -23,6 +23,7 @@ type Replicator struct {
 	log   *slog.Logger
 	done  chan struct{} // closed once the process exited; err is how
 	err   error
+	in    sync.Mutex // one line at a time on stdin
 
 	mu       sync.Mutex
 	restored *Restored
@@ -34,6 +35,17 @@ type Replicator struct {
 // nothing to restore. cmd's standard input and output are the replicator's
 // own; its standard error is left as set (the control process's log).
 func StartReplicator(ctx context.Context, cmd *exec.Cmd, log *slog.Logger) (*Replicator, error) {
+	return StartFencedReplicator(ctx, cmd, nil, log)
+}
+
+// tellEvery is how often a fenced replicator is told the lease's validity.
+const tellEvery = LeaseTTL / 20
+
+// StartFencedReplicator is StartReplicator for a replicator started with
+// ReplicatorConfig.Fenced: it tells it valid, until when this process holds
+// the control lease (zero: it does not), at once and every tellEvery until
+// it exits. A nil valid tells it nothing.
+func StartFencedReplicator(ctx context.Context, cmd *exec.Cmd, valid func() time.Time, log *slog.Logger) (*Replicator, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -55,6 +67,10 @@ func StartReplicator(ctx context.Context, cmd *exec.Cmd, log *slog.Logger) (*Rep
 		r.err = cmd.Wait()
 		close(r.done)
 	}()
+	if valid != nil {
+		r.tell(validLine(valid()))
+		go r.keepTelling(valid)
+	}
 	select {
 	case rep := <-ready:
 		if rep.Err != "" {
@@ -141,11 +157,37 @@ func (r *Replicator) Check() error {
 	}
 }
 
+// tell writes a line on the replicator's standard input.
+func (r *Replicator) tell(line string) {
+	r.in.Lock()
+	defer r.in.Unlock()
+	_, _ = io.WriteString(r.stdin, line)
+}
+
+// keepTelling tells the replicator valid every tellEvery until it exits.
+func (r *Replicator) keepTelling(valid func() time.Time) {
+	t := time.NewTicker(tellEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.done:
+			return
+		case <-t.C:
+			r.tell(validLine(valid()))
+		}
+	}
+}
+
 // Stop asks the replicator to upload what it has not yet and stop, and waits
-// for it to exit, at most within; then it is killed.
+// for it to exit, at most within; then it is killed. A fenced replicator is
+// told the lease's validity meanwhile.
 func (r *Replicator) Stop(within time.Duration) error {
-	_, _ = io.WriteString(r.stdin, "stop\n")
-	_ = r.stdin.Close()
+	r.tell("stop\n")
+	defer func() {
+		r.in.Lock()
+		defer r.in.Unlock()
+		_ = r.stdin.Close()
+	}()
 	t := time.NewTimer(within)
 	defer t.Stop()
 	select {

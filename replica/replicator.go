@@ -42,6 +42,10 @@ type ReplicatorConfig struct {
 	ParentGoneWithin time.Duration
 	// LogLevel and LogFormat are the control process's log.level and log.format.
 	LogLevel, LogFormat string
+	// Fenced says that the control process tells the replicator, on its
+	// standard input, until when it holds the control lease: the replicator
+	// writes nothing into the replica before it was told, nor past it.
+	Fenced bool
 }
 
 // stopWithin bounds the last upload when the control process asks the
@@ -59,6 +63,9 @@ func (c ReplicatorConfig) Args() []string {
 	}
 	if c.Restore {
 		args = append(args, "--restore")
+	}
+	if c.Fenced {
+		args = append(args, "--fenced")
 	}
 	if c.LogLevel != "" {
 		args = append(args, "--log-level", c.LogLevel)
@@ -84,6 +91,7 @@ func ParseReplicatorArgs(args []string, stderr io.Writer) (ReplicatorConfig, err
 	fs.StringVar(&c.CertFile, "cert", "", "client certificate")
 	fs.StringVar(&c.KeyFile, "key", "", "client key")
 	fs.BoolVar(&c.Restore, "restore", false, "restore the database first when it does not exist")
+	fs.BoolVar(&c.Fenced, "fenced", false, "write into the replica only within the lease validity given on standard input")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
 	if err := fs.Parse(args); err != nil {
@@ -129,7 +137,9 @@ type report struct {
 // asked to and it does not exist, says so on out, and replicates it until the
 // control process writes "stop" on in (the last upload may then take up to
 // 30 s) or goes away (in ends, or ctx ends: then it has ParentGoneWithin).
-// It writes a report line on out every sync interval.
+// It writes a report line on out every sync interval. Fenced, it writes
+// into the replica only within the lease validity the control process last
+// wrote on in ("valid <Unix nanoseconds>"), and not before the first.
 func RunReplicator(ctx context.Context, cfg ReplicatorConfig, in io.Reader, out io.Writer, log *slog.Logger) error {
 	w := &reporter{out: out}
 	client := natsClient(cfg, log)
@@ -141,10 +151,26 @@ func RunReplicator(ctx context.Context, cfg ReplicatorConfig, in io.Reader, out 
 			return err
 		}
 	}
+	var target litestream.ReplicaClient = client
+	var fence *fencedClient
+	if cfg.Fenced {
+		fence = &fencedClient{ReplicaClient: client}
+		target = fence
+	}
+	stopped := make(chan bool, 1) // true: asked to stop; false: the control process is gone
+	told := make(chan struct{})   // closed at the first validity, or the input's end
+	go readInput(in, fence, stopped, told)
+	if cfg.Fenced {
+		select { // nothing is written before the control process said until when
+		case <-told:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	db := litestream.NewDB(cfg.DB)
 	db.MonitorInterval = cfg.SyncInterval / 2
 	db.Logger = log.With("db", "herald.db")
-	rep := litestream.NewReplicaWithClient(db, client)
+	rep := litestream.NewReplicaWithClient(db, target)
 	rep.SyncInterval = cfg.SyncInterval / 2
 	db.Replica = rep
 	s := litestream.NewStore([]*litestream.DB{db}, litestream.DefaultCompactionLevels)
@@ -155,17 +181,6 @@ func RunReplicator(ctx context.Context, cfg ReplicatorConfig, in io.Reader, out 
 	}
 	w.write(report{Ready: true, Restored: restored})
 
-	stopped := make(chan bool, 1) // true: asked to stop; false: the control process is gone
-	go func() {
-		sc := bufio.NewScanner(in)
-		for sc.Scan() {
-			if strings.TrimSpace(sc.Text()) == "stop" {
-				stopped <- true
-				return
-			}
-		}
-		stopped <- false
-	}()
 	tick := time.NewTicker(cfg.SyncInterval)
 	defer tick.Stop()
 	asked := false
@@ -197,6 +212,34 @@ loop:
 		return fmt.Errorf("replicate: the last upload: %w", err)
 	}
 	return nil
+}
+
+// readInput reads the control process's lines until its input ends: each
+// validity goes to fence (told is closed at the first), a stop is handed
+// on to stopped; its end, without a stop before, too.
+func readInput(in io.Reader, fence *fencedClient, stopped chan<- bool, told chan<- struct{}) {
+	var once sync.Once
+	tell := func() { once.Do(func() { close(told) }) }
+	defer tell()
+	sc := bufio.NewScanner(in)
+	asked := false
+	for sc.Scan() {
+		line := sc.Text()
+		if n, ok := parseValid(line); ok {
+			if fence != nil {
+				fence.until.Store(n)
+				tell()
+			}
+			continue
+		}
+		if strings.TrimSpace(line) == "stop" && !asked {
+			asked = true
+			stopped <- true
+		}
+	}
+	if !asked {
+		stopped <- false
+	}
 }
 
 // natsClient is Litestream's client of the object store.
