@@ -1,8 +1,11 @@
 package app
 
 import (
+	"errors"
+	"log/slog"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -74,6 +77,41 @@ func FuzzParseReplicaURL(f *testing.F) {
 		}
 		if !strings.HasPrefix(got.Server, "nats://") || !bucketName.MatchString(got.Bucket) || strings.Contains(got.Server, "@") {
 			t.Errorf("parse %q took %+v", raw, got)
+		}
+	})
+}
+
+// TestRetryFor: a restored process replays the delivery outcomes through a
+// cluster that may answer "no responders" for a while: retryFor tries again,
+// with a growing wait, until it succeeds or its bound passes, and then says
+// what failed.
+func TestRetryFor(t *testing.T) {
+	t.Parallel()
+	log := slog.New(slog.DiscardHandler)
+	noResponders := errors.New("nats: no responders available for request")
+	synctest.Test(t, func(t *testing.T) {
+		tries, began := 0, time.Now()
+		err := retryFor(t.Context(), time.Minute, log, "replaying", func() error {
+			if tries++; tries < 4 {
+				return noResponders
+			}
+			return nil
+		})
+		if err != nil || tries != 4 {
+			t.Errorf("retryFor = %v after %d tries, want nil after 4", err, tries)
+		}
+		if took := time.Since(began); took != 250*time.Millisecond+500*time.Millisecond+time.Second {
+			t.Errorf("the tries took %v, want 1.75s of waits", took)
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		tries, began := 0, time.Now()
+		err := retryFor(t.Context(), 10*time.Second, log, "replaying", func() error { tries++; return noResponders })
+		if !errors.Is(err, noResponders) || !strings.Contains(err.Error(), "replaying, tried for 10s") {
+			t.Errorf("retryFor = %v, want the last error, saying what and for how long", err)
+		}
+		if took := time.Since(began); took > 10*time.Second || tries < 4 {
+			t.Errorf("%d tries in %v, want the tries of 10s and no more", tries, took)
 		}
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -182,12 +183,47 @@ func (a *App) replayResults(ctx context.Context) error {
 		return nil
 	}
 	since := a.restored.db.At.Add(-replayBehind)
-	n, err := a.relay.ReplayResults(ctx, since)
+	var n int
+	err := retryFor(ctx, replayWithin, a.log, "replaying the delivery outcomes", func() (err error) {
+		n, err = a.relay.ReplayResults(ctx, since)
+		return err
+	})
 	if err != nil {
 		return err
 	}
 	a.log.Info("recorded again the delivery outcomes since before the restored point", "since", since.UTC(), "outcomes", n)
 	return nil
+}
+
+// replayWithin bounds how long a restored process tries to replay the
+// delivery outcomes: a cluster that just lost a machine may answer "no
+// responders" while it elects the streams' leaders, and the replay is
+// idempotent.
+const replayWithin = time.Minute
+
+// retryFor calls f until it succeeds, waiting from 250 ms up to 4 s between
+// tries, for up to within; it returns f's last error then, or ctx's.
+func retryFor(ctx context.Context, within time.Duration, log *slog.Logger, what string, f func() error) error {
+	deadline := time.Now().Add(within)
+	wait := 250 * time.Millisecond
+	for {
+		err := f()
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		if time.Now().Add(wait).After(deadline) {
+			return fmt.Errorf("%s, tried for %v: %w", what, within, err)
+		}
+		log.Warn(what+" failed; trying again", "in", wait, "err", err)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		wait = min(2*wait, 4*time.Second)
+	}
 }
 
 // replicatorRunner runs the replicator process and starts it again when it
