@@ -1,11 +1,16 @@
 package app_test
 
 import (
+	"bytes"
+	"context"
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
 	"fmt"
+	"os"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -14,6 +19,7 @@ import (
 
 	"github.com/heraldhq/herald/app/apptest"
 	"github.com/heraldhq/herald/channels/channeltest"
+	"github.com/heraldhq/herald/client"
 )
 
 // TestFrozenHolderWritesNothingOnceThawed is the split brain an
@@ -176,4 +182,65 @@ func fingerprint(t *testing.T, dir string) string {
 		}
 	}
 	return fmt.Sprintf("%d rows, %s", n, hex.EncodeToString(h.Sum(nil))[:12])
+}
+
+// TestRestoreOnStartBringsTheWarehousesAndKeys: the demo's control process
+// A replicates its database, the demo project's warehouse and its secret
+// key; its machine is lost. B, started on an empty folder, restores all
+// three before it opens anything, says so, and its reports answer what A's
+// did, from the same key.
+func TestRestoreOnStartBringsTheWarehousesAndKeys(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a nats-server and two herald processes")
+	}
+	cluster := apptest.StartNATSCluster(t, 1)
+	env := []string{"HERALD_NATS_URL=" + cluster.URL(), "HERALD_DELIVERY_LEDGER=jetstream",
+		"HERALD_DELIVERY_KEYFILE=" + writeKey(t), "HERALD_REPLICA_URL=" + cluster.Nodes[0].ClientURL + "/HERALD_REPLICA",
+		"HERALD_LOG_ACCESS=off"}
+	a := apptest.StartDemoProcess(t, t.TempDir(), env...)
+	m := demoProject.FindStringSubmatch(a.Out.String())
+	if m == nil {
+		t.Fatalf("no demo project:\n%s", a.Out.String())
+	}
+	pid := m[1]
+	ctx := context.Background()
+	c := client.New(a.URL)
+	if _, err := c.Login(ctx, "admin@herald.local", apptest.AdminPassword); err != nil {
+		t.Fatal(err)
+	}
+	_, want := executeDemoReports(t, c, pid)
+	key, err := os.ReadFile(filepath.Join(a.Dir, "secret.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return strings.Contains(a.Out.String(), "put a snapshot of a project's warehouse") })
+	done := time.Now()
+	waitFor(t, func() bool {
+		age, ok := scrape(t, a.OpsURL)["herald_replica_sync_age_seconds"]
+		return ok && age < time.Since(done).Seconds()
+	})
+	a.KillAll()
+	if err := os.RemoveAll(a.Dir); err != nil {
+		t.Fatal(err)
+	}
+
+	b := apptest.StartProcess(t, t.TempDir(), env...)
+	url := b.API(time.Minute)
+	said := regexp.MustCompile(`Restored from nats://\S+: herald.db as of .*, the warehouses of 1 projects, keys: .*secret.key`)
+	if !said.MatchString(b.Out.String()) {
+		t.Errorf("B did not say it restored the database, the warehouse and the key:\n%s", tail(b.Out.String(), 3000))
+	}
+	if got, err := os.ReadFile(filepath.Join(b.Dir, "secret.key")); err != nil || !bytes.Equal(got, key) {
+		t.Errorf("B's secret.key is not A's: %v", err)
+	}
+	again := client.New(url)
+	if _, err := again.Login(ctx, "admin@herald.local", apptest.AdminPassword); err != nil {
+		t.Fatal(err)
+	}
+	_, got := executeDemoReports(t, again, pid)
+	for title, x := range want {
+		if got[title] == nil || !reflect.DeepEqual(got[title].Data, x.Data) {
+			t.Errorf("%s answers otherwise on B", title)
+		}
+	}
 }
