@@ -188,9 +188,30 @@ func TestControlMachineLost(t *testing.T) {
 	if !ok {
 		t.Fatal("no marker made on A is on B")
 	}
+	checkReplicas(t, r.cluster, 3)
 	t.Logf("A killed after %d of %d mails; B restored and ready %s after its start (%s after the kill); all %d mails %s and every run final %s after B's start; %d duplicates; the newest change kept was made %s before the kill",
 		before, r.mails(), ready.Sub(began).Round(time.Millisecond), ready.Sub(killed).Round(time.Millisecond), distinct,
 		all.Sub(began).Round(time.Millisecond), final.Sub(began).Round(time.Millisecond), dups, killed.Sub(kept.at).Round(time.Millisecond))
+}
+
+// checkReplicas checks that the replica's object store and the control
+// lease's bucket are kept on n nodes of the cluster: a node's loss loses
+// neither.
+func checkReplicas(t *testing.T, cluster *apptest.NATSCluster, n int) {
+	t.Helper()
+	ctx := context.Background()
+	js := cluster.JetStream()
+	defer js.Conn().Close()
+	for _, stream := range []string{"OBJ_HERALD_REPLICA", "KV_HERALD_CONTROL"} {
+		s, err := js.Stream(ctx, stream)
+		if err != nil {
+			t.Errorf("%s: %v", stream, err)
+			continue
+		}
+		if got := s.CachedInfo().Config.Replicas; got != n {
+			t.Errorf("%s is kept on %d nodes, want %d", stream, got, n)
+		}
+	}
 }
 
 // createSubscription creates a project, a channel and a yearly subscription
