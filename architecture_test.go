@@ -34,6 +34,7 @@ var floors = []floor{
 	{pkgs: []string{"channels/..."}, may: []string{"channels", "channels/egress", "channels/channeltest", "engine/jexl"}},
 	{pkgs: []string{"analytics/...", "analytics"}, may: with(leaves, "store", "analytics", "analytics/...")},
 	{pkgs: []string{"notify"}, may: with(leaves, "store")},
+	{pkgs: []string{"replica", "backup"}, may: with(leaves, "store")},
 	{pkgs: []string{"engine"}, may: with(leaves, "notify", "store", "analytics/render")},
 	{pkgs: []string{"worker"}, may: with(leaves, "store")},
 	{pkgs: []string{"api"}, may: with(leaves, "notify", "store", "engine", "analytics", "analytics/...")},

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -33,6 +34,7 @@ import (
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/internal/httpguard"
 	"github.com/heraldhq/herald/notify"
+	"github.com/heraldhq/herald/replica"
 	"github.com/heraldhq/herald/secret"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/worker"
@@ -53,6 +55,10 @@ type Options struct {
 	Getenv func(string) string
 	// Demo asks for the demo setup on first start.
 	Demo bool
+	// Executable is the herald program, which runs the replicator (its
+	// replicate command) for a control process with a replica. Default: this
+	// process's own executable.
+	Executable string
 }
 
 // App is one running Herald process.
@@ -78,6 +84,18 @@ type App struct {
 	reg    *prometheus.Registry // every part's metrics
 	// fresh is set when the data folder had no database: the first start.
 	fresh bool
+	// The control role on a shared NATS cluster: its lease (nil on an
+	// embedded server), and with a replica the replicator, the snapshots of
+	// the warehouses and keys, and what the start restored (nil: nothing).
+	lease    *replica.Lease
+	repl     *replicatorRunner
+	snaps    *replica.Snapshots
+	restored *restoredState
+	// opened is set once New has opened every part: before, /readyz checks
+	// what is there (the lease a standby process waits for).
+	opened  atomic.Bool
+	stopOps func()       // stops the operator's listener once it serves
+	sock    net.Listener // herald backup's socket; nil in a worker-only process
 	// closers release what New opened, last first.
 	closers []func() error
 }
@@ -128,33 +146,53 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 		return nil, fmt.Errorf("data folder: %w", err)
 	}
 	a.closers = append(a.closers, unlock)
+	a.reg = newRegistry()
+	if a.nats, err = startNATS(cfg, a.log); err != nil {
+		return nil, errors.Join(err, a.close())
+	}
+	a.closers = append(a.closers, func() error { a.nats.Close(); return nil })
 	if cfg.control() {
-		_, statErr := os.Stat(filepath.Join(cfg.Data, "herald.db"))
-		a.fresh = errors.Is(statErr, os.ErrNotExist)
-		st, err := store.Open(ctx, filepath.Join(cfg.Data, "herald.db"))
-		if err != nil {
+		if err := a.openStore(ctx); err != nil {
 			return nil, errors.Join(err, a.close())
 		}
-		a.store = st
-		a.closers = append(a.closers, st.Close)
-		a.removeEngineCredentials()
 	}
 	if err := a.open(ctx); err != nil {
 		return nil, errors.Join(err, a.close())
 	}
+	a.opened.Store(true)
 	return a, nil
+}
+
+// openStore opens the control process's store: on a shared NATS cluster once
+// it holds the control lease (restoring an empty data folder from the
+// replica first), fenced by the lease from then on.
+func (a *App) openStore(ctx context.Context) error {
+	if err := a.takeControl(ctx); err != nil {
+		return err
+	}
+	_, statErr := os.Stat(filepath.Join(a.cfg.Data, "herald.db"))
+	a.fresh = errors.Is(statErr, os.ErrNotExist)
+	st, err := store.Open(ctx, filepath.Join(a.cfg.Data, "herald.db"))
+	if err != nil {
+		return err
+	}
+	a.store = st
+	a.closers = append(a.closers, st.Close)
+	if a.lease != nil {
+		// From here, no commit of this process outlives its lease.
+		st.Fence(a.lease.Check)
+	}
+	if err := a.restoreWarehouses(ctx); err != nil {
+		return err
+	}
+	a.removeEngineCredentials()
+	return nil
 }
 
 // open builds the parts of the process for its roles: the delivery parts
 // every process has, then, in the control process, the rest over the store.
 func (a *App) open(ctx context.Context) error {
 	cfg, opt := a.cfg, a.opt
-	a.reg = newRegistry()
-	var err error
-	if a.nats, err = startNATS(cfg, a.log); err != nil {
-		return err
-	}
-	a.closers = append(a.closers, func() error { a.nats.Close(); return nil })
 	d, err := a.openDelivery(ctx)
 	if err != nil {
 		return err
@@ -197,6 +235,9 @@ func (a *App) open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := a.replayResults(ctx); err != nil {
+		return err
+	}
 	if cfg.has(RoleWorker) {
 		recorded := func(ids []string) {
 			a.notify.WakeHealth()
@@ -226,6 +267,12 @@ func (a *App) open(ctx context.Context) error {
 		}
 	}
 	if a.ln, err = a.listen(); err != nil {
+		return err
+	}
+	if err := a.startSnapshots(ctx); err != nil {
+		return err
+	}
+	if err := a.listenBackups(); err != nil {
 		return err
 	}
 	a.reg.MustRegister(newStateCollector(a))
@@ -358,15 +405,17 @@ func (a *App) Run(ctx context.Context) error {
 	go func() { errc <- srv.Serve(a.ln) }()
 	go a.pruneLoop(ctx)
 	stopOps := a.serveOps()
+	stopBackups := a.serveBackups()
 
 	// Background parts, stopped in the reverse order: the engine executes
 	// and exports through the executor and the exporter and hands over to
 	// the relay, so it stops first.
-	parts := []part{
-		{"executor", a.exec.Run},
-		{"exporter", a.export.Run},
-		{"relay", a.relay.Run},
-	}
+	parts := a.replicaParts()
+	parts = append(parts,
+		part{"executor", a.exec.Run},
+		part{"exporter", a.export.Run},
+		part{"relay", a.relay.Run},
+	)
 	if a.worker != nil {
 		parts = append(parts, part{"worker", a.worker.Run})
 	}
@@ -382,6 +431,8 @@ func (a *App) Run(ctx context.Context) error {
 		runErr = fmt.Errorf("serve: %w", err)
 		errc <- nil
 	case <-bg.failed: // stop reports its error
+	case <-a.leaseLost():
+		runErr = a.loseControl()
 	case <-ctx.Done():
 	}
 	a.log.Info("stopping: the engine, then the background parts, then the API; a second signal ends the process at once")
@@ -399,6 +450,7 @@ func (a *App) Run(ctx context.Context) error {
 	if serveErr := <-errc; serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
 		err = errors.Join(err, serveErr)
 	}
+	stopBackups()
 	// The operator's listener goes last, so that a scrape sees the stop through.
 	stopOps()
 	return errors.Join(runErr, err, a.close())
@@ -420,9 +472,12 @@ func (a *App) runWorker(ctx context.Context) error {
 	return errors.Join(err, a.close())
 }
 
-// serveOps serves the operator's listener, if there is one, until the
-// returned func is called.
+// serveOps serves the operator's listener, if there is one and it does not
+// serve yet, until the returned func is called.
 func (a *App) serveOps() (stop func()) {
+	if a.stopOps != nil {
+		return a.stopOps
+	}
 	if a.opsLn == nil {
 		return func() {}
 	}
@@ -435,10 +490,15 @@ func (a *App) serveOps() (stop func()) {
 			a.log.Warn("metrics listener", "err", err)
 		}
 	}()
-	return func() {
-		_ = ops.Close()
-		<-done
+	var once sync.Once
+	a.stopOps = func() {
+		once.Do(func() {
+			_ = ops.Close()
+			<-done
+		})
 	}
+	a.closers = append(a.closers, func() error { a.stopOps(); return nil })
+	return a.stopOps
 }
 
 // freshConns tracks the server's connections that have not sent a request yet.

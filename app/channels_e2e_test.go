@@ -166,6 +166,9 @@ func TestChannelPasswordsNeverLeak(t *testing.T) {
 		if err != nil || fi.IsDir() {
 			return err
 		}
+		if !fi.Mode().IsRegular() {
+			return nil // the backup socket: it holds nothing at rest
+		}
 		data, err := os.ReadFile(path)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil

@@ -59,6 +59,7 @@ type Config struct {
 	Metrics    MetricsConfig     `yaml:"metrics"`
 	Warehouse  WarehouseConfig   `yaml:"warehouse"`
 	Runtime    RuntimeConfig     `yaml:"runtime"`
+	Replica    ReplicaConfig     `yaml:"replica"`
 	// Channels are the sections of the channel kinds, by their keys (smtp, sms,
 	// feedChat, ...): each kind documents its own keys and defaults.
 	Channels map[string]channels.Settings `yaml:"-"`
@@ -193,6 +194,7 @@ func DefaultConfig() Config {
 		Metrics:   MetricsConfig{Listen: "127.0.0.1:9180"},
 		Warehouse: WarehouseConfig{MemoryLimit: "1GiB"},
 		Runtime:   DefaultRuntimeConfig(),
+		Replica:   DefaultReplicaConfig(),
 		Channels:  sections(),
 	}
 }
@@ -453,7 +455,7 @@ func (c *Config) Validate() error {
 	if c.Data == "" {
 		bad("data", "must not be empty")
 	}
-	errs = append(errs, c.validateRoles())
+	errs = append(errs, c.validateRoles(), c.validateReplica())
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		bad("listen", "%q is not host:port", c.Listen)
 	}

@@ -38,6 +38,8 @@ type stateCollector struct {
 	a         *App
 	ready     *prometheus.Desc
 	unhealthy *prometheus.Desc
+	lease     *prometheus.Desc
+	syncAge   *prometheus.Desc
 }
 
 func newStateCollector(a *App) *stateCollector {
@@ -46,10 +48,19 @@ func newStateCollector(a *App) *stateCollector {
 			"1 when the readiness check passes, 0 when it fails (what /readyz answers), by check.", []string{"check"}, nil),
 		unhealthy: prometheus.NewDesc("herald_engine_subscriptions_unhealthy",
 			"Subscriptions that failed subscriptions.failuresBeforeNotice runs in a row and whose owners were told.", nil, nil),
+		lease: prometheus.NewDesc("herald_control_lease_held",
+			"1 while this control process holds the control lease of its NATS cluster (and may fire and write), else 0.", nil, nil),
+		syncAge: prometheus.NewDesc("herald_replica_sync_age_seconds",
+			"Seconds since the replica last took what the database had: the recovery point now.", nil, nil),
 	}
 }
 
-func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.ready; ch <- c.unhealthy }
+func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.ready
+	ch <- c.unhealthy
+	ch <- c.lease
+	ch <- c.syncAge
+}
 
 func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
@@ -60,6 +71,18 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 			v = 0
 		}
 		ch <- prometheus.MustNewConstMetric(c.ready, prometheus.GaugeValue, v, name)
+	}
+	if c.a.lease != nil {
+		held := 0.0
+		if c.a.lease.Check() == nil {
+			held = 1
+		}
+		ch <- prometheus.MustNewConstMetric(c.lease, prometheus.GaugeValue, held)
+	}
+	if c.a.repl != nil {
+		if r := c.a.repl.current(); r != nil && !r.Synced().IsZero() {
+			ch <- prometheus.MustNewConstMetric(c.syncAge, prometheus.GaugeValue, time.Since(r.Synced()).Seconds())
+		}
 	}
 	if c.a.store == nil {
 		return
@@ -83,9 +106,13 @@ func (a *App) checks() []check {
 	nats := check{"nats", func(context.Context) error { return a.nats.Check() }}
 	data := check{"data", func(context.Context) error { return writable(a.cfg.Data) }}
 	var out []check
-	if a.store == nil {
+	switch {
+	case !a.opened.Load():
+		// Waiting for the control lease, or opening: what is there.
+		out = []check{data, nats}
+	case a.store == nil:
 		out = []check{data, nats, {"stream", a.worker.Check}}
-	} else {
+	default:
 		out = []check{
 			{"sqlite", a.store.Ping},
 			data,
@@ -100,8 +127,14 @@ func (a *App) checks() []check {
 			{"warehouse", func(context.Context) error { return writable(filepath.Join(a.cfg.Data, "warehouse")) }},
 		}
 	}
-	if a.worker != nil {
+	if a.worker != nil && a.opened.Load() {
 		out = append(out, check{"providers", a.worker.CheckProviders})
+	}
+	if a.lease != nil {
+		out = append(out, check{"lease", func(context.Context) error { return a.lease.Check() }})
+	}
+	if a.repl != nil && a.opened.Load() {
+		out = append(out, check{"replica", a.repl.check})
 	}
 	return out
 }
@@ -191,9 +224,10 @@ func (a *App) OpsURL() string {
 	return "http://" + a.opsLn.Addr().String()
 }
 
-// listenOps binds the operator's listener when one is configured.
+// listenOps binds the operator's listener when one is configured and it is
+// not bound yet.
 func (a *App) listenOps() error {
-	if a.cfg.Metrics.Listen == "" {
+	if a.cfg.Metrics.Listen == "" || a.opsLn != nil {
 		return nil
 	}
 	ln, err := net.Listen("tcp", a.cfg.Metrics.Listen)

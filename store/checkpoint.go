@@ -28,18 +28,22 @@ const (
 const writerCacheKiB = 64 << 10
 
 // connector opens SQLite connections to dsn and runs the pragmas on each:
-// those the driver's DSN has no parameter for.
+// those the driver's DSN has no parameter for. With a fence, every commit on
+// its connections asks the fence first (see Store.Fence).
 type connector struct {
 	drv *sqlite3.SQLiteDriver
 	dsn string
 }
 
-func newConnector(dsn string, pragmas ...string) connector {
+func newConnector(dsn string, f *fence, pragmas ...string) connector {
 	return connector{dsn: dsn, drv: &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
 		for _, p := range pragmas {
 			if _, err := c.Exec(p, nil); err != nil {
 				return err
 			}
+		}
+		if f != nil {
+			c.RegisterCommitHook(f.refuse)
 		}
 		return nil
 	}}}

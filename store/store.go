@@ -37,6 +37,8 @@ type Store struct {
 	r  *sql.DB // read-only pool
 	ck *sql.DB // the checkpointer's connection
 
+	fence *fence // asked before every commit of the writer
+
 	stopCheckpoints chan struct{}
 	checkpointer    sync.WaitGroup
 	closed          sync.Once
@@ -71,12 +73,13 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	params.Set("_synchronous", "NORMAL")
 	params.Set("_txlock", "immediate")
 	params.Set("_stmt_cache_size", "64")
-	w := sql.OpenDB(newConnector("file:"+abs+"?"+params.Encode(),
+	fenced := &fence{}
+	w := sql.OpenDB(newConnector("file:"+abs+"?"+params.Encode(), fenced,
 		"PRAGMA wal_autocheckpoint = "+strconv.Itoa(writerCheckpointPages),
 		"PRAGMA cache_size = "+strconv.Itoa(-writerCacheKiB)))
 	w.SetMaxOpenConns(1)
 	w.SetConnMaxIdleTime(0)
-	s := &Store{w: w}
+	s := &Store{w: w, fence: fenced}
 	if err := s.migrate(ctx); err != nil {
 		w.Close()
 		return nil, err
@@ -205,7 +208,7 @@ func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", err)
+		return fmt.Errorf("commit: %w", s.fence.explain(err))
 	}
 	return nil
 }

@@ -89,7 +89,8 @@ func StartNATSCluster(t testing.TB, n int) *NATSCluster {
 		t.Fatalf("a NATS cluster of %d nodes", n)
 	}
 	bin := NATSServerBinary(t)
-	clientPorts, clusterPorts := freeLoopbackPorts(t, n), freeLoopbackPorts(t, n)
+	ports := freeLoopbackPorts(t, 2*n) // in one go: a port freed by the first pick is not picked again
+	clientPorts, clusterPorts := ports[:n], ports[n:]
 	c := &NATSCluster{t: t}
 	dir := t.TempDir()
 	for i := range n {

@@ -2,7 +2,16 @@
 
 package apptest
 
-import "syscall"
+import (
+	"os"
+	"syscall"
+)
 
 // childProcAttr is nothing here: only Linux kills a child with its parent.
 func childProcAttr() *syscall.SysProcAttr { return nil }
+
+// killTree kills p; the processes it started are not known here.
+func killTree(p *os.Process) { _ = p.Kill() }
+
+// signalTree sends sig to p; the processes it started are not known here.
+func signalTree(p *os.Process, sig syscall.Signal) { _ = p.Signal(sig) }

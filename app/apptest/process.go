@@ -54,11 +54,16 @@ type Process struct {
 	Out  *SyncBuffer
 	done chan struct{}
 	err  error
+	// api is closed once the API listens; URL is set then. A control process
+	// waiting for the control lease serves the operator's listener first.
+	api chan struct{}
 }
 
 var (
 	listening = regexp.MustCompile(`Herald is listening on (\S+) `)
 	opsAt     = regexp.MustCompile(`Metrics, health and readiness at (\S+)/metrics`)
+	// standing by or serving without the API: StartProcess need not wait for it.
+	noAPIYet = regexp.MustCompile(`^(Waiting for the control lease|Herald worker is sending)`)
 )
 
 // StartProcess runs `herald serve` on the data folder dir, with the admin password
@@ -67,17 +72,30 @@ var (
 // once the process listens.
 func StartProcess(t testing.TB, dir string, env ...string) *Process {
 	t.Helper()
-	cmd := exec.Command(Binary(t), "serve", "--data", dir, "--listen", "127.0.0.1:0")
+	return startProcess(t, dir, nil, env)
+}
+
+// StartDemoProcess is StartProcess with --demo: the first start on dir sets
+// up the demo project.
+func StartDemoProcess(t testing.TB, dir string, env ...string) *Process {
+	t.Helper()
+	return startProcess(t, dir, []string{"--demo"}, env)
+}
+
+func startProcess(t testing.TB, dir string, args, env []string) *Process {
+	t.Helper()
+	cmd := exec.Command(Binary(t), append([]string{"serve", "--data", dir, "--listen", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), "HERALD_ADMIN_PASSWORD="+AdminPassword, "HERALD_METRICS_LISTEN=127.0.0.1:0",
 		"HERALD_AUTH_PASSWORDCOST=4")
 	cmd.Env = append(cmd.Env, env...)
 	out := &SyncBuffer{}
 	pr, pw := io.Pipe()
-	cmd.Stdout, cmd.Stderr = io.MultiWriter(pw, out), out
+	// Out first: what the scanner reads of a write is in Out by then.
+	cmd.Stdout, cmd.Stderr = io.MultiWriter(out, pw), out
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start herald: %v", err)
 	}
-	p := &Process{t: t, cmd: cmd, Dir: dir, Out: out, done: make(chan struct{})}
+	p := &Process{t: t, cmd: cmd, Dir: dir, Out: out, done: make(chan struct{}), api: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		pw.Close()
@@ -90,14 +108,20 @@ func StartProcess(t testing.TB, dir string, env ...string) *Process {
 	ready := make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(pr)
+		var ops, api, noAPI, told bool
 		for sc.Scan() {
 			line := sc.Text()
-			if m := listening.FindStringSubmatch(line); m != nil {
-				p.URL = m[1]
+			if m := listening.FindStringSubmatch(line); m != nil && !api {
+				p.URL, api = m[1], true
+				close(p.api)
 			}
-			if m := opsAt.FindStringSubmatch(line); m != nil {
-				p.OpsURL = m[1]
+			if m := opsAt.FindStringSubmatch(line); m != nil && !ops {
+				p.OpsURL, ops = m[1], true
+			}
+			noAPI = noAPI || noAPIYet.MatchString(line)
+			if ops && (api || noAPI) && !told {
 				close(ready)
+				told = true
 			}
 		}
 		_, _ = io.Copy(io.Discard, pr)
@@ -112,6 +136,24 @@ func StartProcess(t testing.TB, dir string, env ...string) *Process {
 	return p
 }
 
+// API waits up to within for the API to listen (a control process waiting
+// for the control lease listens once it holds it) and returns its URL.
+func (p *Process) API(within time.Duration) string {
+	p.t.Helper()
+	select {
+	case <-p.api:
+		return p.URL
+	case <-p.done:
+		p.t.Fatalf("herald exited before its API listened: %v\n%s", p.err, p.Out.String())
+	case <-time.After(within):
+		p.t.Fatalf("herald's API did not listen within %v:\n%s", within, p.Out.String())
+	}
+	return ""
+}
+
+// Pid is the process's id.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
 // Signal sends sig to the process.
 func (p *Process) Signal(sig os.Signal) {
 	if err := p.cmd.Process.Signal(sig); err != nil {
@@ -124,6 +166,18 @@ func (p *Process) Kill() {
 	p.Signal(syscall.SIGKILL)
 	<-p.done
 }
+
+// KillAll ends the process and the processes it started (a control
+// process's replicator) with SIGKILL at once, as when their machine is
+// lost, and waits until the process is gone.
+func (p *Process) KillAll() {
+	killTree(p.cmd.Process)
+	<-p.done
+}
+
+// SignalAll sends sig to the process and the processes it started: SIGSTOP
+// and SIGCONT freeze and thaw them together, as a paused machine.
+func (p *Process) SignalAll(sig syscall.Signal) { signalTree(p.cmd.Process, sig) }
 
 // Wait waits up to d for the process to exit and reports whether it did and how.
 func (p *Process) Wait(d time.Duration) (exited bool, err error) {

@@ -2,6 +2,8 @@
 // that delivers scheduled reports and metric alerts.
 //
 //	herald serve [--demo] [--roles api,engine,worker] [--config FILE] [--data DIR] [--listen ADDR] [--metrics ADDR|off]
+//	herald backup --to FILE.tar|FOLDER|- [--config FILE] [--data DIR]
+//	herald restore --from FILE.tar|FOLDER [--config FILE] [--data DIR]
 //	herald check-config FILE
 package main
 
@@ -33,6 +35,8 @@ func main() {
 
 const usage = `Usage:
   herald serve [--demo] [--roles api,engine,worker] [--config FILE] [--data DIR] [--listen ADDR] [--metrics ADDR|off]
+  herald backup --to FILE.tar|FOLDER|- [--config FILE] [--data DIR]
+  herald restore --from FILE.tar|FOLDER [--config FILE] [--data DIR]
   herald check-config FILE
 `
 
@@ -46,6 +50,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return serve(ctx, args[1:], stdout, stderr)
 	case "check-config":
 		return checkConfig(args[1:], stdout, stderr)
+	case "backup", "restore":
+		return backupOrRestore(ctx, args[0], args[1:], stdout, stderr)
+	case "replicate":
+		// The replicator a control process with a replica starts; not for people.
+		return app.Replicate(ctx, args[1:], os.Stdin, stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -74,6 +83,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	overrides{data: *data, listen: *listen, roles: *roles, metrics: *metrics}.apply(&cfg)
 	a, err := app.New(ctx, cfg, app.Options{Demo: *demo, Stdout: stdout, Stderr: stderr})
+	if errors.Is(err, context.Canceled) {
+		return 0 // stopped while it waited for the control lease
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "herald: %v\n", err)
 		return 1
@@ -137,5 +149,41 @@ func checkConfig(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stdout, "%s: ok\n", args[0])
+	return 0
+}
+
+// backupOrRestore runs herald backup or herald restore.
+func backupOrRestore(ctx context.Context, cmd string, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configFile := fs.String("config", "", "YAML configuration file, for its data folder")
+	data := fs.String("data", "", "data folder (overrides config)")
+	to := fs.String("to", "", "backup: where it goes: a FILE.tar, a new FOLDER, or - for standard output")
+	from := fs.String("from", "", "restore: the backup, a FILE.tar or a FOLDER")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	cfg, err := loadConfig(*configFile)
+	if err != nil {
+		fmt.Fprintf(stderr, "herald: %v\n", err)
+		return 1
+	}
+	if *data != "" {
+		cfg.Data = *data
+	}
+	if cmd == "backup" {
+		// With --to -, the backup is standard output: what it says goes to standard error.
+		say := stdout
+		if *to == "-" {
+			say = stderr
+		}
+		err = app.Backup(ctx, cfg, *to, stdout, say)
+	} else {
+		err = app.Restore(ctx, *from, cfg.Data, stdout)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "herald: %v\n", err)
+		return 1
+	}
 	return 0
 }

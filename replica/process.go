@@ -1,0 +1,212 @@
+package replica
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os/exec"
+	"sync"
+	"time"
+)
+
+// Replicator is the replicator running as a child process of the control
+// process, which tells it to stop, or kills it when it loses the lease. The
+// child ends by itself when the control process dies: its standard input,
+// a pipe from the control process, ends then.
+type Replicator struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	log   *slog.Logger
+	done  chan struct{} // closed once the process exited; err is how
+	err   error
+	in    sync.Mutex // one line at a time on stdin
+
+	mu       sync.Mutex
+	restored *Restored
+	last     report // the last report
+}
+
+// StartReplicator starts cmd, a replicator process (RunReplicator), and
+// returns once it said it is ready: it restored the database, or found
+// nothing to restore. cmd's standard input and output are the replicator's
+// own; its standard error is left as set (the control process's log).
+func StartReplicator(ctx context.Context, cmd *exec.Cmd, log *slog.Logger) (*Replicator, error) {
+	return StartFencedReplicator(ctx, cmd, nil, log)
+}
+
+// tellEvery is how often a fenced replicator is told the lease's validity.
+const tellEvery = LeaseTTL / 20
+
+// StartFencedReplicator is StartReplicator for a replicator started with
+// ReplicatorConfig.Fenced: it tells it valid, until when this process holds
+// the control lease (zero: it does not), at once and every tellEvery until
+// it exits. A nil valid tells it nothing.
+func StartFencedReplicator(ctx context.Context, cmd *exec.Cmd, valid func() time.Time, log *slog.Logger) (*Replicator, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start the replicator: %w", err)
+	}
+	r := &Replicator{cmd: cmd, stdin: stdin, log: log, done: make(chan struct{})}
+	ready := make(chan report, 1)
+	go r.read(stdout, ready)
+	go func() {
+		r.err = cmd.Wait()
+		close(r.done)
+	}()
+	if valid != nil {
+		r.tell(validLine(valid()))
+		go r.keepTelling(valid)
+	}
+	select {
+	case rep := <-ready:
+		if rep.Err != "" {
+			r.Kill()
+			return nil, fmt.Errorf("replicator: %s", rep.Err)
+		}
+		return r, nil
+	case <-r.done:
+		return nil, fmt.Errorf("the replicator exited before it was ready: %v", r.err)
+	case <-ctx.Done():
+		r.Kill()
+		return nil, ctx.Err()
+	}
+}
+
+// read takes the replicator's reports until its output ends, and hands the
+// first on to ready.
+func (r *Replicator) read(out io.Reader, ready chan<- report) {
+	sc := bufio.NewScanner(out)
+	first := true
+	for sc.Scan() {
+		var rep report
+		if err := json.Unmarshal(sc.Bytes(), &rep); err != nil {
+			r.log.Warn("the replicator wrote a line that is no report", "line", sc.Text())
+			continue
+		}
+		r.mu.Lock()
+		if first {
+			r.restored = rep.Restored
+		}
+		r.last = rep
+		r.mu.Unlock()
+		if first {
+			ready <- rep
+			first = false
+		}
+	}
+	_, _ = io.Copy(io.Discard, out)
+}
+
+// Restored is what the replicator restored before it started, nil when the
+// database was there or the replica empty.
+func (r *Replicator) Restored() *Restored {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.restored
+}
+
+// Done is closed once the process exited.
+func (r *Replicator) Done() <-chan struct{} { return r.done }
+
+// Err is how the process exited, once Done is closed.
+func (r *Replicator) Err() error {
+	select {
+	case <-r.done:
+		return r.err
+	default:
+		return nil
+	}
+}
+
+// Synced is when the replica last took what the database had, zero before
+// the first upload.
+func (r *Replicator) Synced() time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.last.Synced
+}
+
+// Checkpoints is how many checkpoints the replicator made of the database.
+func (r *Replicator) Checkpoints() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.last.Checkpoints
+}
+
+// Check reports whether the replicator runs.
+func (r *Replicator) Check() error {
+	select {
+	case <-r.done:
+		return fmt.Errorf("the replicator exited: %v", r.err)
+	default:
+		return nil
+	}
+}
+
+// tell writes a line on the replicator's standard input.
+func (r *Replicator) tell(line string) {
+	r.in.Lock()
+	defer r.in.Unlock()
+	_, _ = io.WriteString(r.stdin, line)
+}
+
+// keepTelling tells the replicator valid every tellEvery until it exits.
+func (r *Replicator) keepTelling(valid func() time.Time) {
+	t := time.NewTicker(tellEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.done:
+			return
+		case <-t.C:
+			r.tell(validLine(valid()))
+		}
+	}
+}
+
+// Stop asks the replicator to upload what it has not yet and stop, and waits
+// for it to exit, at most within; then it is killed. A fenced replicator is
+// told the lease's validity meanwhile.
+func (r *Replicator) Stop(within time.Duration) error {
+	r.tell("stop\n")
+	defer func() {
+		r.in.Lock()
+		defer r.in.Unlock()
+		_ = r.stdin.Close()
+	}()
+	t := time.NewTimer(within)
+	defer t.Stop()
+	select {
+	case <-r.done:
+		var exit *exec.ExitError
+		if errors.As(r.err, &exit) {
+			return fmt.Errorf("the replicator: %w", r.err)
+		}
+		return nil
+	case <-t.C:
+		r.Kill()
+		return fmt.Errorf("the replicator did not stop within %v; killed", within)
+	}
+}
+
+// Kill ends the replicator at once, whatever it was uploading, and waits
+// until it is gone: a process that lost the lease must not write into the
+// replica its successor now writes.
+func (r *Replicator) Kill() {
+	_ = r.cmd.Process.Kill()
+	<-r.done
+}
