@@ -89,7 +89,7 @@ func (e *Executor) RowHeaders(ctx context.Context, pid, id string) ([]RowLevel, 
 			}
 			out := make([]Element, len(heads))
 			for i, h := range heads {
-				out[i] = Element{ID: h.ID, Label: h.Label}
+				out[i] = Element(h)
 			}
 			if !yield(out, nil) {
 				return
