@@ -108,9 +108,6 @@ type KVLedger struct {
 	publishFor time.Duration
 	// failedTry, a test hook, is told of each try of a publish that failed.
 	failedTry func(error)
-	// inFlight holds a place for each result being published (publishLater).
-	inFlight   chan struct{}
-	publishing sync.WaitGroup
 
 	// claims remembers the entry as this process last wrote it, with its
 	// revision, so that the write that follows a claim needs no read. It is
@@ -198,7 +195,7 @@ func NewKVLedger(ctx context.Context, js jetstream.JetStream, cfg KVLedgerConfig
 		return nil, err
 	}
 	return &KVLedger{kv: kv, js: js, results: cfg.Results, owner: cfg.Owner, lease: cfg.Lease, now: cfg.Now, log: cfg.Logger, publishFor: cfg.PublishFor,
-		claims: make(map[string]kvClaim), inFlight: make(chan struct{}, maxResultsInFlight)}, nil
+		claims: make(map[string]kvClaim)}, nil
 }
 
 // ResultsConsumer returns the durable pull consumer of the results stream
@@ -262,7 +259,7 @@ func (l *KVLedger) Claim(ctx context.Context, ids []string) (map[string]Entry, e
 			}
 			entries[i] = e.entry(busy)
 			if e.final() {
-				l.publishLater(id, e)
+				l.publish(gctx, id, e)
 			}
 			return nil
 		})
@@ -302,16 +299,13 @@ func (l *KVLedger) Renew(ctx context.Context, ids []string) error {
 }
 
 // claim creates or claims the entry of one delivery and returns it; busy when
-// another process holds a live claim of it. Most deliveries are claimed once,
-// when their entry does not exist yet: the entry is created without reading
-// it first, one write to the replicated bucket instead of a read and a write,
-// and read only when it exists.
+// another process holds a live claim of it.
 func (l *KVLedger) claim(ctx context.Context, id string) (_ kvEntry, busy bool, _ error) {
 	var last kvEntry
-	create := true
 	for range kvCASTries {
 		now := l.now()
-		if create {
+		kve, err := l.get(ctx, id)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
 			e := kvEntry{State: store.DeliveryPending, Owner: l.owner, Claimed: now, Updated: now}
 			var rev uint64
 			err := l.retry(ctx, func(ctx context.Context) (err error) {
@@ -323,16 +317,10 @@ func (l *KVLedger) claim(ctx context.Context, id string) (_ kvEntry, busy bool, 
 				l.remember(id, rev, e)
 				return e, false, nil
 			case errors.Is(err, jetstream.ErrKeyExists):
-				create = false // it exists: read it
-				continue
+				continue // another process created it first: read its entry
 			default:
 				return kvEntry{}, false, err
 			}
-		}
-		kve, err := l.get(ctx, id)
-		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			create = true // removed since: create it
-			continue
 		}
 		if err != nil {
 			return kvEntry{}, false, err
@@ -389,7 +377,7 @@ func (l *KVLedger) Sent(ctx context.Context, id, providerID string) (bool, error
 	if err != nil || !(changed || ours) {
 		return false, err
 	}
-	l.publishLater(id, e)
+	l.publish(ctx, id, e)
 	return true, nil
 }
 
@@ -406,7 +394,7 @@ func (l *KVLedger) Attempt(ctx context.Context, id, errText string) (int, error)
 	if err != nil {
 		return e.Attempts, err
 	}
-	l.publishLater(id, e)
+	l.publish(ctx, id, e)
 	return e.Attempts, nil
 }
 
@@ -423,7 +411,7 @@ func (l *KVLedger) Failed(ctx context.Context, id, reason string) (bool, error) 
 	if err != nil || !changed {
 		return false, err
 	}
-	l.publishLater(id, e)
+	l.publish(ctx, id, e)
 	return true, nil
 }
 
@@ -478,28 +466,6 @@ func (l *KVLedger) update(ctx context.Context, id string, change func(*kvEntry) 
 	}
 	return kvEntry{}, false, fmt.Errorf("delivery %s: written elsewhere %d times in a row", id, kvCASTries)
 }
-
-// maxResultsInFlight bounds the results being published at once; past it,
-// the write that has a result to publish waits for a place.
-const maxResultsInFlight = 256
-
-// publishLater publishes the outcome of e on the results stream without
-// waiting for it: the key-value write before it is the ledger, and the
-// result only tells the control process. Waiting for the stream's
-// acknowledgement held the send slot for a third write to a replicated
-// stream; a result lost to a crash meanwhile is published again when the
-// delivery is next claimed (see KVLedger). Wait waits for those under way.
-func (l *KVLedger) publishLater(id string, e kvEntry) {
-	l.inFlight <- struct{}{}
-	l.publishing.Go(func() {
-		defer func() { <-l.inFlight }()
-		l.publish(context.Background(), id, e)
-	})
-}
-
-// Wait returns once the results published so far are acknowledged or given
-// up (each is tried for PublishFor at most). A worker stopping calls it.
-func (l *KVLedger) Wait() { l.publishing.Wait() }
 
 // publish puts the outcome of e on the results stream. Its message id names
 // the delivery, state and attempts, so that the stream drops a result

@@ -159,9 +159,6 @@ func (r *Relay) Run(ctx context.Context) error {
 			cancel()
 		}
 	}
-	if l := r.kvLedger.Load(); l != nil {
-		l.Wait() // the results of the deliveries it called off
-	}
 	return errors.Join(errs...)
 }
 

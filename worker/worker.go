@@ -202,9 +202,6 @@ func (w *Worker) Run(ctx context.Context) error {
 		})
 	}
 	wg.Wait()
-	if l, ok := w.ledger.(interface{ Wait() }); ok {
-		l.Wait() // the results of the last sends, published after them
-	}
 	return errors.Join(errs...)
 }
 
