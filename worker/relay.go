@@ -172,12 +172,11 @@ func (r *Relay) relay(ctx context.Context) {
 		sweep = t.C
 	}
 	for {
-		err := r.publishOutbox(ctx)
-		if ctx.Err() == nil {
+		if err := r.publishOutbox(ctx); ctx.Err() == nil {
 			r.note(err)
-		}
-		if err != nil && ctx.Err() == nil {
-			r.log.Warn("relay outbox", "err", err)
+			if err != nil {
+				r.log.Warn("relay outbox", "err", err)
+			}
 		}
 		if r.onRelayIdle != nil {
 			r.onRelayIdle()
