@@ -32,15 +32,12 @@ type GoogleChatServer struct {
 	key   string
 	token string
 
-	mu       sync.Mutex
-	msgs     inbox[ChatMessage]
-	byID     map[string]ChatMessage // by request id
-	threads  map[string]string      // thread name by thread key
-	refused  []string
-	failN    int
-	failure  Failure
-	requests int
+	msgs    inbox[ChatMessage]
+	mu      sync.Mutex             // guards byID and threads
+	byID    map[string]ChatMessage // by request id
+	threads map[string]string      // thread name by thread key
 
+	tally
 	HTTPGate
 }
 
@@ -100,20 +97,6 @@ func (s *GoogleChatServer) Await(ctx context.Context, n int) ([]ChatMessage, err
 	return s.msgs.await(ctx, n, "Google Chat messages")
 }
 
-// Refused returns why the server refused the requests it refused.
-func (s *GoogleChatServer) Refused() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.refused...)
-}
-
-// Requests is how many requests arrived, accepted or not.
-func (s *GoogleChatServer) Requests() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.requests
-}
-
 // Deliveries is Messages reduced to what every kind has; the key is the
 // request id.
 func (s *GoogleChatServer) Deliveries() []Delivery {
@@ -126,16 +109,10 @@ func (s *GoogleChatServer) Deliveries() []Delivery {
 
 // Fail answers the next n requests with 429 RESOURCE_EXHAUSTED and
 // Retry-After: 1 (Transient) or 400 INVALID_ARGUMENT (Permanent).
-func (s *GoogleChatServer) Fail(n int, f Failure) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.failN, s.failure = n, f
-}
+func (s *GoogleChatServer) Fail(n int, f Failure) { s.fail(n, f) }
 
 func (s *GoogleChatServer) create(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	s.requests++
-	s.mu.Unlock()
+	s.arrived()
 	q := r.URL.Query()
 	switch {
 	case q.Get("key") != s.key:
@@ -145,7 +122,7 @@ func (s *GoogleChatServer) create(w http.ResponseWriter, r *http.Request) {
 		googleError(w, http.StatusUnauthorized, "UNAUTHENTICATED", "Request had invalid authentication credentials.")
 		return
 	}
-	if s.scripted(w) {
+	if s.failScripted(w) {
 		return
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, ChatMaxBytes+1))
@@ -197,15 +174,13 @@ func (s *GoogleChatServer) record(m ChatMessage) map[string]any {
 		"space": map[string]any{"name": "spaces/" + s.space}, "createTime": time.Now().UTC().Format(time.RFC3339Nano)}
 }
 
-// scripted answers a request the server was told to fail.
-func (s *GoogleChatServer) scripted(w http.ResponseWriter) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.failN == 0 {
+// failScripted answers a request the server was told to fail.
+func (s *GoogleChatServer) failScripted(w http.ResponseWriter) bool {
+	f, ok := s.scripted()
+	if !ok {
 		return false
 	}
-	s.failN--
-	if s.failure == Permanent {
+	if f == Permanent {
 		googleError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "Invalid message.")
 	} else {
 		w.Header().Set("Retry-After", "1")
@@ -215,9 +190,7 @@ func (s *GoogleChatServer) scripted(w http.ResponseWriter) bool {
 }
 
 func (s *GoogleChatServer) refuse(w http.ResponseWriter, status, msg string) {
-	s.mu.Lock()
-	s.refused = append(s.refused, msg)
-	s.mu.Unlock()
+	s.refusedFor(msg)
 	googleError(w, http.StatusBadRequest, status, msg)
 }
 

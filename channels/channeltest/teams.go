@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/heraldhq/herald/channels"
@@ -26,13 +25,9 @@ type TeamsServer struct {
 	workflow string
 	sig      string
 
-	mu       sync.Mutex
-	cards    inbox[TeamsCard]
-	refused  []string
-	failN    int
-	failure  Failure
-	requests int
+	cards inbox[TeamsCard]
 
+	tally
 	HTTPGate
 }
 
@@ -87,20 +82,6 @@ func (s *TeamsServer) Await(ctx context.Context, n int) ([]TeamsCard, error) {
 	return s.cards.await(ctx, n, "Teams cards")
 }
 
-// Refused returns why the server refused the bodies it refused.
-func (s *TeamsServer) Refused() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.refused...)
-}
-
-// Requests is how many requests arrived, accepted or not.
-func (s *TeamsServer) Requests() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.requests
-}
-
 // Deliveries is Cards reduced to what every kind has: the subject is the
 // card's first text, the text all of them.
 func (s *TeamsServer) Deliveries() []Delivery {
@@ -117,21 +98,15 @@ func (s *TeamsServer) Deliveries() []Delivery {
 
 // Fail answers the next n requests with 429 and Retry-After: 1 (Transient)
 // or 400 (Permanent).
-func (s *TeamsServer) Fail(n int, f Failure) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.failN, s.failure = n, f
-}
+func (s *TeamsServer) Fail(n int, f Failure) { s.fail(n, f) }
 
 func (s *TeamsServer) invoke(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	s.requests++
-	s.mu.Unlock()
+	s.arrived()
 	if r.PathValue("id") != s.workflow || r.URL.Query().Get("sig") != s.sig || r.URL.Query().Get("api-version") == "" {
 		logicError(w, http.StatusUnauthorized, "DirectApiAuthorizationRequired", "The request must be authenticated by the workflow's signature.")
 		return
 	}
-	if failed := s.scripted(w); failed {
+	if s.failScripted(w) {
 		return
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, TeamsMaxBytes+1))
@@ -160,15 +135,13 @@ func (s *TeamsServer) invoke(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusAccepted)
 }
 
-// scripted answers a request the server was told to fail.
-func (s *TeamsServer) scripted(w http.ResponseWriter) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.failN == 0 {
+// failScripted answers a request the server was told to fail.
+func (s *TeamsServer) failScripted(w http.ResponseWriter) bool {
+	f, ok := s.scripted()
+	if !ok {
 		return false
 	}
-	s.failN--
-	if s.failure == Permanent {
+	if f == Permanent {
 		logicError(w, http.StatusBadRequest, "WorkflowTriggerIsNotEnabled", "The workflow is disabled.")
 	} else {
 		w.Header().Set("Retry-After", "1")
@@ -178,9 +151,7 @@ func (s *TeamsServer) scripted(w http.ResponseWriter) bool {
 }
 
 func (s *TeamsServer) refuse(w http.ResponseWriter, status int, code, msg string) {
-	s.mu.Lock()
-	s.refused = append(s.refused, msg)
-	s.mu.Unlock()
+	s.refusedFor(msg)
 	logicError(w, status, code, msg)
 }
 
