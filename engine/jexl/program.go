@@ -31,17 +31,7 @@ type Program struct {
 }
 
 // CompileValue compiles an expression of any type, such as a part of a message template.
-func CompileValue(src string) (*Program, error) {
-	tr, err := translate(src)
-	if err != nil {
-		return nil, err
-	}
-	prog, err := compile(tr)
-	if err != nil {
-		return nil, tr.exprError(err)
-	}
-	return &Program{prog: prog, tr: tr}, nil
-}
+func CompileValue(src string) (*Program, error) { return CompileValueVars(src, nil) }
 
 // CompileValueVars is CompileValue for an expression that may also read the
 // text variables names (see Program.EvalVars).
