@@ -47,7 +47,7 @@ func TestTeamsServerChecksCards(t *testing.T) {
 	if len(c.Texts) != 1 || c.Texts[0] != "Revenue alert" || len(c.Rows) != 1 || c.Rows[0][0] != "West" || len(c.Actions) != 1 {
 		t.Errorf("read %+v", c)
 	}
-	for name, body := range map[string]string{
+	refusals := map[string]string{
 		"not a message":      strings.Replace(good, `"type":"message"`, `"type":"note"`, 1),
 		"no attachments":     `{"type":"message","attachments":[]}`,
 		"wrong content type": strings.Replace(good, "card.adaptive", "card.hero", 1),
@@ -62,7 +62,8 @@ func TestTeamsServerChecksCards(t *testing.T) {
 		"bad weight":         card("1.4", `{"type":"TextBlock","text":"x","weight":"heavy"}`, ""),
 		"relative link":      card("1.4", "", `{"type":"Action.OpenUrl","title":"Open","url":"/f/x"}`),
 		"too big":            card("1.4", `{"type":"TextBlock","text":"`+strings.Repeat("x", channeltest.TeamsMaxBytes)+`"}`, ""),
-	} {
+	}
+	for name, body := range refusals {
 		if status, _ := post(t, srv.URL(), body); status < 400 {
 			t.Errorf("%s: accepted (%d)", name, status)
 		}
@@ -72,6 +73,12 @@ func TestTeamsServerChecksCards(t *testing.T) {
 	}
 	if n := len(srv.Cards()); n != 1 {
 		t.Errorf("%d cards accepted, want 1", n)
+	}
+	if n := len(srv.Refused()); n != len(refusals) {
+		t.Errorf("%d bodies refused, want %d: %q", n, len(refusals), srv.Refused())
+	}
+	if n, want := srv.Requests(), len(refusals)+2; n != want {
+		t.Errorf("%d requests counted, want %d", n, want)
 	}
 }
 
@@ -97,7 +104,7 @@ func TestGoogleChatServerChecksMessages(t *testing.T) {
 	if !strings.Contains(body, first.Name) || !srv.Messages()[1].Repeat {
 		t.Errorf("a repeated request id made another message: %s", body)
 	}
-	for name, tc := range map[string]struct{ query, body string }{
+	refusals := map[string]struct{ query, body string }{
 		"thread key without option": {"", good},
 		"unknown option":            {"&messageReplyOption=SOMETIMES", good},
 		"unknown field":             {"", `{"text":"x","color":"red"}`},
@@ -107,7 +114,8 @@ func TestGoogleChatServerChecksMessages(t *testing.T) {
 		"button without a link":     {"", `{"cardsV2":[{"cardId":"c","card":{"sections":[{"widgets":[{"buttonList":{"buttons":[{"text":"Open"}]}}]}]}}]}`},
 		"card without id":           {"", `{"cardsV2":[{"card":{"sections":[{"widgets":[{"divider":{}}]}]}}]}`},
 		"too big":                   {"", `{"text":"` + strings.Repeat("x", channeltest.ChatMaxBytes) + `"}`},
-	} {
+	}
+	for name, tc := range refusals {
 		if status, _ := post(t, at(tc.query), tc.body); status != http.StatusBadRequest {
 			t.Errorf("%s: %d, want 400", name, status)
 		}
@@ -117,5 +125,11 @@ func TestGoogleChatServerChecksMessages(t *testing.T) {
 	}
 	if status, _ := post(t, strings.Replace(at(""), "key=", "key=x", 1), `{"text":"x"}`); status != http.StatusBadRequest {
 		t.Errorf("a wrong key: %d", status)
+	}
+	if n := len(srv.Refused()); n != len(refusals) {
+		t.Errorf("%d requests refused, want %d: %q", n, len(refusals), srv.Refused())
+	}
+	if n, want := srv.Requests(), len(refusals)+4; n != want {
+		t.Errorf("%d requests counted, want %d", n, want)
 	}
 }
