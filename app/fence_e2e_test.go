@@ -47,19 +47,7 @@ func TestFrozenHolderWritesNothingOnceThawed(t *testing.T) {
 	w := apptest.StartProcess(t, t.TempDir(), append(slices.Clone(shared), "HERALD_ROLES=worker")...)
 	a := apptest.StartProcess(t, t.TempDir(), control...)
 	admin := newBrowserAs(t, a.URL)
-	pid := strings.TrimPrefix(admin.do("POST", "/svc/projects/", `{"project":{"meta":{"title":"Every ten seconds"}}}`).json(t)["uri"].(string),
-		"/svc/projects/")
-	profile := admin.do("GET", "/svc/account/profile/current", "").header.Get("Location")
-	for i := range subs {
-		r := admin.do("POST", profile+"/channelConfigurations", fmt.Sprintf(
-			`{"channelConfiguration":{"configuration":{"emailConfiguration":{"to":"f%d@example.com"}},"meta":{"title":"F%d"}}}`, i, i))
-		wantStatus(t, r, 201)
-		ch := r.json(t)["channelConfiguration"].(map[string]any)["meta"].(map[string]any)["uri"].(string)
-		wantStatus(t, admin.do("POST", "/svc/projects/"+pid+"/users/"+uid(profile)+"/subscriptions", fmt.Sprintf(
-			`{"subscription":{"triggers":[{"timerEvent":{"cronExpression":"*/10 * * * * *"}}],"condition":{"condition":{"expression":"true"}},`+
-				`"subject":{"template":{"expression":"F%d"}},"message":{"template":{"expression":"M"}},"channels":[%q],"meta":{"title":"F%d"}}}`,
-			i, ch, i)), 201)
-	}
+	_, profile := everyTenSeconds(t, admin, subs, "f")
 	b := apptest.StartProcess(t, t.TempDir(), control...)
 	var c *apptest.Process
 	t.Cleanup(func() {

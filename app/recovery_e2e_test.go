@@ -241,6 +241,28 @@ func newBrowserAs(t *testing.T, url string) *browser {
 	return b
 }
 
+// everyTenSeconds creates, as admin, a project of n subscriptions that fire
+// every ten seconds, each mailing its own address <prefix><i>@example.com,
+// and returns the project's id and admin's profile.
+func everyTenSeconds(t *testing.T, admin *browser, n int, prefix string) (pid, profile string) {
+	t.Helper()
+	pid = strings.TrimPrefix(admin.do("POST", "/svc/projects/", `{"project":{"meta":{"title":"Every ten seconds"}}}`).json(t)["uri"].(string),
+		"/svc/projects/")
+	profile = admin.do("GET", "/svc/account/profile/current", "").header.Get("Location")
+	title := strings.ToUpper(prefix)
+	for i := range n {
+		r := admin.do("POST", profile+"/channelConfigurations", fmt.Sprintf(
+			`{"channelConfiguration":{"configuration":{"emailConfiguration":{"to":"%s%d@example.com"}},"meta":{"title":"%s%d"}}}`, prefix, i, title, i))
+		wantStatus(t, r, 201)
+		ch := r.json(t)["channelConfiguration"].(map[string]any)["meta"].(map[string]any)["uri"].(string)
+		wantStatus(t, admin.do("POST", "/svc/projects/"+pid+"/users/"+uid(profile)+"/subscriptions", fmt.Sprintf(
+			`{"subscription":{"triggers":[{"timerEvent":{"cronExpression":"*/10 * * * * *"}}],"condition":{"condition":{"expression":"true"}},`+
+				`"subject":{"template":{"expression":"%s%d"}},"message":{"template":{"expression":"M"}},"channels":[%q],"meta":{"title":"%s%d"}}}`,
+			title, i, ch, title, i)), 201)
+	}
+	return pid, profile
+}
+
 // TestStandbyFiresNothingWhileTheLeaseIsHeld: B starts while A holds the
 // control lease. While A fires twenty subscriptions every ten seconds, B
 // opens nothing (no database in its folder, no API) and its /readyz answers
@@ -259,19 +281,7 @@ func TestStandbyFiresNothingWhileTheLeaseIsHeld(t *testing.T) {
 		"HERALD_SMTP_FROM=alerts@herald.test", "HERALD_SUBSCRIPTIONS_MININTERVAL=10s", "HERALD_LOG_ACCESS=off"}
 	a := apptest.StartProcess(t, t.TempDir(), env...)
 	admin := newBrowserAs(t, a.URL)
-	pid := strings.TrimPrefix(admin.do("POST", "/svc/projects/", `{"project":{"meta":{"title":"Every ten seconds"}}}`).json(t)["uri"].(string),
-		"/svc/projects/")
-	profile := admin.do("GET", "/svc/account/profile/current", "").header.Get("Location")
-	for i := range subs {
-		r := admin.do("POST", profile+"/channelConfigurations", fmt.Sprintf(
-			`{"channelConfiguration":{"configuration":{"emailConfiguration":{"to":"s%d@example.com"}},"meta":{"title":"M%d"}}}`, i, i))
-		wantStatus(t, r, 201)
-		ch := r.json(t)["channelConfiguration"].(map[string]any)["meta"].(map[string]any)["uri"].(string)
-		wantStatus(t, admin.do("POST", "/svc/projects/"+pid+"/users/"+uid(profile)+"/subscriptions", fmt.Sprintf(
-			`{"subscription":{"triggers":[{"timerEvent":{"cronExpression":"*/10 * * * * *"}}],"condition":{"condition":{"expression":"true"}},`+
-				`"subject":{"template":{"expression":"S%d"}},"message":{"template":{"expression":"M"}},"channels":[%q],"meta":{"title":"S%d"}}}`,
-			i, ch, i)), 201)
-	}
+	pid, profile := everyTenSeconds(t, admin, subs, "s")
 
 	waitFor(t, func() bool { return scrape(t, a.OpsURL)["herald_replica_sync_age_seconds"] > 0 })
 	if m := scrape(t, a.OpsURL); m["herald_control_lease_held"] != 1 || m["herald_replica_sync_age_seconds"] > 30 {
