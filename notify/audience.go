@@ -1,6 +1,7 @@
 package notify
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -193,7 +194,7 @@ func (s *Service) parseBurst(ctx context.Context, pid, owner string, in *BurstBo
 			return nil, invalid(root+"."+f.name, "must be an object URI of this project, /svc/md/"+pid+"/obj/<id>")
 		}
 	}
-	via, err := s.parseVia(ctx, root+".via", owner, cmpOr(in.Via, ViaEmail))
+	via, err := s.parseVia(ctx, root+".via", owner, cmp.Or(in.Via, ViaEmail))
 	if err != nil {
 		return nil, err
 	}
@@ -208,13 +209,6 @@ func (s *Service) parseBurst(ctx context.Context, pid, owner string, in *BurstBo
 		return nil, invalid(root+"."+field, problem)
 	}
 	return &store.Burst{Report: in.Report, Address: in.Address, By: in.By, Via: via}, nil
-}
-
-func cmpOr(v, otherwise string) string {
-	if v == "" {
-		return otherwise
-	}
-	return v
 }
 
 // parseVia reads a way to reach recipients: "email", or the URI of one of
