@@ -31,6 +31,32 @@ type attached struct {
 	data   string // for sendWhen changed: the digest of the report's data (attachOpts.data)
 }
 
+// attachAll exports the attachments as p for a run at instant at, each with
+// opt(a): their files in order, each report's followed by its inline chart
+// (numbered as the body shows it), the reports the body shows, and what each
+// attachment gave. On an error, files holds what was exported before it.
+func (e *Engine) attachAll(ctx context.Context, p Principal, atts []store.ReportAttachment, at time.Time,
+	opt func(store.ReportAttachment) attachOpts) (files []store.Attachment, reports []inlineReport, gots []attached, err error) {
+	for _, a := range atts {
+		got, err := e.attach(ctx, p, a, at, opt(a))
+		if err != nil {
+			return files, reports, gots, exportFailure(a, err)
+		}
+		gots = append(gots, got)
+		files = append(files, got.files...)
+		r := got.inline
+		if r.html == "" {
+			continue
+		}
+		if r.chart.Path != "" {
+			r.chart.ContentID = fmt.Sprintf("chart-%d@herald", len(reports)+1)
+			files = append(files, r.chart)
+		}
+		reports = append(reports, r)
+	}
+	return files, reports, gots, nil
+}
+
 // attach exports report a for a run at instant at, as principal p. Every
 // run of that instant that attaches the report, as a principal of the same
 // slice of the data, shares one execution, one file per format and one body

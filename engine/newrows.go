@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -132,25 +131,17 @@ func (g *group) leaveMarks(atts []store.ReportAttachment, latest map[string]int6
 func (e *Engine) exportGroups(ctx context.Context, owner Principal, at time.Time, msg message, attachments []store.ReportAttachment,
 	chk *checks, d *RunDetail) error {
 	for _, g := range chk.groups { // channels sent the same files: one group but for newRowsBy
-		var reports []inlineReport
-		latest := map[string]int64{}
 		g.first = len(d.Files)
-		for _, a := range attachments {
-			got, err := e.attach(ctx, owner, a, at, attachOpts{after: g.after[markKey(a)], data: chk.compares()})
-			if err != nil {
-				return exportFailure(a, err)
-			}
-			latest[markKey(a)], g.data = got.latest, append(g.data, got.data)
-			d.Files = append(d.Files, got.files...)
-			r := got.inline
-			if r.html == "" {
-				continue
-			}
-			if r.chart.Path != "" {
-				r.chart.ContentID = fmt.Sprintf("chart-%d@herald", len(reports)+1)
-				d.Files = append(d.Files, r.chart)
-			}
-			reports = append(reports, r)
+		files, reports, gots, err := e.attachAll(ctx, owner, attachments, at, func(a store.ReportAttachment) attachOpts {
+			return attachOpts{after: g.after[markKey(a)], data: chk.compares()}
+		})
+		d.Files = append(d.Files, files...)
+		if err != nil {
+			return err
+		}
+		latest := map[string]int64{}
+		for i, got := range gots {
+			latest[markKey(attachments[i])], g.data = got.latest, append(g.data, got.data)
 		}
 		g.last, g.html, g.empty = len(d.Files), body(msg, reports), len(attachments) > 0 && len(d.Files) == g.first
 		g.leaveMarks(attachments, latest)

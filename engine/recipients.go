@@ -292,25 +292,15 @@ func (e *Engine) renderSlice(ctx context.Context, run store.Run, sub store.Subsc
 		r.stage = stageRender
 		return r
 	}
-	var reports []inlineReport
-	for _, a := range sub.Def.Attachments {
-		got, err := e.attach(ctx, p, a, run.ScheduledAt, attachOpts{})
-		if err != nil {
-			var se *stageError
-			errors.As(exportFailure(a, err), &se)
-			r.stage, r.err = se.stage, se.err
-			return r
-		}
-		r.files = append(r.files, got.files...)
-		if got.inline.html == "" {
-			continue
-		}
-		if got.inline.chart.Path != "" {
-			got.inline.chart.ContentID = fmt.Sprintf("chart-%d@herald", len(reports)+1)
-			r.files = append(r.files, got.inline.chart)
-		}
-		reports = append(reports, got.inline)
+	files, reports, _, err := e.attachAll(ctx, p, sub.Def.Attachments, run.ScheduledAt,
+		func(store.ReportAttachment) attachOpts { return attachOpts{} })
+	if err != nil {
+		var se *stageError
+		errors.As(err, &se)
+		r.stage, r.err = se.stage, se.err
+		return r
 	}
+	r.files = files
 	r.empty = len(sub.Def.Attachments) > 0 && len(r.files) == 0
 	if html := body(r.msg, reports); html != "" {
 		if r.htmlFile, r.err = e.runFiles.write(func(w io.Writer) error {
