@@ -121,15 +121,29 @@ func (s *Store) Assignments(ctx context.Context, projectID string, q AssignmentQ
 		return nil, 0, fmt.Errorf("user filter assignments: %w", err)
 	}
 	out := make([]Assignment, 0, len(users))
+	if len(users) == 0 {
+		return out, total, nil
+	}
+	// The page's filters in one read, not one per user.
+	in, a := inList(users)
+	type held struct {
+		user string
+		id   int64
+	}
+	all, err := queryAll(ctx, s.r, func(row scanner) (held, error) {
+		var h held
+		return h, row.Scan(&h.user, &h.id)
+	}, `SELECT user_id, filter_id FROM user_filters WHERE project_id = ? AND user_id IN `+in+` ORDER BY filter_id`,
+		append([]any{projectID}, a...)...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("user filter assignments: %w", err)
+	}
+	byUser := make(map[string][]int64, len(users))
+	for _, h := range all {
+		byUser[h.user] = append(byUser[h.user], h.id)
+	}
 	for _, u := range users {
-		ids, err := queryAll(ctx, s.r, func(row scanner) (int64, error) {
-			var id int64
-			return id, row.Scan(&id)
-		}, `SELECT filter_id FROM user_filters WHERE project_id = ? AND user_id = ? ORDER BY filter_id`, projectID, u)
-		if err != nil {
-			return nil, 0, fmt.Errorf("user filter assignments: %w", err)
-		}
-		out = append(out, Assignment{UserID: u, Filters: ids})
+		out = append(out, Assignment{UserID: u, Filters: byUser[u]})
 	}
 	return out, total, nil
 }

@@ -52,7 +52,8 @@ func TestUserFilterAssignments(t *testing.T) {
 		t.Fatalf("u3's filters after a refused change: %+v, %v", got, err)
 	}
 	list, total, err := s.Assignments(ctx, "p1", AssignmentQuery{Count: 10})
-	if err != nil || total != 2 || len(list) != 2 || list[0].UserID != "u2" || !slices.Equal(list[0].Filters, []int64{f1, f2}) {
+	if err != nil || total != 2 || len(list) != 2 || list[0].UserID != "u2" || !slices.Equal(list[0].Filters, []int64{f1, f2}) ||
+		list[1].UserID != "u3" || !slices.Equal(list[1].Filters, []int64{f2}) {
 		t.Fatalf("assignments: %+v %d %v", list, total, err)
 	}
 	list, total, err = s.Assignments(ctx, "p1", AssignmentQuery{Filters: []int64{f1}, Count: 10})
