@@ -73,7 +73,7 @@ func (e *Engine) PreviewAs(ctx context.Context, sub store.Subscription, recipien
 	if err != nil {
 		return Preview{}, err
 	}
-	ev, err := e.evaluate(ctx, as, sub, now, st.LastValues)
+	ev, err := e.evaluate(ctx, as, progs, now, st.LastValues)
 	p := Preview{Values: ev.detailValues(), Condition: ev.condition, Attachments: sub.Def.Attachments,
 		Recipient: recipient, Filters: as.Filters.Conditions(), Addresses: addresses}
 	if err != nil {

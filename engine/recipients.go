@@ -281,7 +281,7 @@ func (e *Engine) renderSlices(ctx context.Context, run store.Run, sub store.Subs
 // previous values (f:previous), which are the subscription's, not a slice's.
 func (e *Engine) renderSlice(ctx context.Context, run store.Run, sub store.Subscription, progs *programs, p Principal, manual bool) rendered {
 	var r rendered
-	if r.ev, r.err = e.evaluate(ctx, p, sub, run.ScheduledAt, nil); r.err != nil {
+	if r.ev, r.err = e.evaluate(ctx, p, progs, run.ScheduledAt, nil); r.err != nil {
 		r.stage = stageEvaluate
 		return r
 	}

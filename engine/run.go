@@ -196,7 +196,7 @@ func (e *Engine) execute(ctx context.Context, run store.Run, d *RunDetail, st *s
 	owner := dec.as
 
 	start := time.Now()
-	ev, err := e.evaluate(ctx, owner, sub, run.ScheduledAt, st.LastValues)
+	ev, err := e.evaluate(ctx, owner, p, run.ScheduledAt, st.LastValues)
 	d.TimingsMS[stageEvaluate] = time.Since(start).Milliseconds()
 	d.Values = ev.detailValues()
 	if err != nil {
@@ -287,16 +287,12 @@ func (ev evaluation) detailValues() map[string]*float64 {
 	return out
 }
 
-// evaluate runs every metric the subscription names (once per metric and
-// instant, however many subscriptions ask), as principal p, and its
-// condition; prev are the values its last evaluated run saw (f:previous).
-func (e *Engine) evaluate(ctx context.Context, p Principal, sub store.Subscription, at time.Time, prev map[string]*float64) (evaluation, error) {
-	ev := evaluation{values: map[string]float64{}, nulls: map[string]bool{}, formats: map[string]string{}}
-	progs, err := e.programs.get(sub.Def)
-	if err != nil {
-		return ev, err
-	}
-	ev.programs = progs
+// evaluate runs every metric of a subscription's compiled programs progs
+// (once per metric and instant, however many subscriptions ask), as
+// principal p, and its condition; prev are the values its last evaluated run
+// saw (f:previous).
+func (e *Engine) evaluate(ctx context.Context, p Principal, progs *programs, at time.Time, prev map[string]*float64) (evaluation, error) {
+	ev := evaluation{programs: progs, values: map[string]float64{}, nulls: map[string]bool{}, formats: map[string]string{}}
 	for _, uri := range progs.metrics {
 		v, err := e.memo.do(ctx, sliceKey{uri, p.Filters}, at, e.executeMetric(p, uri))
 		if err != nil {
@@ -315,6 +311,7 @@ func (e *Engine) evaluate(ctx context.Context, p Principal, sub store.Subscripti
 		}
 	}
 	ev.prev = prev
+	var err error
 	ev.condition, err = progs.cond.EvalBool(ev.inputs())
 	if errors.Is(err, jexl.ErrNoPrevious) {
 		return ev, nil // nor does one that needs a previous value there is none of
