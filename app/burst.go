@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -68,9 +67,10 @@ type burstReports struct{ app *App }
 // rows: the report (or report definition) must show the label address in
 // its rows, and a row of the attribute by (itself, or one of its labels).
 func (b burstReports) CheckBurst(ctx context.Context, pid, report, address, by string) (string, string, error) {
-	content, err := b.definition(ctx, pid, report)
+	_, content, err := reportDefinition(ctx, b.app.md, pid, report)
 	var missing *analytics.NotFoundError
-	if errors.As(err, &missing) {
+	var neither *notDefinitionError
+	if errors.As(err, &missing) || errors.As(err, &neither) {
 		return "report", "names no report or report definition of this project", nil
 	}
 	if err != nil {
@@ -116,36 +116,6 @@ func (b burstReports) CheckBurst(ctx context.Context, pid, report, address, by s
 		return "by", "is not an attribute the report shows in its rows (itself or one of its labels): each address gets the elements of its rows", nil
 	}
 	return "", "", nil
-}
-
-// definition returns the content of a report's current definition, or of a
-// report definition.
-func (b burstReports) definition(ctx context.Context, pid, uri string) (analytics.ReportDefinitionContent, error) {
-	var c analytics.ReportDefinitionContent
-	id, err := objectID(pid, uri)
-	if err != nil {
-		return c, &analytics.NotFoundError{Kind: "object", ID: uri}
-	}
-	o, err := b.app.md.Object(ctx, pid, id)
-	if err != nil {
-		return c, err
-	}
-	if o.Category == analytics.CategoryReport {
-		var rc analytics.ReportContent
-		if err := json.Unmarshal(o.Content, &rc); err != nil || len(rc.Definitions) == 0 {
-			return c, &analytics.NotFoundError{Kind: "object", ID: uri}
-		}
-		if id, err = objectID(pid, rc.Definitions[len(rc.Definitions)-1]); err != nil {
-			return c, err
-		}
-		if o, err = b.app.md.Object(ctx, pid, id); err != nil {
-			return c, err
-		}
-	}
-	if o.Category != analytics.CategoryReportDefinition {
-		return c, &analytics.NotFoundError{Kind: "object", ID: uri}
-	}
-	return c, json.Unmarshal(o.Content, &c)
 }
 
 // rowURIs lists the URIs of the attributes and labels of a definition's rows.

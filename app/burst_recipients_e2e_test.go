@@ -166,6 +166,7 @@ func TestBurstSendsEachAddressItsStore(t *testing.T) {
 		"subscription.burst.address": {"report": w.byStore},
 		"subscription.burst.by":      {"report": w.report(t, "Addresses", []string{w.ids["label.managers.email"]}, w.sales)},
 		"subscription.burst.via":     {"via": "pigeon"},
+		"subscription.burst.report":  {"report": w.sales}, // a metric: neither a report nor a report definition
 	} {
 		if body := w.subscribe(t, 400, change); !strings.Contains(body, field) {
 			t.Errorf("a burst with %v: %s, want %s named", change, body, field)

@@ -22,7 +22,7 @@ var dayZero = time.Date(1899, 12, 31, 0, 0, 0, 0, time.UTC)
 // the latest day among the rows it keeps: the same metrics by that date,
 // under the same filters.
 func (a analyticsPort) ExecuteReportAfter(ctx context.Context, p engine.Principal, uri, attr string, after int64) (engine.ReportResult, int64, error) {
-	title, c, err := a.definition(ctx, p.Project, uri)
+	title, c, err := reportDefinition(ctx, a.md, p.Project, uri)
 	if err != nil {
 		return engine.ReportResult{}, 0, err
 	}
@@ -38,15 +38,16 @@ func (a analyticsPort) ExecuteReportAfter(ctx context.Context, p engine.Principa
 	return out, latest, err
 }
 
-// definition reads the content of a report's latest definition, or of a
-// report definition, and the title its result takes.
-func (a analyticsPort) definition(ctx context.Context, pid, uri string) (string, analytics.ReportDefinitionContent, error) {
+// reportDefinition reads the content of a report's latest definition, or of
+// a report definition, and the title its result takes. A URI that names
+// neither, or a report with no definition, is a *notDefinitionError.
+func reportDefinition(ctx context.Context, md *analytics.Service, pid, uri string) (string, analytics.ReportDefinitionContent, error) {
 	var c analytics.ReportDefinitionContent
 	id, err := objectID(pid, uri)
 	if err != nil {
-		return "", c, err
+		return "", c, &notDefinitionError{err}
 	}
-	o, err := a.md.Object(ctx, pid, id)
+	o, err := md.Object(ctx, pid, id)
 	if err != nil {
 		return "", c, err
 	}
@@ -54,23 +55,29 @@ func (a analyticsPort) definition(ctx context.Context, pid, uri string) (string,
 	if o.Category == analytics.CategoryReport {
 		var rc analytics.ReportContent
 		if err := json.Unmarshal(o.Content, &rc); err != nil || len(rc.Definitions) == 0 {
-			return "", c, fmt.Errorf("report %s has no report definition", uri)
+			return "", c, &notDefinitionError{fmt.Errorf("report %s has no report definition", uri)}
 		}
 		if id, err = objectID(pid, rc.Definitions[len(rc.Definitions)-1]); err != nil {
 			return "", c, err
 		}
-		if o, err = a.md.Object(ctx, pid, id); err != nil {
+		if o, err = md.Object(ctx, pid, id); err != nil {
 			return "", c, err
 		}
 	}
 	if o.Category != analytics.CategoryReportDefinition {
-		return "", c, fmt.Errorf("%s is neither a report nor a report definition", uri)
+		return "", c, &notDefinitionError{fmt.Errorf("%s is neither a report nor a report definition", uri)}
 	}
 	if err := json.Unmarshal(o.Content, &c); err != nil {
 		return "", c, fmt.Errorf("report definition %s: %w", o.URI, err)
 	}
 	return title, c, nil
 }
+
+// notDefinitionError is a URI that names no report with a definition and no
+// report definition.
+type notDefinitionError struct{ err error }
+
+func (e *notDefinitionError) Error() string { return e.err.Error() }
 
 // latestDay is the latest day of attr among the rows of c: its metrics by
 // attr, under its filters; 0 when there are none.
