@@ -22,8 +22,9 @@ type fence struct {
 
 // Fence makes every later commit of the store ask check first: while check
 // returns an error, each commit (a transaction or a single statement) is
-// rolled back instead, and the write fails with an error wrapping ErrFenced
-// and check's error. It is asked inside SQLite's commit, so no write can
+// rolled back instead and the write fails: a transaction with an error
+// wrapping ErrFenced and check's error, a single statement with SQLite's
+// error of the refused commit. It is asked inside SQLite's commit, so no write can
 // commit once check says no, whichever part of the process writes. A nil
 // check lifts the fence.
 func (s *Store) Fence(check func() error) {
