@@ -225,7 +225,8 @@ func (a *App) open(ctx context.Context) error {
 	a.notify = notify.New(st, cfg.Subs, notify.Options{Domain: cfg.Domain, Kinds: Kinds, Settings: settings, Box: box, Now: opt.Clock.Now,
 		PublicURL: cfg.PublicURL, LinkKey: secret.Derive(key, "links"), Logger: a.log.With("component", "notify"),
 		Tester: newTester(d.senders, cfg.Delivery.SendTimeout), VerifyRecipients: cfg.Delivery.VerifyRecipients,
-		TrustedDomains: cfg.Delivery.TrustedDomains, Bursts: burstReports{a}, Dates: dateAttributes{a}})
+		TrustedDomains: cfg.Delivery.TrustedDomains, Bursts: burstReports{a}, Dates: dateAttributes{a},
+		Scheduler: engineScheduler{a}, HandedOver: a.handedOver, Deliveries: relayCallOff{a}})
 	if n, err := a.notify.RecheckRecipients(ctx); err != nil {
 		return fmt.Errorf("recipients: %w", err)
 	} else if n > 0 {
@@ -263,7 +264,6 @@ func (a *App) open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	a.notify.Connect(a.engine, a.relay.Notify, relayCallOff{a.relay})
 	if err := a.openAPI(key); err != nil {
 		return err
 	}
@@ -586,9 +586,40 @@ func newLogger(c LogConfig, w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, opts))
 }
 
+// The domain is built before the engine and the relay, which are built
+// over it, and it tells them of what changes through these, given to it at
+// construction, which find them in the App. Until New has built them (the
+// domain's checks at start), its word reaches neither.
+
+// engineScheduler is the engine, for the domain.
+type engineScheduler struct{ a *App }
+
+func (s engineScheduler) SubscriptionChanged(id string) {
+	if s.a.engine != nil {
+		s.a.engine.SubscriptionChanged(id)
+	}
+}
+
+func (s engineScheduler) SendNow(ctx context.Context, sub store.Subscription, by string) (store.Run, error) {
+	if s.a.engine == nil {
+		return store.Run{}, errors.New("the engine is not running")
+	}
+	return s.a.engine.SendNow(ctx, sub, by)
+}
+
+// handedOver tells the relay that the outbox has rows, for the domain.
+func (a *App) handedOver() {
+	if a.relay != nil {
+		a.relay.Notify()
+	}
+}
+
 // relayCallOff calls off deliveries through the relay, for the domain.
-type relayCallOff struct{ r *worker.Relay }
+type relayCallOff struct{ a *App }
 
 func (c relayCallOff) CallOff(ctx context.Context, sub, ch, reason string) error {
-	return c.r.CallOff(ctx, worker.CallOff{Subscription: sub, Channel: ch, Reason: reason})
+	if c.a.relay == nil {
+		return errors.New("the delivery relay is not running")
+	}
+	return c.a.relay.CallOff(ctx, worker.CallOff{Subscription: sub, Channel: ch, Reason: reason})
 }
