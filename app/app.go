@@ -455,8 +455,9 @@ func (a *App) serveOps(ctx context.Context) {
 	}}
 	if a.units.Start(ctx, unit) == nil {
 		a.opsUp = true
-		// New may fail after this: close stops it then.
-		a.closers = append(a.closers, a.units.Stop)
+		// New may fail after this: close stops it then (Run has by then,
+		// and has reported the units' errors).
+		a.closers = append(a.closers, func() error { _ = a.units.Stop(); return nil })
 	}
 }
 
