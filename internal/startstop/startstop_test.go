@@ -48,9 +48,9 @@ func TestStopEndsUnitsLastFirstWaitingForEach(t *testing.T) {
 		var rec recorder
 		var log bytes.Buffer
 		g := New(slog.New(slog.NewTextHandler(&log, nil)))
-		// The first unit is the slowest to wind down: were Stop not to wait
-		// for each, the later ones would be noted first anyway, and the first
-		// one last; so the slowest goes last in the order asked for.
+		// Each unit takes longer to wind down than the one started before
+		// it: were Stop to end them all at once, the first would be noted
+		// first.
 		if err := g.Start(t.Context(), waiting("a", time.Millisecond, &rec), waiting("b", time.Second, &rec)); err != nil {
 			t.Fatal(err)
 		}
