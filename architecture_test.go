@@ -15,7 +15,7 @@ const module = "github.com/heraldhq/herald"
 
 // leaves import nothing of Herald.
 var leaves = []string{
-	"secret", "client", "channels", "engine/cron", "engine/jexl", "internal/gather",
+	"secret", "client", "channels", "engine/cron", "engine/jexl", "internal/gather", "internal/startstop",
 	"internal/httpguard", "analytics/maql", "analytics/grid", "analytics/numfmt",
 }
 

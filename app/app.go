@@ -33,6 +33,7 @@ import (
 	"github.com/heraldhq/herald/console"
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/internal/httpguard"
+	"github.com/heraldhq/herald/internal/startstop"
 	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/replica"
 	"github.com/heraldhq/herald/secret"
@@ -93,9 +94,13 @@ type App struct {
 	restored *restoredState
 	// opened is set once New has opened every part: before, /readyz checks
 	// what is there (the lease a standby process waits for).
-	opened  atomic.Bool
-	stopOps func()       // stops the operator's listener once it serves
-	sock    net.Listener // herald backup's socket; nil in a worker-only process
+	opened atomic.Bool
+	// units are the process's long-lived parts, started by Run (the
+	// operator's listener by New already when it waits for the lease) and
+	// stopped by it last first.
+	units *startstop.Group
+	opsUp bool         // the operator's listener serves
+	sock  net.Listener // herald backup's socket; nil in a worker-only process
 	// closers release what New opened, last first.
 	closers []func() error
 }
@@ -132,6 +137,7 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	if a.log == nil {
 		a.log = newLogger(cfg.Log, opt.Stderr)
 	}
+	a.units = startstop.New(a.log)
 	privateFiles()
 	cfg.Runtime.Apply(opt.Getenv)
 	if err := os.MkdirAll(cfg.Data, 0o700); err != nil {
@@ -219,7 +225,8 @@ func (a *App) open(ctx context.Context) error {
 	a.notify = notify.New(st, cfg.Subs, notify.Options{Domain: cfg.Domain, Kinds: Kinds, Settings: settings, Box: box, Now: opt.Clock.Now,
 		PublicURL: cfg.PublicURL, LinkKey: secret.Derive(key, "links"), Logger: a.log.With("component", "notify"),
 		Tester: newTester(d.senders, cfg.Delivery.SendTimeout), VerifyRecipients: cfg.Delivery.VerifyRecipients,
-		TrustedDomains: cfg.Delivery.TrustedDomains, Bursts: burstReports{a}, Dates: dateAttributes{a}})
+		TrustedDomains: cfg.Delivery.TrustedDomains, Bursts: burstReports{a}, Dates: dateAttributes{a},
+		Scheduler: engineScheduler{a}, HandedOver: a.handedOver, Deliveries: relayCallOff{a}})
 	if n, err := a.notify.RecheckRecipients(ctx); err != nil {
 		return fmt.Errorf("recipients: %w", err)
 	} else if n > 0 {
@@ -257,7 +264,6 @@ func (a *App) open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	a.notify.Connect(a.engine, a.relay.Notify, relayCallOff{a.relay})
 	if err := a.openAPI(key); err != nil {
 		return err
 	}
@@ -401,104 +407,58 @@ func (a *App) Run(ctx context.Context) error {
 	fmt.Fprintf(a.opt.Stdout, "Log in: curl -c cookies -H 'Content-Type: application/json' "+
 		"-d '{\"postUserLogin\":{\"login\":\"%s\",\"password\":\"...\",\"remember\":0}}' %s/svc/account/login\n",
 		a.cfg.AdminLogin, a.URL())
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(a.ln) }()
-	go a.pruneLoop(ctx)
-	stopOps := a.serveOps()
-	stopBackups := a.serveBackups()
-
-	// Background parts, stopped in the reverse order: the engine executes
-	// and exports through the executor and the exporter and hands over to
-	// the relay, so it stops first.
-	parts := a.replicaParts()
-	parts = append(parts,
-		part{"executor", a.exec.Run},
-		part{"exporter", a.export.Run},
-		part{"relay", a.relay.Run},
-	)
-	if a.worker != nil {
-		parts = append(parts, part{"worker", a.worker.Run})
-	}
-	bg := startAll(ctx, append(parts,
-		part{"tasks", a.tasks.Run},
-		part{"maintenance", a.maint.Run},
-		part{"health", a.notify.RunHealth},
-		part{"engine", a.engine.Run},
-	))
+	a.serveOps(ctx)
 	var runErr error
-	select {
-	case err := <-errc:
-		runErr = fmt.Errorf("serve: %w", err)
-		errc <- nil
-	case <-bg.failed: // stop reports its error
-	case <-a.leaseLost():
-		runErr = a.loseControl()
-	case <-ctx.Done():
+	if err := a.units.Start(ctx, a.controlUnits(srv, fresh)...); err != nil {
+		runErr = err
+	} else {
+		select {
+		case <-a.units.Failed(): // Stop reports the error
+		case <-a.leaseLost():
+			runErr = a.loseControl()
+		case <-ctx.Done():
+		}
 	}
 	a.log.Info("stopping: the engine, then the background parts, then the API; a second signal ends the process at once")
-	err := bg.stop(a.log)
-	shutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.HTTP.ShutdownTimeout)
-	defer cancel()
-	// Shutdown waits 5 s for connections that never sent a request; they
-	// carry nothing, so close them now.
-	srv.SetKeepAlivesEnabled(false)
-	fresh.closeAll()
-	if shutErr := srv.Shutdown(shutCtx); shutErr != nil {
-		a.log.Warn("requests in flight cut short", "after", a.cfg.HTTP.ShutdownTimeout, "err", shutErr)
-		err = errors.Join(err, shutErr)
-	}
-	if serveErr := <-errc; serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
-		err = errors.Join(err, serveErr)
-	}
-	stopBackups()
-	// The operator's listener goes last, so that a scrape sees the stop through.
-	stopOps()
-	return errors.Join(runErr, err, a.close())
+	return errors.Join(runErr, a.units.Stop(), a.close())
 }
 
 // runWorker runs a worker-only process until ctx ends: its senders, and the
 // operator's listener.
 func (a *App) runWorker(ctx context.Context) error {
 	fmt.Fprintf(a.opt.Stdout, "Herald worker is sending for %s (scratch in %s)\n", a.cfg.NATS.URL, a.cfg.Data)
-	stopOps := a.serveOps()
-	bg := startAll(ctx, []part{{"worker", a.worker.Run}})
-	select {
-	case <-bg.failed:
-	case <-ctx.Done():
+	a.serveOps(ctx)
+	runErr := a.units.Start(ctx, startstop.Unit{Name: "worker", Run: a.worker.Run})
+	if runErr == nil {
+		select {
+		case <-a.units.Failed():
+		case <-ctx.Done():
+		}
 	}
 	a.log.Info("stopping: the sends in flight finish; a second signal ends the process at once")
-	err := bg.stop(a.log)
-	stopOps()
-	return errors.Join(err, a.close())
+	return errors.Join(runErr, a.units.Stop(), a.close())
 }
 
-// serveOps serves the operator's listener, if there is one and it does not
-// serve yet, until the returned func is called.
-func (a *App) serveOps() (stop func()) {
-	if a.stopOps != nil {
-		return a.stopOps
+// serveOps starts serving the operator's listener, if there is one and it
+// does not serve yet: the first unit, stopped last.
+func (a *App) serveOps(ctx context.Context) {
+	if a.opsLn == nil || a.opsUp {
+		return
 	}
-	if a.opsLn == nil {
-		return func() {}
-	}
-	ops := a.opsServer()
-	done := make(chan struct{})
 	fmt.Fprintf(a.opt.Stdout, "Metrics, health and readiness at %s/metrics, /healthz, /readyz\n", a.OpsURL())
-	go func() {
-		defer close(done)
-		if err := ops.Serve(a.opsLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	ops := a.opsServer()
+	unit := startstop.Unit{Name: "operator listener", Run: func(ctx context.Context) error {
+		if err := serving(ctx, ops, a.opsLn, ops.Close); err != nil {
 			a.log.Warn("metrics listener", "err", err)
 		}
-	}()
-	var once sync.Once
-	a.stopOps = func() {
-		once.Do(func() {
-			_ = ops.Close()
-			<-done
-		})
+		return nil
+	}}
+	if a.units.Start(ctx, unit) == nil {
+		a.opsUp = true
+		// New may fail after this: close stops it then (Run has by then,
+		// and has reported the units' errors).
+		a.closers = append(a.closers, func() error { _ = a.units.Stop(); return nil })
 	}
-	a.closers = append(a.closers, func() error { a.stopOps(); return nil })
-	return a.stopOps
 }
 
 // freshConns tracks the server's connections that have not sent a request yet.
@@ -523,55 +483,6 @@ func (f *freshConns) closeAll() {
 	for c := range f.m {
 		_ = c.Close()
 	}
-}
-
-// part is a background part of the process.
-type part struct {
-	name string
-	run  func(context.Context) error
-}
-
-// running is a set of started parts.
-type running struct {
-	failed chan struct{} // receives when a part ends with an error
-	stops  []func() error
-	names  []string
-}
-
-// startAll starts each part with a context of its own, so stop can end them
-// one by one, last first.
-func startAll(ctx context.Context, parts []part) *running {
-	r := &running{failed: make(chan struct{}, len(parts))}
-	for _, p := range parts {
-		pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		done := make(chan error, 1)
-		go func() {
-			err := p.run(pctx)
-			if pctx.Err() != nil && errors.Is(err, context.Canceled) {
-				err = nil // stopped while starting: not a failure
-			}
-			if err != nil {
-				err = fmt.Errorf("%s: %w", p.name, err)
-				r.failed <- struct{}{}
-			}
-			done <- err
-		}()
-		r.stops = append(r.stops, func() error { cancel(); return <-done })
-		r.names = append(r.names, p.name)
-	}
-	return r
-}
-
-// stop ends the parts, last started first, logs how long each took and returns their errors.
-func (r *running) stop(log *slog.Logger) error {
-	var errs []error
-	for i := len(r.stops) - 1; i >= 0; i-- {
-		began := time.Now()
-		err := r.stops[i]()
-		log.Info("stopped", "part", r.names[i], "took", time.Since(began).Round(time.Millisecond))
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
 }
 
 // pruneLoop deletes expired tokens and sessions now and then.
@@ -676,9 +587,40 @@ func newLogger(c LogConfig, w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, opts))
 }
 
+// The domain is built before the engine and the relay, which are built
+// over it, and it tells them of what changes through these, given to it at
+// construction, which find them in the App. Until New has built them (the
+// domain's checks at start), its word reaches neither.
+
+// engineScheduler is the engine, for the domain.
+type engineScheduler struct{ a *App }
+
+func (s engineScheduler) SubscriptionChanged(id string) {
+	if s.a.engine != nil {
+		s.a.engine.SubscriptionChanged(id)
+	}
+}
+
+func (s engineScheduler) SendNow(ctx context.Context, sub store.Subscription, by string) (store.Run, error) {
+	if s.a.engine == nil {
+		return store.Run{}, errors.New("the engine is not running")
+	}
+	return s.a.engine.SendNow(ctx, sub, by)
+}
+
+// handedOver tells the relay that the outbox has rows, for the domain.
+func (a *App) handedOver() {
+	if a.relay != nil {
+		a.relay.Notify()
+	}
+}
+
 // relayCallOff calls off deliveries through the relay, for the domain.
-type relayCallOff struct{ r *worker.Relay }
+type relayCallOff struct{ a *App }
 
 func (c relayCallOff) CallOff(ctx context.Context, sub, ch, reason string) error {
-	return c.r.CallOff(ctx, worker.CallOff{Subscription: sub, Channel: ch, Reason: reason})
+	if c.a.relay == nil {
+		return errors.New("the delivery relay is not running")
+	}
+	return c.a.relay.CallOff(ctx, worker.CallOff{Subscription: sub, Channel: ch, Reason: reason})
 }

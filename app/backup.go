@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/backup"
+	"github.com/heraldhq/herald/internal/startstop"
 )
 
 // backupSocket is where a control process takes `herald backup`'s requests:
@@ -59,27 +60,21 @@ func (a *App) listenBackups() error {
 	return nil
 }
 
-// serveBackups serves GET /backup on the backup socket until the returned
-// func is called.
-func (a *App) serveBackups() (stop func()) {
-	if a.sock == nil {
-		return func() {}
-	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /backup", a.serveBackup)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second,
-		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := srv.Serve(a.sock); err != nil && !errors.Is(err, http.ErrServerClosed) {
+// backupsUnit serves GET /backup on the backup socket, if there is one.
+func (a *App) backupsUnit() startstop.Unit {
+	return startstop.Unit{Name: "backup socket", Run: func(ctx context.Context) error {
+		if a.sock == nil {
+			return nil
+		}
+		mux := http.NewServeMux()
+		mux.HandleFunc("GET /backup", a.serveBackup)
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second,
+			ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
+		if err := serving(ctx, srv, a.sock, srv.Close); err != nil {
 			a.log.Warn("backup socket", "err", err)
 		}
-	}()
-	return func() {
-		_ = srv.Close()
-		<-done
-	}
+		return nil
+	}}
 }
 
 // serveBackup answers a backup of this process's data folder, as a tar
@@ -241,11 +236,14 @@ func openBackup(ctx context.Context, dir string) (io.Reader, string, func(), err
 		return nil, "", nil, err
 	}
 	pr, pw := io.Pipe()
+	written := make(chan struct{})
 	go func() {
+		defer close(written)
 		_, err := backup.Write(pw, entries, m)
 		pw.CloseWithError(err)
 	}()
-	return pr, dir + " (no process running)", func() { pr.Close(); done() }, nil
+	// Closing the reader ends the writer; its files go once it has.
+	return pr, dir + " (no process running)", func() { pr.Close(); <-written; done() }, nil
 }
 
 // backupFromProcess asks the process running on dir for a backup.

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/heraldhq/herald/internal/startstop"
 	"github.com/heraldhq/herald/replica"
 	"github.com/heraldhq/herald/worker"
 )
@@ -68,25 +69,25 @@ func (a *App) takeControl(ctx context.Context) error {
 	if err := a.listenOps(); err != nil {
 		return err
 	}
-	a.serveOps()
+	a.serveOps(ctx)
 	if err := a.waitForLease(ctx); err != nil {
 		return err
 	}
 	if a.cfg.Replica.URL != "" {
 		a.repl = &replicatorRunner{a: a, folder: id}
 	}
-	keep, stop := context.WithCancel(context.WithoutCancel(ctx))
-	kept := make(chan struct{})
-	go func() {
-		defer close(kept)
-		err := a.lease.Keep(keep, replica.KeepHooks{Lapsed: a.leaseLapsed, Regained: a.leaseRegained})
+	// The lease is kept until the store has closed: its own unit, stopped
+	// by close, not by Run.
+	keeper := startstop.New(a.log)
+	_ = keeper.Start(ctx, startstop.Unit{Name: "control lease", Run: func(ctx context.Context) error {
+		err := a.lease.Keep(ctx, replica.KeepHooks{Lapsed: a.leaseLapsed, Regained: a.leaseRegained})
 		if err != nil {
 			a.log.Error("this process lost the control lease: it fires and writes nothing from now on", "err", err)
 		}
-	}()
+		return nil
+	}})
 	a.closers = append(a.closers, func() error {
-		stop()
-		<-kept
+		_ = keeper.Stop()
 		rctx, cancel := context.WithTimeout(context.Background(), replica.LeaseTTL)
 		defer cancel()
 		if err := a.lease.Release(rctx); err != nil {
@@ -184,17 +185,17 @@ func (a *App) loseControl() error {
 // replicaParts are the background parts of replication: the snapshots of
 // the warehouses and the replicator's supervision. They start first and stop
 // last.
-func (a *App) replicaParts() []part {
-	var parts []part
+func (a *App) replicaParts() []startstop.Unit {
+	var units []startstop.Unit
 	if a.repl != nil {
-		parts = append(parts, part{"replicator", a.repl.supervise})
+		units = append(units, startstop.Unit{Name: "replicator", Run: a.repl.supervise})
 	}
 	if a.snaps != nil {
-		parts = append(parts, part{"snapshots", func(ctx context.Context) error {
+		units = append(units, startstop.Unit{Name: "snapshots", Run: func(ctx context.Context) error {
 			return a.snaps.Run(ctx, a.cfg.Replica.SyncInterval, a.store.DataVersions, a.md)
 		}})
 	}
-	return parts
+	return units
 }
 
 // startSnapshots puts the key files into the replica, now that the process

@@ -224,7 +224,7 @@ func (e *Engine) runPipeline(ctx context.Context) (wait func()) {
 	claimed := e.claimed
 	finished := make(chan store.Finish, 4096)
 	var claimer, workers, finisher sync.WaitGroup
-	var orphans sync.WaitGroup
+	var orphans, prefetches sync.WaitGroup
 	orphans.Go(func() { e.adoptOrphans(ctx, claimed) })
 	claimer.Go(func() {
 		batch := make([]Fire, 0, 512)
@@ -235,7 +235,7 @@ func (e *Engine) runPipeline(ctx context.Context) (wait func()) {
 			}
 			runs := e.claim(ctx, batch)
 			e.readSubscriptions(ctx, runs)
-			go e.prefetch(ctx, runs)
+			prefetches.Go(func() { e.prefetch(ctx, runs) })
 			for _, run := range runs {
 				claimed <- run
 			}
@@ -264,6 +264,7 @@ func (e *Engine) runPipeline(ctx context.Context) (wait func()) {
 		workers.Wait()
 		close(finished)
 		finisher.Wait()
+		prefetches.Wait()
 	}
 }
 
@@ -365,10 +366,14 @@ func (e *Engine) executeMetric(p Principal, uri string) func(context.Context) (V
 // prefetch starts the metric executions the claimed runs will need, each
 // distinct metric once and many at a time, so the runs find their values
 // ready instead of waiting on them one worker at a time. A run whose owner
-// the decision refuses starts none.
+// the decision refuses starts none. Once ctx ends it starts no more; it
+// returns when those it started have (a shared execution has
+// Config.MetricTimeout).
 func (e *Engine) prefetch(ctx context.Context, runs []store.Run) {
 	seen := make(map[memoKey[sliceKey]]bool)
 	sem := make(chan struct{}, 16)
+	var executions sync.WaitGroup
+	defer executions.Wait()
 	for _, run := range runs {
 		sub, err := e.subscription(ctx, run.SubscriptionID)
 		if err != nil {
@@ -389,11 +394,15 @@ func (e *Engine) prefetch(ctx context.Context, runs []store.Run) {
 				continue
 			}
 			seen[key] = true
-			sem <- struct{}{}
-			go func() {
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			executions.Go(func() {
 				defer func() { <-sem }()
 				_, _ = e.memo.do(ctx, key.key, run.ScheduledAt, e.executeMetric(principal, uri))
-			}()
+			})
 		}
 	}
 }

@@ -38,10 +38,12 @@ type testExec struct {
 	exportTime  time.Duration  // how long each export takes
 	principals  map[Principal]int
 	fail        error
-	filters     map[string]Filters // user filters by user id
-	burst       []BurstRow         // the rows of every burst's report
-	sliced      map[string]float64 // a metric's value by the slice's conditions, beside values
-	garble      string             // a format whose files come out unreadable
+	filters     map[string]Filters       // user filters by user id
+	burst       []BurstRow               // the rows of every burst's report
+	sliced      map[string]float64       // a metric's value by the slice's conditions, beside values
+	garble      string                   // a format whose files come out unreadable
+	took        map[string]time.Duration // how long a metric's execution takes, within its context
+	inFlight    int                      // metric executions under way
 }
 
 func newTestExec() *testExec {
@@ -82,7 +84,23 @@ func (x *testExec) set(uri string, vs ...float64) {
 	x.mu.Unlock()
 }
 
-func (x *testExec) EvaluateMetric(_ context.Context, p Principal, uri string) (Value, error) {
+func (x *testExec) EvaluateMetric(ctx context.Context, p Principal, uri string) (Value, error) {
+	x.mu.Lock()
+	took := x.took[uri]
+	x.inFlight++
+	x.mu.Unlock()
+	defer func() {
+		x.mu.Lock()
+		x.inFlight--
+		x.mu.Unlock()
+	}()
+	if took > 0 {
+		select {
+		case <-time.After(took):
+		case <-ctx.Done():
+			return Value{}, ctx.Err()
+		}
+	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.principals[p]++
@@ -746,6 +764,42 @@ func TestARefusingStoreHoldsTheFire(t *testing.T) {
 		runs := b.runs(t, "s1")
 		if len(runs) != 1 || runs[0].State != store.RunQueued || !runs[0].ScheduledAt.Equal(at) {
 			t.Fatalf("runs = %+v, want the fire's, handed over", runs)
+		}
+	})
+}
+
+// TestRunWaitsForThePrefetch: Run returns only once the metric executions
+// its prefetch started have returned, one that no run waits for too. One
+// worker takes both runs of an instant; Run stops while it processes the
+// first, so the second stays claimed for the next start, while the
+// prefetch still executes its metric.
+func TestRunWaitsForThePrefetch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := newBundle(t)
+		const m2 = "/svc/md/p1/obj/2"
+		b.exec.set(m1, 0)
+		b.exec.set(m2, 0)
+		b.exec.took = map[string]time.Duration{m1: 10 * time.Second, m2: 10 * time.Minute}
+		b.subscribe(t, "s1", "0 0 * * * *", "f:executeMetric('"+m1+"') > 10", "v")
+		b.subscribe(t, "s2", "0 0 * * * *", "f:executeMetric('"+m2+"') > 10", "v")
+		e := b.engine(t, func(c *Config) { c.Workers = 1 })
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error)
+		go func() { done <- e.Run(ctx) }()
+		time.Sleep(time.Hour + 5*time.Second) // the fire at 01:00, its executions under way
+		cancel()
+		must(t, <-done)
+		b.exec.mu.Lock()
+		n := b.exec.inFlight
+		b.exec.mu.Unlock()
+		if n != 0 {
+			t.Errorf("%d metric executions outlived Run", n)
+		}
+		if runs := b.runs(t, "s1"); len(runs) != 1 || runs[0].State != store.RunNotTriggered {
+			t.Errorf("runs of s1 %+v, want one not triggered", runs)
+		}
+		if runs := b.runs(t, "s2"); len(runs) != 1 || runs[0].State != store.RunRunning {
+			t.Errorf("runs of s2 %+v, want one left claimed", runs)
 		}
 	})
 }

@@ -131,11 +131,8 @@ func (s *Service) RateRuns(ctx context.Context) (int, error) {
 	}
 	for _, r := range ratings {
 		if len(r.Notice) > 0 {
-			s.mu.Lock()
-			relay := s.handedOver
-			s.mu.Unlock()
-			if relay != nil {
-				relay()
+			if s.handedOver != nil {
+				s.handedOver()
 			}
 			break
 		}

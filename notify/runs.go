@@ -73,9 +73,7 @@ func (s *Service) SendNow(ctx context.Context, projectID, owner, id, by string) 
 		s.budgets.refund(budget...)
 		return store.Run{}, tooSoon(wait, "Subscription %s was sent moments ago; it may be sent again in %s s", id)
 	}
-	s.mu.Lock()
 	sc := s.scheduler
-	s.mu.Unlock()
 	if sc == nil {
 		s.budgets.refund(budget...)
 		return store.Run{}, errors.New("the engine is not running")

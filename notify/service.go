@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/heraldhq/herald/channels"
@@ -63,6 +62,15 @@ type Options struct {
 	// Dates tells the date attributes an attachment's newRowsBy may name;
 	// nil refuses every newRowsBy.
 	Dates Dates
+	// Scheduler is told of every change of a subscription and runs one now
+	// when a person asks; nil: no engine, and SendNow refuses.
+	Scheduler Scheduler
+	// HandedOver is told when notices were handed over for delivery; nil:
+	// nobody is.
+	HandedOver func()
+	// Deliveries calls off what a subscription no longer sends; nil: nothing
+	// is called off.
+	Deliveries Deliveries
 }
 
 // Service is the notification side's rules over the store.
@@ -88,8 +96,7 @@ type Service struct {
 	trusted   []string      // mail domains that need no confirmation, in lower case
 	bursts    BurstReports
 	dates     Dates
-
-	mu         sync.Mutex
+	// The engine and the delivery relay, told of what changes.
 	scheduler  Scheduler
 	handedOver func()
 	deliveries Deliveries
@@ -101,7 +108,8 @@ func New(st *store.Store, cfg Config, opt Options) *Service {
 		publicURL: strings.TrimRight(opt.PublicURL, "/"), linkKey: opt.LinkKey,
 		log: opt.Logger, tester: opt.Tester, wake: make(chan struct{}, 1),
 		sendNow: newLimiter(cfg.SendNowEvery), tests: newLimiter(cfg.TestEvery), budgets: newBudgets(),
-		confirms: newLimiter(confirmEvery), verifying: opt.VerifyRecipients, bursts: opt.Bursts, dates: opt.Dates}
+		confirms: newLimiter(confirmEvery), verifying: opt.VerifyRecipients, bursts: opt.Bursts, dates: opt.Dates,
+		scheduler: opt.Scheduler, handedOver: opt.HandedOver, deliveries: opt.Deliveries}
 	for _, d := range opt.TrustedDomains {
 		s.trusted = append(s.trusted, strings.ToLower(strings.Trim(strings.TrimSpace(d), ".")))
 	}
@@ -114,36 +122,21 @@ func New(st *store.Store, cfg Config, opt Options) *Service {
 	return s
 }
 
-// Connect connects the engine and the delivery relay, which are built after
-// the service: handedOver is told when notices were handed over for delivery,
-// and d calls off what a subscription no longer sends.
-func (s *Service) Connect(sc Scheduler, handedOver func(), d Deliveries) {
-	s.mu.Lock()
-	s.scheduler, s.handedOver, s.deliveries = sc, handedOver, d
-	s.mu.Unlock()
-}
-
 // callOff ends the pending deliveries of subscription sub (of its channel
 // ch only, when ch is not empty), logging what it could not: a sender that
 // missed the word finds them failed when it claims them.
 func (s *Service) callOff(ctx context.Context, sub, ch, reason string) {
-	s.mu.Lock()
-	d := s.deliveries
-	s.mu.Unlock()
-	if d == nil {
+	if s.deliveries == nil {
 		return
 	}
-	if err := d.CallOff(context.WithoutCancel(ctx), sub, ch, reason); err != nil {
+	if err := s.deliveries.CallOff(context.WithoutCancel(ctx), sub, ch, reason); err != nil {
 		s.log.Warn("call off pending deliveries", "subscription", sub, "channel", ch, "err", err)
 	}
 }
 
 func (s *Service) changed(id string) {
-	s.mu.Lock()
-	sc := s.scheduler
-	s.mu.Unlock()
-	if sc != nil {
-		sc.SubscriptionChanged(id)
+	if s.scheduler != nil {
+		s.scheduler.SubscriptionChanged(id)
 	}
 }
 

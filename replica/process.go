@@ -21,9 +21,11 @@ type Replicator struct {
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
 	log   *slog.Logger
-	done  chan struct{} // closed once the process exited; err is how
+	done  chan struct{} // closed once the process exited and the goroutines watching it returned; err is how
 	err   error
-	in    sync.Mutex // one line at a time on stdin
+	// exited is closed once the process exited: what tells it stops then.
+	exited chan struct{}
+	in     sync.Mutex // one line at a time on stdin
 
 	mu       sync.Mutex
 	restored *Restored
@@ -60,17 +62,21 @@ func StartFencedReplicator(ctx context.Context, cmd *exec.Cmd, valid func() time
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start the replicator: %w", err)
 	}
-	r := &Replicator{cmd: cmd, stdin: stdin, log: log, done: make(chan struct{})}
+	r := &Replicator{cmd: cmd, stdin: stdin, log: log, done: make(chan struct{}), exited: make(chan struct{})}
 	ready := make(chan report, 1)
-	go r.read(stdout, ready)
-	go func() {
-		r.err = cmd.Wait()
-		close(r.done)
-	}()
+	var read, telling sync.WaitGroup
+	read.Go(func() { r.read(stdout, ready) })
 	if valid != nil {
 		r.tell(validLine(valid()))
-		go r.keepTelling(valid)
+		telling.Go(func() { r.keepTelling(valid) })
 	}
+	go func() {
+		read.Wait() // Wait closes the output: only once it is read to its end
+		r.err = cmd.Wait()
+		close(r.exited)
+		telling.Wait()
+		close(r.done)
+	}()
 	select {
 	case rep := <-ready:
 		if rep.Err != "" {
@@ -170,7 +176,7 @@ func (r *Replicator) keepTelling(valid func() time.Time) {
 	defer t.Stop()
 	for {
 		select {
-		case <-r.done:
+		case <-r.exited:
 			return
 		case <-t.C:
 			r.tell(validLine(valid()))

@@ -60,16 +60,27 @@ type Service struct {
 	src   Source
 	cfg   Config
 	log   *slog.Logger
-	jobs  chan string
 	slots chan struct{} // one per render under way, Workers in all: the pool's and Write's
+	wake  chan struct{} // holds a token while the queue may have exports for an idle worker
 
 	exports    *prometheus.CounterVec
 	renderTime *prometheus.HistogramVec
 
-	mu      sync.Mutex
-	pending []string // queued before Run started
-	running bool
+	// The queue of exports to render: a request adds to it and never
+	// waits, and never leaves a goroutine behind. Past maxQueued exports
+	// wait in the store only (they are recorded running), and the workers
+	// read them from there once the queue has drained; those a stop leaves
+	// are rendered by the next start.
+	mu        sync.Mutex
+	queue     []string
+	queued    map[string]bool // the ids in queue
+	rendering map[string]bool // the ids a worker renders
+	spilled   bool            // an export was left out of the queue: read the store once it drains
+	maxQueued int
 }
+
+// maxQueued bounds the exports queued in memory.
+const maxQueued = 4096
 
 // New returns an exporter; Run starts its pool.
 func New(st *store.Store, src Source, cfg Config, log *slog.Logger) *Service {
@@ -86,7 +97,8 @@ func New(st *store.Store, src Source, cfg Config, log *slog.Logger) *Service {
 		cfg.Now = time.Now
 	}
 	f := promauto.With(cfg.Registerer)
-	s := &Service{st: st, src: src, cfg: cfg, log: log, jobs: make(chan string, 1024), slots: make(chan struct{}, cfg.Workers),
+	s := &Service{st: st, src: src, cfg: cfg, log: log, slots: make(chan struct{}, cfg.Workers), wake: make(chan struct{}, 1),
+		queued: map[string]bool{}, rendering: map[string]bool{}, maxQueued: maxQueued,
 		exports: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "herald_export_exports_total",
 			Help: "Exports finished, by format and state (done, empty, failed).",
@@ -131,14 +143,90 @@ func (s *Service) Start(ctx context.Context, projectID, resultID, format string)
 	return e, nil
 }
 
-func (s *Service) enqueue(id string) {
+// enqueue queues exports for the workers, at once: a full queue leaves them
+// to the store, where the workers find them once they have drained it.
+func (s *Service) enqueue(ids ...string) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.running {
-		s.pending = append(s.pending, id)
+	for _, id := range ids {
+		switch {
+		case s.queued[id] || s.rendering[id]:
+		case len(s.queue) >= s.maxQueued:
+			s.spilled = true
+		default:
+			s.queue = append(s.queue, id)
+			s.queued[id] = true
+		}
+	}
+	s.mu.Unlock()
+	s.signal()
+}
+
+// signal wakes an idle worker, if none is woken yet.
+func (s *Service) signal() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// next takes the next export to render, waiting for one until ctx ends.
+// After a spill it reads the exports recorded running from the store once
+// the queue has drained. The export is the caller's until it calls done.
+func (s *Service) next(ctx context.Context) (string, bool) {
+	for ctx.Err() == nil {
+		s.mu.Lock()
+		if len(s.queue) > 0 {
+			id := s.queue[0]
+			s.queue = s.queue[1:]
+			delete(s.queued, id)
+			s.rendering[id] = true
+			more := len(s.queue) > 0 || s.spilled
+			s.mu.Unlock()
+			if more {
+				s.signal() // another worker takes the next
+			}
+			return id, true
+		}
+		spilled := s.spilled
+		s.spilled = false
+		s.mu.Unlock()
+		if spilled {
+			s.requeue(ctx)
+			continue
+		}
+		select {
+		case <-ctx.Done():
+		case <-s.wake:
+		}
+	}
+	return "", false
+}
+
+// requeue queues the exports recorded running: those left out of a full
+// queue, or by a previous process.
+func (s *Service) requeue(ctx context.Context) {
+	left, err := s.st.RunningExports(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.log.Warn("read the exports waiting", "err", err)
+			s.mu.Lock()
+			s.spilled = true // tried again at the next request or on the next start
+			s.mu.Unlock()
+		}
 		return
 	}
-	go func() { s.jobs <- id }() // never block a request on a full queue
+	ids := make([]string, len(left))
+	for i, e := range left {
+		ids[i] = e.ID
+	}
+	s.enqueue(ids...)
+}
+
+// done tells that a worker has rendered export id.
+func (s *Service) done(id string) {
+	s.mu.Lock()
+	delete(s.rendering, id)
+	s.mu.Unlock()
 }
 
 // Get returns the export, or store.ErrNotFound once it has expired.
@@ -154,40 +242,30 @@ func (s *Service) Get(ctx context.Context, id string) (store.Export, error) {
 }
 
 // Run renders queued exports until ctx ends. Exports a previous process left
-// unfinished are rendered again.
+// unfinished are rendered again, and those queued before it started.
 func (s *Service) Run(ctx context.Context) error {
+	s.mu.Lock()
+	s.spilled = false // the read below finds them
+	s.mu.Unlock()
 	left, err := s.st.RunningExports(ctx)
 	if err != nil {
 		return err
 	}
-	s.mu.Lock()
-	queued := s.pending
-	s.pending, s.running = nil, true
-	s.mu.Unlock()
 	for _, e := range left {
-		queued = append(queued, e.ID)
+		s.enqueue(e.ID)
 	}
 	var wg sync.WaitGroup
-	wg.Go(func() {
-		for _, id := range queued {
-			select {
-			case s.jobs <- id:
-			case <-ctx.Done():
-				return
-			}
-		}
-	})
 	for range s.cfg.Workers {
 		wg.Go(func() {
 			for {
-				select {
-				case <-ctx.Done():
+				id, ok := s.next(ctx)
+				if !ok {
 					return
-				case id := <-s.jobs:
-					s.slots <- struct{}{}
-					s.render(ctx, id)
-					<-s.slots
 				}
+				s.slots <- struct{}{}
+				s.render(ctx, id)
+				<-s.slots
+				s.done(id)
 			}
 		})
 	}
