@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/heraldhq/herald/wire"
 )
 
 // recipientsPerPage is how many recipients the recipients page shows at once.
@@ -21,7 +23,7 @@ type audience struct {
 }
 
 // audienceOf names what a subscription's recipients or burst refer to.
-func (c *Console) audienceOf(q *req, pid string, s subscription) (audience, error) {
+func (c *Console) audienceOf(q *req, pid string, s *wire.Subscription) (audience, error) {
 	a := audience{Members: map[string]string{}, Roles: map[string]string{}, Objects: map[string]string{}}
 	if s.Recipients == nil && s.Burst == nil {
 		return a, nil
@@ -107,7 +109,7 @@ func (c *Console) recipients(w http.ResponseWriter, q *req) error {
 		return err
 	}
 	rs := out.Recipients
-	c.render(w, q, http.StatusOK, "recipients", map[string]any{"Title": "Recipients: " + s.Meta.Title, "Sub": s, "ID": sid, "PID": pid,
+	c.render(w, q, http.StatusOK, "recipients", map[string]any{"Title": "Recipients: " + titleOf(s.Meta), "Sub": s, "ID": sid, "PID": pid,
 		"R": rs, "A": a, "Page": page, "More": (page+1)*recipientsPerPage < rs.Total})
 	return nil
 }
@@ -146,7 +148,7 @@ func (c *Console) runPage(w http.ResponseWriter, q *req) error {
 	if err != nil {
 		return err
 	}
-	c.render(w, q, http.StatusOK, "run", map[string]any{"Title": "Run: " + s.Meta.Title, "Sub": s, "ID": sid, "PID": pid,
+	c.render(w, q, http.StatusOK, "run", map[string]any{"Title": "Run: " + titleOf(s.Meta), "Sub": s, "ID": sid, "PID": pid,
 		"Run": out.Run, "Channels": names, "A": a, "Recipient": who, "Page": page,
 		"More": (page+1)*recipientsPerPage < out.Run.DeliveriesTotal})
 	return nil

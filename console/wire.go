@@ -1,98 +1,42 @@
 package console
 
 import (
+	"encoding/json"
 	"strings"
 	"time"
+
+	"github.com/heraldhq/herald/wire"
 )
 
-// The API's shapes, as far as the console reads and writes them.
+// The API's shapes of runs, as far as the console reads them; those of
+// subscriptions and channels are the wire package's.
 
-type expression struct {
-	Expression string `json:"expression"`
-}
-
-type tmpl struct {
-	Template *expression `json:"template,omitempty"`
-	HTML     *expression `json:"html,omitempty"`
-}
-
-func (t *tmpl) text() string {
-	if t == nil || t.Template == nil {
+// subID is a subscription's id, the last element of its URI.
+func subID(s *wire.Subscription) string {
+	if s == nil || s.Meta == nil {
 		return ""
 	}
-	return t.Template.Expression
+	return last(s.Meta.URI)
 }
 
-type trigger struct {
-	TimerEvent struct {
-		CronExpression string `json:"cronExpression"`
-		Timezone       string `json:"timezone,omitempty"`
-	} `json:"timerEvent"`
+// titleOf is a record's title.
+func titleOf(m *wire.Meta) string {
+	if m == nil {
+		return ""
+	}
+	return m.Title
 }
 
-type attachment struct {
-	Report    string   `json:"report"`
-	Formats   []string `json:"formats"`
-	NewRowsBy string   `json:"newRowsBy,omitempty"` // kept as it was: the form does not edit it
+// str is the string p points to, "" for none.
+func str(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
 }
 
-type pausedChannel struct {
-	Channel string `json:"channel"`
-	By      string `json:"by,omitempty"`
-	At      string `json:"at,omitempty"`
-}
-
-// recipients are the members a subscription goes to, each as themselves.
-type recipients struct {
-	Users []string `json:"users"`
-	Roles []string `json:"roles"`
-	Via   []string `json:"via"`
-}
-
-// burst sends a subscription to the addresses of a report's rows.
-type burst struct {
-	Report  string `json:"report"`
-	Address string `json:"address"`
-	By      string `json:"by"`
-	Via     string `json:"via"`
-}
-
-type subscription struct {
-	Triggers  []trigger `json:"triggers"`
-	Condition struct {
-		Condition expression `json:"condition"`
-	} `json:"condition"`
-	Message         *tmpl           `json:"message,omitempty"`
-	Subject         *tmpl           `json:"subject,omitempty"`
-	ResolvedMessage *tmpl           `json:"resolvedMessage,omitempty"`
-	Channels        []string        `json:"channels"`
-	Recipients      *recipients     `json:"recipients,omitempty"`
-	Burst           *burst          `json:"burst,omitempty"`
-	Attachments     []attachment    `json:"attachments"`
-	PausedChannels  []pausedChannel `json:"pausedChannels,omitempty"`
-	Enabled         bool            `json:"enabled"`
-	FireMode        string          `json:"fireMode"`
-	// OnEmpty and SendWhen are kept as they were: the form does not edit them.
-	OnEmpty  string `json:"onEmpty,omitempty"`
-	SendWhen string `json:"sendWhen,omitempty"`
-	Meta     struct {
-		Title   string `json:"title"`
-		URI     string `json:"uri,omitempty"`
-		Created string `json:"created,omitempty"`
-		Updated string `json:"updated,omitempty"`
-	} `json:"meta"`
-	Health *struct {
-		Healthy        bool `json:"healthy"`
-		FailuresInARow int  `json:"failuresInARow"`
-	} `json:"health,omitempty"`
-}
-
-// id is the subscription's id, the last element of its URI.
-func (s subscription) ID() string { return last(s.Meta.URI) }
-
-type subscriptionDoc struct {
-	Subscription subscription `json:"subscription"`
-}
+// isOn reads an enabled flag, which is on unless it says false.
+func isOn(p *bool) bool { return p == nil || *p }
 
 type run struct {
 	URI         string              `json:"uri"`
@@ -160,16 +104,25 @@ type skip struct {
 
 func (r run) ID() string { return last(r.URI) }
 
-type channel struct {
-	Configuration map[string]map[string]any `json:"configuration"`
-	Meta          struct {
-		Title string `json:"title"`
-		URI   string `json:"uri"`
-	} `json:"meta"`
-	Verification string `json:"verification,omitempty"` // "verified", "unverified", or none
+// chanID is a channel's id, the last element of its URI.
+func chanID(ch wire.Channel) string {
+	if ch.Meta == nil {
+		return ""
+	}
+	return last(ch.Meta.URI)
 }
 
-func (c channel) ID() string { return last(c.Meta.URI) }
+// configOf is the channel's configuration of the kind with the wire key, nil
+// when it holds none.
+func configOf(ch wire.Channel, key string) map[string]any {
+	raw, ok := ch.Configuration[key]
+	if !ok {
+		return nil
+	}
+	conf := map[string]any{}
+	_ = json.Unmarshal(raw, &conf)
+	return conf
+}
 
 type entry struct {
 	Link       string `json:"link"`

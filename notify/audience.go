@@ -12,30 +12,12 @@ import (
 
 	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/wire"
 )
 
 // A subscription's audience beyond its owner's channels: members of the
 // project, each of whom gets it as themselves (recipients), and the addresses
 // of a report's rows, each restricted to its rows' elements (burst).
-
-// RecipientsBody is a subscription's recipients as the API carries them:
-// profile URIs of members, role URIs, and how they are reached ("email", or
-// the URI of one of the owner's channels).
-type RecipientsBody struct {
-	Users []string `json:"users"`
-	Roles []string `json:"roles"`
-	Via   []string `json:"via"`
-}
-
-// BurstBody is a subscription's burst as the API carries it: a report, the
-// URI of the label of its rows whose values are addresses, the URI of the
-// attribute whose elements each address gets, and how they are reached.
-type BurstBody struct {
-	Report  string `json:"report"`
-	Address string `json:"address"`
-	By      string `json:"by"`
-	Via     string `json:"via"`
-}
 
 // BurstReports checks the report of a burst for the service; the analytics
 // service implements it.
@@ -64,7 +46,7 @@ const ViaEmail = "email"
 
 // parseAudience parses the recipients and the burst of body into sub, whose
 // channels are parsed, naming in needs the burst's report.
-func (s *Service) parseAudience(ctx context.Context, pid, owner string, in *SubscriptionBody, sub *store.Subscription, needs *Needs) error {
+func (s *Service) parseAudience(ctx context.Context, pid, owner string, in *wire.Subscription, sub *store.Subscription, needs *Needs) error {
 	if in.Recipients != nil && in.Burst != nil {
 		return invalid(subRoot+".burst", "a subscription has recipients or a burst, not both")
 	}
@@ -112,7 +94,7 @@ func perSubscriptionChecks(def store.SubscriptionDef) error {
 	return nil
 }
 
-func (s *Service) parseRecipients(ctx context.Context, pid, owner string, in *RecipientsBody) (*store.Recipients, error) {
+func (s *Service) parseRecipients(ctx context.Context, pid, owner string, in *wire.Recipients) (*store.Recipients, error) {
 	const root = subRoot + ".recipients"
 	out := &store.Recipients{}
 	if len(in.Users)+len(in.Roles) == 0 {
@@ -182,7 +164,7 @@ func (s *Service) parseRecipients(ctx context.Context, pid, owner string, in *Re
 	return out, nil
 }
 
-func (s *Service) parseBurst(ctx context.Context, pid, owner string, in *BurstBody, needs *Needs) (*store.Burst, error) {
+func (s *Service) parseBurst(ctx context.Context, pid, owner string, in *wire.Burst, needs *Needs) (*store.Burst, error) {
 	const root = subRoot + ".burst"
 	m := objURI.FindStringSubmatch(in.Report)
 	if m == nil || m[1] != pid {

@@ -13,6 +13,7 @@ import (
 	"github.com/heraldhq/herald/channels/sms"
 	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/wire"
 )
 
 // fakeBursts refuses the label 99 as a burst's address.
@@ -65,9 +66,9 @@ func audienceFixture(t testing.TB) (*fixture, *notify.Service) {
 }
 
 // audienceBody is a subscription without channels, with the given recipients or burst.
-func audienceBody(t testing.TB, extra string) *notify.SubscriptionBody {
+func audienceBody(t testing.TB, extra string) *wire.Subscription {
 	t.Helper()
-	var body notify.SubscriptionBody
+	var body wire.Subscription
 	doc := `{"triggers":[{"timerEvent":{"cronExpression":"0 0 8 * * *"}}],"condition":{"condition":{"expression":"true"}},` +
 		`"message":{"template":{"expression":"hi"}},"meta":{"title":"T"}` + extra + `}`
 	if err := json.Unmarshal([]byte(doc), &body); err != nil {

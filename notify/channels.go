@@ -11,28 +11,8 @@ import (
 
 	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/wire"
 )
-
-// ChannelBody is a channel configuration as the API carries it:
-// {"configuration":{"<kind>Configuration":{...}},"meta":{"title":"..."}}.
-type ChannelBody struct {
-	Configuration map[string]json.RawMessage `json:"configuration"`
-	Meta          *Meta                      `json:"meta"`
-	// Verification is server-set (see Service.Verification); a client
-	// echoes it back on PUT, and it is ignored.
-	Verification string `json:"verification"`
-}
-
-// Meta is the meta of a record as clients send it: the title, and the
-// server-set fields a client echoes back on PUT, which are ignored.
-type Meta struct {
-	Title    string `json:"title"`
-	Author   string `json:"author"`
-	Category string `json:"category"`
-	Created  string `json:"created"`
-	Updated  string `json:"updated"`
-	URI      string `json:"uri"`
-}
 
 // maxSecret bounds a channel secret.
 const maxSecret = 1024
@@ -40,7 +20,7 @@ const maxSecret = 1024
 const channelRoot = "channelConfiguration"
 
 // CreateChannel validates body, seals its secret and stores it as a channel of owner.
-func (s *Service) CreateChannel(ctx context.Context, owner string, body *ChannelBody) (store.Channel, error) {
+func (s *Service) CreateChannel(ctx context.Context, owner string, body *wire.Channel) (store.Channel, error) {
 	now := s.now()
 	ch := store.Channel{ID: store.NewHexID(), Owner: owner, Created: now, Updated: now}
 	if err := s.parseChannel(body, &ch, nil); err != nil {
@@ -72,7 +52,7 @@ func (s *Service) Channels(ctx context.Context, owner string) ([]store.Channel, 
 
 // UpdateChannel replaces channel id of owner with body; a body without the
 // secret keeps the stored one when the kind stays the same.
-func (s *Service) UpdateChannel(ctx context.Context, owner, id string, body *ChannelBody) (store.Channel, error) {
+func (s *Service) UpdateChannel(ctx context.Context, owner, id string, body *wire.Channel) (store.Channel, error) {
 	old, err := s.Channel(ctx, owner, id)
 	if err != nil {
 		return store.Channel{}, err
@@ -126,7 +106,7 @@ func (s *Service) Recipient(ch store.Channel) string {
 // parseChannel validates body into ch: the kind, the title, the kind's
 // configuration and, sealed, its secret. old is the stored channel on an
 // update, whose secret is kept when the body leaves it out.
-func (s *Service) parseChannel(body *ChannelBody, ch *store.Channel, old *store.Channel) error {
+func (s *Service) parseChannel(body *wire.Channel, ch *store.Channel, old *store.Channel) error {
 	if body == nil {
 		return invalid(channelRoot, "is required")
 	}

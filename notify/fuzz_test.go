@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/heraldhq/herald/notify"
+	"github.com/heraldhq/herald/wire"
 )
 
 // FuzzChannelBody feeds arbitrary channel bodies to CreateChannel: each is
@@ -24,7 +25,7 @@ func FuzzChannelBody(f *testing.F) {
 	}
 	fx := newFixture(f)
 	f.Fuzz(func(t *testing.T, in []byte) {
-		var body notify.ChannelBody
+		var body wire.Channel
 		if json.Unmarshal(in, &body) != nil {
 			return
 		}

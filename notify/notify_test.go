@@ -16,6 +16,7 @@ import (
 	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/secret"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/wire"
 )
 
 var t0 = time.Date(2026, 3, 1, 8, 0, 0, 0, time.UTC)
@@ -62,9 +63,9 @@ func must(t testing.TB, err error) {
 	}
 }
 
-func channelBody(t testing.TB, s string) *notify.ChannelBody {
+func channelBody(t testing.TB, s string) *wire.Channel {
 	t.Helper()
-	var b notify.ChannelBody
+	var b wire.Channel
 	if err := json.Unmarshal([]byte(s), &b); err != nil {
 		t.Fatal(err)
 	}

@@ -13,71 +13,8 @@ import (
 	"github.com/heraldhq/herald/engine/cron"
 	"github.com/heraldhq/herald/engine/jexl"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/wire"
 )
-
-// SubscriptionBody is a subscription as the API carries it.
-type SubscriptionBody struct {
-	Triggers []struct {
-		TimerEvent *struct {
-			CronExpression *string `json:"cronExpression"`
-			Timezone       *string `json:"timezone"`
-		} `json:"timerEvent"`
-	} `json:"triggers"`
-	Condition *struct {
-		Condition *struct {
-			Expression *string `json:"expression"`
-		} `json:"condition"`
-	} `json:"condition"`
-	Message         *Template `json:"message"`
-	Subject         *Template `json:"subject"`
-	ResolvedMessage *Template `json:"resolvedMessage"`
-	Channels        []string  `json:"channels"`
-	// Recipients and Burst (extensions) send the subscription to members, each
-	// as themselves, or to the addresses of a report's rows, each restricted
-	// to its rows' elements.
-	Recipients  *RecipientsBody `json:"recipients"`
-	Burst       *BurstBody      `json:"burst"`
-	Attachments []struct {
-		Report    string   `json:"report"`
-		Formats   []string `json:"formats"`
-		NewRowsBy *string  `json:"newRowsBy"`
-	} `json:"attachments"`
-	// OnEmpty is what a run whose reports have no rows does: send (the
-	// default), skip or notifyOwner.
-	OnEmpty *string `json:"onEmpty"`
-	// SendWhen is always (the default) or changed: only when the message or
-	// a file differs from what the channel was last sent.
-	SendWhen *string `json:"sendWhen"`
-	// PausedChannels, when given, are the channels the subscription does not
-	// send to (an unsubscribe link pauses one); when left out, a PUT keeps the
-	// pauses of the channels it keeps.
-	PausedChannels *[]PausedChannel `json:"pausedChannels"`
-	Enabled        *bool            `json:"enabled"`
-	FireMode       *string          `json:"fireMode"`
-	Meta           *Meta            `json:"meta"`
-	// Health is reported by the service; a PUT may echo it back. Ignored.
-	Health any `json:"health"`
-}
-
-// PausedChannel is one paused channel as the API carries it. By and At are
-// the service's record; a PUT may echo them back, and they are kept as they were.
-type PausedChannel struct {
-	Channel string `json:"channel"`
-	By      string `json:"by,omitempty"`
-	At      string `json:"at,omitempty"`
-}
-
-// Template is a JEXL template as the API carries it. A message may also have
-// an HTML template (an extension): its text is HTML, and what its
-// expressions write is escaped.
-type Template struct {
-	Template *struct {
-		Expression *string `json:"expression"`
-	} `json:"template"`
-	HTML *struct {
-		Expression *string `json:"expression"`
-	} `json:"html"`
-}
 
 var (
 	objURI         = regexp.MustCompile(`^/svc/md/([a-z0-9]+)/obj/([A-Za-z0-9_.-]+)$`)
@@ -96,7 +33,7 @@ const subRoot = "subscription"
 
 // CreateSubscription validates body as a subscription of owner in project
 // and stores it.
-func (s *Service) CreateSubscription(ctx context.Context, projectID, owner string, body *SubscriptionBody) (store.Subscription, error) {
+func (s *Service) CreateSubscription(ctx context.Context, projectID, owner string, body *wire.Subscription) (store.Subscription, error) {
 	if err := s.checkSubscriber(ctx, projectID, owner); err != nil {
 		return store.Subscription{}, err
 	}
@@ -157,7 +94,7 @@ func (s *Service) Health(ctx context.Context, id string) (Health, error) {
 }
 
 // UpdateSubscription replaces subscription id of owner in project with body.
-func (s *Service) UpdateSubscription(ctx context.Context, projectID, owner, id string, body *SubscriptionBody) (store.Subscription, error) {
+func (s *Service) UpdateSubscription(ctx context.Context, projectID, owner, id string, body *wire.Subscription) (store.Subscription, error) {
 	old, err := s.Subscription(ctx, projectID, owner, id)
 	if err != nil {
 		return old, err
@@ -220,7 +157,7 @@ func (s *Service) DeleteSubscription(ctx context.Context, projectID, owner, id s
 // parseSubscription validates body for project and owner. Every error names
 // the field's path. The objects the subscription names, and what running it
 // asks of its owner, go through the decision the engine takes at every fire.
-func (s *Service) parseSubscription(ctx context.Context, pid, owner string, in *SubscriptionBody) (store.Subscription, error) {
+func (s *Service) parseSubscription(ctx context.Context, pid, owner string, in *wire.Subscription) (store.Subscription, error) {
 	var sub store.Subscription
 	if in == nil {
 		return sub, invalid(subRoot, "is required")
@@ -363,7 +300,7 @@ func (s *Service) authorizeOwner(ctx context.Context, pid, owner string, needs N
 }
 
 // parseAttachments parses the attachments, naming each report in needs.
-func parseAttachments(needs *Needs, pid string, in *SubscriptionBody) ([]store.ReportAttachment, error) {
+func parseAttachments(needs *Needs, pid string, in *wire.Subscription) ([]store.ReportAttachment, error) {
 	var out []store.ReportAttachment
 	for i, a := range in.Attachments {
 		p := fmt.Sprintf("%s.attachments[%d]", subRoot, i)
@@ -394,7 +331,7 @@ func parseAttachments(needs *Needs, pid string, in *SubscriptionBody) ([]store.R
 	return out, nil
 }
 
-func (s *Service) parseTriggers(in *SubscriptionBody) ([]store.Trigger, error) {
+func (s *Service) parseTriggers(in *wire.Subscription) ([]store.Trigger, error) {
 	if len(in.Triggers) == 0 {
 		return nil, invalid(subRoot+".triggers", "must hold at least one timerEvent")
 	}
@@ -459,7 +396,7 @@ func ParseTrigger(t store.Trigger) (cron.Zoned, error) {
 }
 
 // parseTemplate parses a text template, naming the metrics it runs in needs.
-func parseTemplate(needs *Needs, path, pid string, in *Template, required bool) (string, error) {
+func parseTemplate(needs *Needs, path, pid string, in *wire.Template, required bool) (string, error) {
 	if in == nil || in.Template == nil || in.Template.Expression == nil {
 		if required {
 			return "", invalid(path, "is required")
@@ -478,7 +415,7 @@ func parseTemplate(needs *Needs, path, pid string, in *Template, required bool) 
 }
 
 // parseHTML validates the HTML template of a message, if it has one.
-func parseHTML(needs *Needs, path, pid string, in *Template) (string, error) {
+func parseHTML(needs *Needs, path, pid string, in *wire.Template) (string, error) {
 	if in == nil || in.HTML == nil {
 		return "", nil
 	}
@@ -514,7 +451,7 @@ func nameMetrics(needs *Needs, path, pid string, uris []string) error {
 // parsePauses returns the pauses of sub (whose channels are parsed) from
 // body, keeping who paused a channel and when from old; without
 // pausedChannels in body, the old pauses of the channels sub keeps.
-func (s *Service) parsePauses(in *SubscriptionBody, owner string, sub store.Subscription, old map[string]store.Pause) (map[string]store.Pause, error) {
+func (s *Service) parsePauses(in *wire.Subscription, owner string, sub store.Subscription, old map[string]store.Pause) (map[string]store.Pause, error) {
 	out := map[string]store.Pause{}
 	if in.PausedChannels == nil {
 		for c, p := range old {
