@@ -21,9 +21,7 @@ type Previewer interface {
 	Recipients(ctx context.Context, sub store.Subscription) (engine.Recipients, error)
 }
 
-func subscriptionURI(pid, uid, sid string) string {
-	return projectURI(pid) + "/users/" + uid + "/subscriptions/" + sid
-}
+func subscriptionURI(pid, uid, sid string) string { return wire.SubscriptionURI(pid, uid, sid) }
 
 // withHealth is the subscription record with what the engine knows of its health.
 func (s *Server) withHealth(r *http.Request, sub store.Subscription) (wire.SubscriptionDoc, error) {

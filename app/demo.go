@@ -9,6 +9,7 @@ import (
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/analytics/demo"
 	"github.com/heraldhq/herald/channels/email"
+	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/wire"
 )
@@ -48,10 +49,7 @@ func (a *App) setupDemo(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ch, err := a.notify.CreateChannel(ctx, admin.ID, &wire.Channel{
-		Configuration: map[string]json.RawMessage{email.Descriptor.Wire: to},
-		Meta:          &wire.Meta{Title: "Admin mailbox"},
-	})
+	ch, err := a.notify.CreateChannel(ctx, admin.ID, notify.ChannelInput{Title: "Admin mailbox", Kind: email.Descriptor.Kind, Config: to})
 	if err != nil {
 		return err
 	}

@@ -29,7 +29,7 @@ func FuzzChannelBody(f *testing.F) {
 		if json.Unmarshal(in, &body) != nil {
 			return
 		}
-		_, err := fx.svc.CreateChannel(context.Background(), "u1", &body)
+		_, err := fx.svc.CreateChannel(context.Background(), "u1", channelBody(t, string(in)))
 		var de *notify.Error
 		if err != nil && (!errors.As(err, &de) || (de.Code != notify.Invalid && de.Code != notify.Conflict) ||
 			(de.Code == notify.Invalid && de.Field == "")) {
