@@ -144,7 +144,11 @@ func (s *Server) createSubscription(w http.ResponseWriter, r *http.Request, c *c
 		return err
 	}
 	uid := r.PathValue("uid")
-	sub, err := s.notify.CreateSubscription(r.Context(), c.project.ID, uid, req.Subscription)
+	in, err := s.subscriptionInput(c.project.ID, uid, req.Subscription)
+	if err != nil {
+		return err
+	}
+	sub, err := s.notify.CreateSubscription(r.Context(), c.project.ID, uid, in)
 	if err != nil {
 		return fromDomain("subscriptions", err)
 	}
@@ -191,7 +195,11 @@ func (s *Server) putSubscription(w http.ResponseWriter, r *http.Request, c *call
 	if err := s.decodeBody(w, r, &req); err != nil {
 		return err
 	}
-	sub, err := s.notify.UpdateSubscription(r.Context(), c.project.ID, r.PathValue("uid"), r.PathValue("sid"), req.Subscription)
+	in, err := s.subscriptionInput(c.project.ID, r.PathValue("uid"), req.Subscription)
+	if err != nil {
+		return err
+	}
+	sub, err := s.notify.UpdateSubscription(r.Context(), c.project.ID, r.PathValue("uid"), r.PathValue("sid"), in)
 	if err != nil {
 		return fromDomain("subscriptions", err)
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/heraldhq/herald/channels/email"
 	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/wire"
 )
 
 // Demo subscription: every minute, while there is revenue, mail the admin the revenue
@@ -54,13 +53,13 @@ func (a *App) setupDemo(ctx context.Context) error {
 		return err
 	}
 	revenue, report := proj.Metrics["metric.revenue"], proj.Reports["report.revenue_by_region"]
-	sub := &wire.Subscription{
-		Meta:        &wire.Meta{Title: "Revenue every minute"},
-		Triggers:    []wire.Trigger{{TimerEvent: &wire.TimerEvent{CronExpression: new(demoCron)}}},
-		Condition:   &wire.Condition{Condition: &wire.Expression{Expression: new(fmt.Sprintf(demoCondition, revenue))}},
-		Message:     wire.TextTemplate(fmt.Sprintf(demoMessage, revenue)),
-		Channels:    []string{"/svc/account/profile/" + admin.ID + "/channelConfigurations/" + ch.ID},
-		Attachments: []wire.Attachment{{Report: report, Formats: []string{"PDF"}}},
+	sub := notify.SubscriptionInput{
+		Title:       "Revenue every minute",
+		Triggers:    []notify.TriggerInput{{Cron: new(demoCron)}},
+		Condition:   new(fmt.Sprintf(demoCondition, revenue)),
+		Message:     notify.TemplateInput{Text: new(fmt.Sprintf(demoMessage, revenue))},
+		Channels:    []string{ch.ID},
+		Attachments: []notify.AttachmentInput{{Report: report, Formats: []string{"PDF"}}},
 	}
 	if _, err := a.notify.CreateSubscription(ctx, p.ID, admin.ID, sub); err != nil {
 		return err

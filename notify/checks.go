@@ -9,7 +9,6 @@ import (
 	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/engine/jexl"
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/wire"
 )
 
 // Dates tells which attributes of a project hold dates, for newRowsBy.
@@ -21,7 +20,7 @@ type Dates interface {
 
 // parseChecks reads what a subscription's messages check before they go:
 // onEmpty and sendWhen, each defaulting to send and always.
-func parseChecks(in *wire.Subscription, def *store.SubscriptionDef) error {
+func parseChecks(in SubscriptionInput, def *store.SubscriptionDef) error {
 	def.OnEmpty, def.SendWhen = store.OnEmptySend, store.SendAlways
 	if in.OnEmpty != nil {
 		switch *in.OnEmpty {
@@ -44,7 +43,7 @@ func parseChecks(in *wire.Subscription, def *store.SubscriptionDef) error {
 
 // parseNewRows checks each attachment's newRowsBy: the date attribute of a
 // date dimension of the project.
-func (s *Service) parseNewRows(ctx context.Context, pid string, in *wire.Subscription, atts []store.ReportAttachment) error {
+func (s *Service) parseNewRows(ctx context.Context, pid string, in SubscriptionInput, atts []store.ReportAttachment) error {
 	for i, a := range in.Attachments {
 		if a.NewRowsBy == nil {
 			continue

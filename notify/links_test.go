@@ -50,13 +50,13 @@ func newLinkWorld(t testing.TB) *linkWorld {
 	return w
 }
 
-func subBody(t testing.TB, s string) *wire.Subscription {
+func subBody(t testing.TB, s string) notify.SubscriptionInput {
 	t.Helper()
 	var b wire.Subscription
 	if err := json.Unmarshal([]byte(s), &b); err != nil {
 		t.Fatal(err)
 	}
-	return &b
+	return subInput(&b)
 }
 
 // token is the last path element of a link.
