@@ -5,16 +5,17 @@ import "encoding/json"
 // Subscription is a subscription as the API carries it, in a request and in
 // an answer. A pointer is a field a request may leave out, which the rules
 // tell from an empty value (a missing template is required, an empty one must
-// not be empty). The fields are in the order of their keys: the order in
+// not be empty). A list left out stays out; an answer's empty list is
+// written, as []. The fields are in the order of their keys: the order in
 // which the API has always written them.
 type Subscription struct {
 	// Attachments are the reports the messages carry as files.
-	Attachments []Attachment `json:"attachments"`
+	Attachments []Attachment `json:"attachments,omitzero"`
 	// Burst (extension) sends the subscription to the addresses of a
 	// report's rows, each restricted to its rows' elements.
 	Burst *Burst `json:"burst,omitempty"`
 	// Channels are the URIs of the owner's channel configurations.
-	Channels  []string   `json:"channels"`
+	Channels  []string   `json:"channels,omitzero"`
 	Condition *Condition `json:"condition,omitempty"`
 	Enabled   *bool      `json:"enabled,omitempty"`
 	// FireMode is always (the default) or onChange.
@@ -40,7 +41,7 @@ type Subscription struct {
 	// a file differs from what the channel was last sent.
 	SendWhen *string   `json:"sendWhen,omitempty"`
 	Subject  *Template `json:"subject,omitempty"`
-	Triggers []Trigger `json:"triggers"`
+	Triggers []Trigger `json:"triggers,omitzero"`
 }
 
 // Trigger is one trigger of a subscription: a timer.
@@ -99,7 +100,7 @@ func TextTemplate(src string) *Template {
 // XLS). NewRowsBy, when given, is the URI of a date attribute: only the rows
 // after those the channel was last sent go.
 type Attachment struct {
-	Formats   []string `json:"formats"`
+	Formats   []string `json:"formats,omitzero"`
 	NewRowsBy *string  `json:"newRowsBy,omitempty"`
 	Report    string   `json:"report"`
 }
@@ -119,9 +120,9 @@ type Burst struct {
 // members, and how they are reached ("email", or the URI of one of the
 // owner's channels).
 type Recipients struct {
-	Roles []string `json:"roles"`
-	Users []string `json:"users"`
-	Via   []string `json:"via"`
+	Roles []string `json:"roles,omitzero"`
+	Users []string `json:"users,omitzero"`
+	Via   []string `json:"via,omitzero"`
 }
 
 // PausedChannel is one paused channel. By and At are the service's record; a
