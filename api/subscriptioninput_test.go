@@ -79,3 +79,17 @@ func TestReferencesNameTheFieldTheyRefuse(t *testing.T) {
 		}
 	}
 }
+
+// TestStrangersBodyIsRefusedAsAStrangers: a body for a user who is not an
+// enabled member of the project is refused as theirs (403) before any of its
+// references is read, even one naming another user's channel.
+func TestStrangersBodyIsRefusedAsAStrangers(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	body := `{"subscription":{"channels":["` + profileURI(f.uids[editor]) + `/channelConfigurations/` + f.cid + `"],"meta":{"title":"T"}}}`
+	path := projectURI(f.pid) + "/users/" + f.uids[tenant] + "/subscriptions"
+	status, resp := f.do(t, domainAdmin, http.MethodPost, path, "application/json", body)
+	if status != http.StatusForbidden {
+		t.Errorf("a stranger's subscription: %d %s, want 403", status, errMessage(resp))
+	}
+}

@@ -144,6 +144,9 @@ func (s *Server) createSubscription(w http.ResponseWriter, r *http.Request, c *c
 		return err
 	}
 	uid := r.PathValue("uid")
+	if err := s.notify.CheckSubscriber(r.Context(), c.project.ID, uid); err != nil {
+		return fromDomain("subscriptions", err)
+	}
 	in, err := s.subscriptionInput(c.project.ID, uid, req.Subscription)
 	if err != nil {
 		return err
@@ -194,6 +197,9 @@ func (s *Server) putSubscription(w http.ResponseWriter, r *http.Request, c *call
 	var req wire.SubscriptionDoc
 	if err := s.decodeBody(w, r, &req); err != nil {
 		return err
+	}
+	if err := s.notify.CheckSubscriber(r.Context(), c.project.ID, r.PathValue("uid")); err != nil {
+		return fromDomain("subscriptions", err)
 	}
 	in, err := s.subscriptionInput(c.project.ID, r.PathValue("uid"), req.Subscription)
 	if err != nil {

@@ -34,7 +34,7 @@ const subRoot = "subscription"
 // CreateSubscription validates in as a subscription of owner in project
 // and stores it.
 func (s *Service) CreateSubscription(ctx context.Context, projectID, owner string, in SubscriptionInput) (store.Subscription, error) {
-	if err := s.checkSubscriber(ctx, projectID, owner); err != nil {
+	if err := s.CheckSubscriber(ctx, projectID, owner); err != nil {
 		return store.Subscription{}, err
 	}
 	sub, err := s.parseSubscription(ctx, projectID, owner, in)
@@ -99,7 +99,7 @@ func (s *Service) UpdateSubscription(ctx context.Context, projectID, owner, id s
 	if err != nil {
 		return old, err
 	}
-	if err := s.checkSubscriber(ctx, projectID, owner); err != nil {
+	if err := s.CheckSubscriber(ctx, projectID, owner); err != nil {
 		return old, err
 	}
 	sub, err := s.parseSubscription(ctx, projectID, owner, in)
