@@ -359,7 +359,7 @@ func (s *Server) listRecipients(w http.ResponseWriter, r *http.Request, c *calle
 		}
 		items[i] = item
 	}
-	skips := make([]map[string]any, len(list.Skips))
+	skips := make([]wire.Skip, len(list.Skips))
 	for i, sk := range list.Skips {
 		skips[i] = skipJSON(sk)
 	}
@@ -371,16 +371,10 @@ func (s *Server) listRecipients(w http.ResponseWriter, r *http.Request, c *calle
 }
 
 // skipJSON is a skipped recipient as the API shows it.
-func skipJSON(sk notify.Skip) map[string]any {
-	out := map[string]any{"reason": sk.Reason}
-	if sk.Row > 0 {
-		out["row"] = sk.Row
-	}
+func skipJSON(sk notify.Skip) wire.Skip {
+	out := wire.Skip{Reason: sk.Reason, Row: max(sk.Row, 0), Address: sk.Address}
 	if sk.Recipient != "" {
-		out["user"] = profileURI(sk.Recipient)
-	}
-	if sk.Address != "" {
-		out["address"] = sk.Address
+		out.User = profileURI(sk.Recipient)
 	}
 	return out
 }

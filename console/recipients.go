@@ -96,7 +96,7 @@ func (c *Console) recipients(w http.ResponseWriter, q *req) error {
 			Total   int             `json:"total"`
 			Slices  int             `json:"slices"`
 			Skipped int             `json:"skipped"`
-			Skips   []skip          `json:"skips"`
+			Skips   []wire.Skip     `json:"skips"`
 			Rows    int             `json:"rows"`
 		} `json:"recipients"`
 	}
@@ -134,7 +134,7 @@ func (c *Console) runPage(w http.ResponseWriter, q *req) error {
 	page, _ := strconv.Atoi(q.r.URL.Query().Get("page"))
 	page = max(page, 0)
 	who := strings.TrimSpace(q.r.URL.Query().Get("recipient"))
-	var out struct{ Run run }
+	var out wire.RunDoc
 	path := fmt.Sprintf("%s/%s/runs/%s?limit=%d&offset=%d&recipient=%s", subsPath(pid, q.user), sid, rid, recipientsPerPage,
 		page*recipientsPerPage, url.QueryEscape(who))
 	if _, err := q.do(q.ctx, http.MethodGet, path, nil, &out); err != nil {

@@ -142,7 +142,7 @@ type row struct {
 	*wire.Subscription
 	ID       string
 	Schedule schedule
-	Last     *run
+	Last     *wire.Run
 }
 
 func (c *Console) subscriptions(w http.ResponseWriter, q *req) error {
@@ -165,7 +165,7 @@ func (c *Console) subscriptions(w http.ResponseWriter, q *req) error {
 		r := row{Subscription: s, ID: subID(s), Schedule: scheduleOf(s.Triggers, now, 1)}
 		var runs struct {
 			Runs struct {
-				Items []struct{ Run run } `json:"items"`
+				Items []wire.RunDoc `json:"items"`
 			} `json:"runs"`
 		}
 		if _, err := q.do(q.ctx, http.MethodGet, subsPath(pid, q.user)+"/"+r.ID+"/runs?limit=1", nil, &runs); err == nil &&
@@ -202,14 +202,14 @@ func (c *Console) subscription(w http.ResponseWriter, q *req) error {
 	page = max(page, 0)
 	var runs struct {
 		Runs struct {
-			Items []struct{ Run run } `json:"items"`
+			Items []wire.RunDoc `json:"items"`
 		} `json:"runs"`
 	}
 	path := fmt.Sprintf("%s/%s/runs?limit=%d&offset=%d", subsPath(pid, q.user), sid, runsPerPage+1, page*runsPerPage)
 	if _, err := q.do(q.ctx, http.MethodGet, path, nil, &runs); err != nil {
 		return err
 	}
-	list := make([]run, 0, len(runs.Runs.Items))
+	list := make([]wire.Run, 0, len(runs.Runs.Items))
 	for _, it := range runs.Runs.Items {
 		list = append(list, it.Run)
 	}

@@ -47,6 +47,18 @@ func TestAnswersRoundTripByteForByte(t *testing.T) {
 		"subscription listing":  {`{"subscriptions":{"items":[` + fullSubscription + `,` + bareSubscription + `]}}`, &wire.SubscriptionList{}},
 		"channel listing":       {`{"channelConfigurations":{"items":[` + channel + `]}}`, &wire.ChannelList{}},
 		"empty channel listing": {`{"channelConfigurations":{"items":[]}}`, &wire.ChannelList{}},
+		"run listing": {`{"runs":{"items":[{"run":{"uri":"/svc/projects/p1/users/u1/subscriptions/s1/runs/r1","scheduledAt":"2026-01-02 10:00:00",` +
+			`"state":"partially_failed","trigger":"manual","by":"/svc/account/profile/u1","condition":true,"values":{"/svc/md/p1/obj/12":15},` +
+			`"subject":"Revenue","text":"Revenue fell","attachments":[{"name":"r.pdf","contentType":"application/pdf"},{"name":"c.png","contentType":"image/png","inline":true}],` +
+			`"stage":"deliver","timingsMs":{"evaluate":3},"started":"2026-01-02 10:00:00","finished":"2026-01-02 10:00:01",` +
+			`"deliveries":[{"channel":"/svc/account/profile/u1/channelConfigurations/c1","kind":"email","state":"sent","attempts":1,"providerId":"m1","sentAt":"2026-01-02 10:00:01"},` +
+			`{"kind":"email","recipient":"/svc/account/profile/u2","address":"b@x.io","state":"failed","attempts":3,"lastError":"550"}],` +
+			`"deliveryCounts":{"failed":1,"sent":1},"deliveriesTotal":2,"skipped":1,` +
+			`"audience":{"recipients":2,"slices":1,"rows":3,"skips":[{"address":"bad","reason":"not an address","row":3}],` +
+			`"sliceDetails":[{"filters":[],"recipients":2,"condition":true,"values":{"/svc/md/p1/obj/12":15},"subject":"Revenue"}]},` +
+			`"pausedChannels":["/svc/account/profile/u1/channelConfigurations/c2"],` +
+			`"events":[{"event":"unsubscribed","channel":"/svc/account/profile/u1/channelConfigurations/c2","by":"a@x.io","at":"2026-01-02T10:05:00Z"}]}}]}}`,
+			&wire.RunList{}},
 	} {
 		if err := json.Unmarshal([]byte(c.doc), c.v); err != nil {
 			t.Fatalf("%s: %v", name, err)
