@@ -4,12 +4,14 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+
+	"github.com/heraldhq/herald/wire"
 )
 
 // bodyTypes are the request bodies the API decodes, one per endpoint family.
 var bodyTypes = []any{
-	loginRequest{}, createUserRequest{}, createProjectRequest{}, updateUsersRequest{}, channelRequest{},
-	subscriptionRequest{}, manageRequest{}, objectRequest{}, identifiersRequest{}, executeRequest{}, exportRequest{},
+	loginRequest{}, createUserRequest{}, createProjectRequest{}, updateUsersRequest{}, wire.ChannelDoc{},
+	wire.SubscriptionDoc{}, manageRequest{}, objectRequest{}, identifiersRequest{}, executeRequest{}, exportRequest{},
 	validateRequest{}, projectExportRequest{}, projectImportRequest{}, partialExportRequest{}, partialImportRequest{},
 }
 

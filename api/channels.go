@@ -4,33 +4,57 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 
+	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/wire"
 )
 
-type channelRequest struct {
-	ChannelConfiguration *notify.ChannelBody `json:"channelConfiguration"`
-}
-
-func channelURI(uid, cid string) string { return profileURI(uid) + "/channelConfigurations/" + cid }
+func channelURI(uid, cid string) string { return wire.ChannelURI(uid, cid) }
 
 // channelJSON is the record as the API shows it: never a secret. With
 // recipient verification on, a channel to a mailbox or phone says whether its
 // recipient confirmed (extension): "verification":"verified" or "unverified".
-func (s *Server) channelJSON(c store.Channel, verification string) map[string]any {
-	wire, config := s.notify.ShowChannel(c)
-	out := map[string]any{
-		"configuration": map[string]json.RawMessage{wire: config},
-		"meta": map[string]string{
-			"title": c.Title, "author": profileURI(c.Owner), "category": "channelConfiguration",
-			"created": timestamp(c.Created), "updated": timestamp(c.Updated), "uri": channelURI(c.Owner, c.ID),
+func (s *Server) channelJSON(c store.Channel, verification string) wire.ChannelDoc {
+	key := c.Kind + "Configuration"
+	if d, ok := s.notify.Kinds().Lookup(channels.Kind(c.Kind)); ok {
+		key = d.Wire
+	}
+	return wire.ChannelDoc{ChannelConfiguration: &wire.Channel{
+		Configuration: map[string]json.RawMessage{key: c.Config},
+		Meta: &wire.Meta{
+			Title: c.Title, Author: profileURI(c.Owner), Category: "channelConfiguration",
+			Created: timestamp(c.Created), Updated: timestamp(c.Updated), URI: channelURI(c.Owner, c.ID),
 		},
+		Verification: verification,
+	}}
+}
+
+// channelInput is the domain's input of a channel configuration: its kind
+// picked by its wire key.
+func (s *Server) channelInput(in *wire.Channel) (notify.ChannelInput, error) {
+	const root = "channelConfiguration"
+	if in == nil {
+		return notify.ChannelInput{}, badField(root, "is required")
 	}
-	if verification != "" {
-		out["verification"] = verification
+	var out notify.ChannelInput
+	if in.Meta != nil {
+		out.Title = in.Meta.Title
 	}
-	return map[string]any{"channelConfiguration": out}
+	kinds := s.notify.Kinds()
+	wires := strings.Join(kinds.Wires(), ", ")
+	key, config, ok := in.Kind()
+	if !ok {
+		return out, badField(root+".configuration", "must hold exactly one of "+wires)
+	}
+	d, ok := kinds.ByWire(key)
+	if !ok {
+		return out, badField(root+".configuration", "must hold exactly one of "+wires+"; "+key+" is none of them")
+	}
+	out.Kind, out.Config = d.Kind, config
+	return out, nil
 }
 
 // respondChannel answers the channel with its verification.
@@ -48,11 +72,15 @@ func (s *Server) createChannel(w http.ResponseWriter, r *http.Request, c *caller
 	if _, err := s.userOf(r, uid); err != nil {
 		return err
 	}
-	var req channelRequest
+	var req wire.ChannelDoc
 	if err := s.decodeBody(w, r, &req); err != nil {
 		return err
 	}
-	ch, err := s.notify.CreateChannel(r.Context(), uid, req.ChannelConfiguration)
+	in, err := s.channelInput(req.ChannelConfiguration)
+	if err != nil {
+		return err
+	}
+	ch, err := s.notify.CreateChannel(r.Context(), uid, in)
 	if err != nil {
 		return fromDomain("channels", err)
 	}
@@ -81,11 +109,11 @@ func (s *Server) listChannels(w http.ResponseWriter, r *http.Request, c *caller)
 	if err != nil {
 		return err
 	}
-	items := make([]map[string]any, 0, len(chans))
+	items := make([]wire.ChannelDoc, 0, len(chans))
 	for _, ch := range chans {
 		items = append(items, s.channelJSON(ch, states[ch.ID]))
 	}
-	respond(w, r, http.StatusOK, map[string]any{"channelConfigurations": map[string]any{"items": items}})
+	respond(w, r, http.StatusOK, wire.ChannelList{ChannelConfigurations: wire.Items[wire.ChannelDoc]{Items: items}})
 	return nil
 }
 
@@ -93,11 +121,15 @@ func (s *Server) putChannel(w http.ResponseWriter, r *http.Request, c *caller) e
 	if _, err := s.notify.Channel(r.Context(), r.PathValue("uid"), r.PathValue("cid")); err != nil {
 		return fromDomain("channels", err) // a stranger's channel is a 404 before its body is read
 	}
-	var req channelRequest
+	var req wire.ChannelDoc
 	if err := s.decodeBody(w, r, &req); err != nil {
 		return err
 	}
-	ch, err := s.notify.UpdateChannel(r.Context(), r.PathValue("uid"), r.PathValue("cid"), req.ChannelConfiguration)
+	in, err := s.channelInput(req.ChannelConfiguration)
+	if err != nil {
+		return err
+	}
+	ch, err := s.notify.UpdateChannel(r.Context(), r.PathValue("uid"), r.PathValue("cid"), in)
 	if err != nil {
 		return fromDomain("channels", err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/wire"
 )
 
 // roleKind is the kind of caller a level of roles makes.
@@ -24,7 +25,7 @@ func roleKind(l notify.Level) callerKind {
 	return kindOther
 }
 
-func roleURI(pid, rid string) string { return projectURI(pid) + "/roles/" + rid }
+func roleURI(pid, rid string) string { return wire.RoleURI(pid, rid) }
 
 func roleURIs(pid string, identifiers []string) []string {
 	uris := make([]string, 0, len(identifiers))

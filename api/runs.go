@@ -11,62 +11,8 @@ import (
 
 	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/wire"
 )
-
-// runJSON is one run as the run history shows it. Attachment files stay
-// inside the service: only their names and types are shown.
-type runJSON struct {
-	URI         string              `json:"uri"`
-	ScheduledAt string              `json:"scheduledAt"`
-	State       string              `json:"state"`
-	Trigger     string              `json:"trigger"`            // schedule or manual
-	By          string              `json:"by,omitempty"`       // who sent it now
-	Resolved    bool                `json:"resolved,omitempty"` // the all-clear of an onChange subscription
-	Condition   *bool               `json:"condition,omitempty"`
-	Values      map[string]*float64 `json:"values,omitempty"`
-	Subject     string              `json:"subject,omitempty"`
-	Text        string              `json:"text,omitempty"`
-	Attachments []attachmentJSON    `json:"attachments,omitempty"`
-	Error       string              `json:"error,omitempty"`
-	Stage       string              `json:"stage,omitempty"`
-	Reason      string              `json:"reason,omitempty"`
-	TimingsMS   map[string]int64    `json:"timingsMs,omitempty"`
-	Started     string              `json:"started"`
-	Finished    string              `json:"finished,omitempty"`
-	Deliveries  []deliveryJSON      `json:"deliveries"`
-	// DeliveryCounts counts the run's deliveries by state; DeliveriesTotal is
-	// how many the listing selects, of which Deliveries is a page.
-	DeliveryCounts  map[string]int `json:"deliveryCounts"`
-	DeliveriesTotal int            `json:"deliveriesTotal"`
-	// Skipped counts the recipients the run did not send to; Audience says
-	// what it did with its recipients (extension).
-	Skipped  int           `json:"skipped,omitempty"`
-	Audience *audienceJSON `json:"audience,omitempty"`
-	// PausedChannels are the channels the run did not send to because they are paused.
-	PausedChannels []string `json:"pausedChannels,omitempty"`
-	// Events happened after the run was handed over, such as an unsubscribe from its message.
-	Events []notify.RunEvent `json:"events,omitempty"`
-}
-
-type attachmentJSON struct {
-	Name        string `json:"name"`
-	ContentType string `json:"contentType"`
-	Inline      bool   `json:"inline,omitempty"` // an image the mail's HTML body shows (a chart), not a file of its own
-}
-
-type deliveryJSON struct {
-	Channel string `json:"channel,omitempty"` // none for a recipient's e-mail
-	Kind    string `json:"kind"`
-	// Recipient is the member a delivery is for, and Address where it went in
-	// place of its channel's own: a recipient's.
-	Recipient  string `json:"recipient,omitempty"`
-	Address    string `json:"address,omitempty"`
-	State      string `json:"state"`
-	Attempts   int    `json:"attempts"`
-	LastError  string `json:"lastError,omitempty"`
-	ProviderID string `json:"providerId,omitempty"`
-	SentAt     string `json:"sentAt,omitempty"`
-}
 
 // listRuns is the run history of a subscription (extension), newest first.
 func (s *Server) listRuns(w http.ResponseWriter, r *http.Request, c *caller) error {
@@ -91,15 +37,15 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request, c *caller) err
 	if err != nil {
 		return err
 	}
-	items := make([]map[string]runJSON, 0, len(runs))
+	items := make([]wire.RunDoc, 0, len(runs))
 	for _, run := range runs {
 		rj, err := s.runJSON(r, sub, run, store.DeliveryQuery{Limit: runDeliveries})
 		if err != nil {
 			return err
 		}
-		items = append(items, map[string]runJSON{"run": rj})
+		items = append(items, wire.RunDoc{Run: rj})
 	}
-	respond(w, r, http.StatusOK, map[string]any{"runs": map[string]any{"items": items}})
+	respond(w, r, http.StatusOK, wire.RunList{Runs: wire.Items[wire.RunDoc]{Items: items}})
 	return nil
 }
 
@@ -145,18 +91,19 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request, c *caller) error
 	if err != nil {
 		return err
 	}
-	respond(w, r, http.StatusOK, map[string]runJSON{"run": rj})
+	respond(w, r, http.StatusOK, wire.RunDoc{Run: rj})
 	return nil
 }
 
-func (s *Server) runJSON(r *http.Request, sub store.Subscription, run store.Run, dq store.DeliveryQuery) (runJSON, error) {
+// runJSON is one run as the run history shows it.
+func (s *Server) runJSON(r *http.Request, sub store.Subscription, run store.Run, dq store.DeliveryQuery) (wire.Run, error) {
 	d := notify.Detail(run)
-	rj := runJSON{
+	rj := wire.Run{
 		URI:         subscriptionURI(sub.ProjectID, sub.Owner, sub.ID) + "/runs/" + run.ID,
 		ScheduledAt: timestamp(run.ScheduledAt), State: run.State, Trigger: cmp.Or(d.Trigger, notify.TriggerSchedule),
 		By: d.By, Resolved: d.Resolved, Condition: d.Condition, Values: d.Values,
 		Subject: d.Subject, Text: d.Text, Error: run.Error, Stage: d.Stage, Reason: d.Reason,
-		TimingsMS: d.TimingsMS, Started: timestamp(run.Started), Deliveries: []deliveryJSON{},
+		TimingsMS: d.TimingsMS, Started: timestamp(run.Started), Deliveries: []wire.Delivery{},
 		Skipped: d.Skipped, Audience: audienceOf(d.Audience),
 	}
 	if !run.Finished.IsZero() {
@@ -166,11 +113,11 @@ func (s *Server) runJSON(r *http.Request, sub store.Subscription, run store.Run,
 		rj.PausedChannels = append(rj.PausedChannels, channelURI(sub.Owner, c))
 	}
 	for _, e := range d.Events {
-		e.Channel = channelURI(sub.Owner, e.Channel)
-		rj.Events = append(rj.Events, e)
+		rj.Events = append(rj.Events, wire.RunEvent{Event: e.Event, Channel: channelURI(sub.Owner, e.Channel), By: e.By,
+			Reason: e.Reason, At: e.At})
 	}
 	for _, a := range d.Files {
-		rj.Attachments = append(rj.Attachments, attachmentJSON{Name: a.Name, ContentType: a.ContentType, Inline: a.ContentID != ""})
+		rj.Attachments = append(rj.Attachments, wire.RunAttachment{Name: a.Name, ContentType: a.ContentType, Inline: a.ContentID != ""})
 	}
 	dels, total, err := s.store.RunDeliveryPage(r.Context(), run.ID, dq)
 	if err != nil {
@@ -181,7 +128,7 @@ func (s *Server) runJSON(r *http.Request, sub store.Subscription, run store.Run,
 	}
 	rj.DeliveriesTotal = total
 	for _, dl := range dels {
-		dj := deliveryJSON{Kind: dl.Kind, State: dl.State, Address: dl.Address,
+		dj := wire.Delivery{Kind: dl.Kind, State: dl.State, Address: dl.Address,
 			Attempts: dl.Attempts, LastError: dl.LastError, ProviderID: dl.ProviderID}
 		if dl.ChannelID != "" {
 			dj.Channel = channelURI(sub.Owner, dl.ChannelID)
@@ -197,25 +144,18 @@ func (s *Server) runJSON(r *http.Request, sub store.Subscription, run store.Run,
 	return rj, nil
 }
 
-// audienceJSON is what a run did with its recipients, as the run history shows it.
-type audienceJSON struct {
-	Recipients   int                  `json:"recipients"`
-	Slices       int                  `json:"slices"`
-	NotTriggered int                  `json:"notTriggered,omitempty"`
-	Empty        int                  `json:"empty,omitempty"`
-	Rows         int                  `json:"rows,omitempty"`
-	Skips        []map[string]any     `json:"skips,omitempty"`
-	SliceDetails []notify.SliceDetail `json:"sliceDetails,omitempty"`
-}
-
-func audienceOf(a *notify.Audience) *audienceJSON {
+// audienceOf is what a run did with its recipients, as the run history shows it.
+func audienceOf(a *notify.Audience) *wire.Audience {
 	if a == nil {
 		return nil
 	}
-	out := &audienceJSON{Recipients: a.Recipients, Slices: a.Slices, NotTriggered: a.NotTriggered, Empty: a.Empty, Rows: a.Rows,
-		SliceDetails: a.SliceDetails}
+	out := &wire.Audience{Recipients: a.Recipients, Slices: a.Slices, NotTriggered: a.NotTriggered, Empty: a.Empty, Rows: a.Rows}
 	for _, sk := range a.Skips {
 		out.Skips = append(out.Skips, skipJSON(sk))
+	}
+	for _, sd := range a.SliceDetails {
+		out.SliceDetails = append(out.SliceDetails, wire.SliceDetail{Filters: sd.Filters, Recipients: sd.Recipients,
+			Condition: sd.Condition, Values: sd.Values, Subject: sd.Subject, Error: sd.Error})
 	}
 	return out
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/heraldhq/herald/internal/httpguard"
 	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/wire"
 )
 
 // Options configure a Server. Zero values take the documented defaults.
@@ -325,7 +326,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 // timestamp formats t as the records' "YYYY-MM-DD HH:MM:SS" (UTC).
 func timestamp(t time.Time) string { return t.UTC().Format(time.DateTime) }
 
-func profileURI(uid string) string { return "/svc/account/profile/" + uid }
-func projectURI(pid string) string { return "/svc/projects/" + pid }
+func profileURI(uid string) string { return wire.ProfileURI(uid) }
+func projectURI(pid string) string { return wire.ProjectURI(pid) }
 
 func uriJSON(uri string) map[string]string { return map[string]string{"uri": uri} }

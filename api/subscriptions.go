@@ -10,6 +10,7 @@ import (
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/wire"
 )
 
 // Previewer evaluates a subscription now without sending anything, as its
@@ -20,23 +21,22 @@ type Previewer interface {
 	Recipients(ctx context.Context, sub store.Subscription) (engine.Recipients, error)
 }
 
-type subscriptionRequest struct {
-	Subscription *notify.SubscriptionBody `json:"subscription"`
-}
-
-func subscriptionURI(pid, uid, sid string) string {
-	return projectURI(pid) + "/users/" + uid + "/subscriptions/" + sid
-}
+func subscriptionURI(pid, uid, sid string) string { return wire.SubscriptionURI(pid, uid, sid) }
 
 // withHealth is the subscription record with what the engine knows of its health.
-func (s *Server) withHealth(r *http.Request, sub store.Subscription) (map[string]any, error) {
+func (s *Server) withHealth(r *http.Request, sub store.Subscription) (wire.SubscriptionDoc, error) {
 	h, err := s.notify.Health(r.Context(), sub.ID)
 	if err != nil {
-		return nil, err
+		return wire.SubscriptionDoc{}, err
 	}
+	return subscriptionRecord(sub, h), nil
+}
+
+// subscriptionRecord is the subscription as the API shows it, with its health.
+func subscriptionRecord(sub store.Subscription, h notify.Health) wire.SubscriptionDoc {
 	out := subscriptionJSON(sub)
-	out["subscription"].(map[string]any)["health"] = map[string]any{"healthy": h.Healthy, "failuresInARow": h.FailuresInARow}
-	return out, nil
+	out.Health = &wire.Health{Healthy: h.Healthy, FailuresInARow: h.FailuresInARow}
+	return wire.SubscriptionDoc{Subscription: out}
 }
 
 func (s *Server) respondSubscription(w http.ResponseWriter, r *http.Request, status int, sub store.Subscription) error {
@@ -48,77 +48,73 @@ func (s *Server) respondSubscription(w http.ResponseWriter, r *http.Request, sta
 	return nil
 }
 
-func template(expr string) map[string]any {
-	return map[string]any{"template": map[string]string{"expression": expr}}
-}
-
 // message is the message template, with its HTML template when it has one.
-func message(def store.SubscriptionDef) map[string]any {
-	m := template(def.Message)
+func message(def store.SubscriptionDef) *wire.Template {
+	m := wire.TextTemplate(def.Message)
 	if def.MessageHTML != "" {
-		m["html"] = map[string]string{"expression": def.MessageHTML}
+		m.HTML = &wire.Expression{Expression: new(def.MessageHTML)}
 	}
 	return m
 }
 
-func subscriptionJSON(sub store.Subscription) map[string]any {
-	triggers := make([]map[string]any, len(sub.Def.Triggers))
+func subscriptionJSON(sub store.Subscription) *wire.Subscription {
+	triggers := make([]wire.Trigger, len(sub.Def.Triggers))
 	for i, t := range sub.Def.Triggers {
-		triggers[i] = map[string]any{"timerEvent": map[string]string{"cronExpression": t.Cron, "timezone": t.Timezone}}
+		triggers[i] = wire.Trigger{TimerEvent: &wire.TimerEvent{CronExpression: new(t.Cron), Timezone: new(t.Timezone)}}
 	}
 	channels := make([]string, len(sub.Channels))
 	for i, c := range sub.Channels {
 		channels[i] = channelURI(sub.Owner, c)
 	}
-	attachments := make([]map[string]any, len(sub.Def.Attachments))
+	attachments := make([]wire.Attachment, len(sub.Def.Attachments))
 	for i, a := range sub.Def.Attachments {
-		attachments[i] = map[string]any{"report": a.Report, "formats": a.Formats}
+		attachments[i] = wire.Attachment{Report: a.Report, Formats: a.Formats}
 		if a.NewRowsBy != "" {
-			attachments[i]["newRowsBy"] = a.NewRowsBy
+			attachments[i].NewRowsBy = new(a.NewRowsBy)
 		}
 	}
-	body := map[string]any{
-		"triggers":    triggers,
-		"condition":   map[string]any{"condition": map[string]string{"expression": sub.Def.Condition}},
-		"message":     message(sub.Def),
-		"channels":    channels,
-		"attachments": attachments,
-		"enabled":     sub.Enabled,
-		"fireMode":    sub.Def.FireMode,
-		"onEmpty":     cmp.Or(sub.Def.OnEmpty, store.OnEmptySend),
-		"sendWhen":    cmp.Or(sub.Def.SendWhen, store.SendAlways),
-		"meta": map[string]string{
-			"title": sub.Title, "author": profileURI(sub.Owner), "category": "subscription",
-			"created": timestamp(sub.Created), "updated": timestamp(sub.Updated),
-			"uri": subscriptionURI(sub.ProjectID, sub.Owner, sub.ID),
+	out := &wire.Subscription{
+		Triggers:    triggers,
+		Condition:   &wire.Condition{Condition: &wire.Expression{Expression: new(sub.Def.Condition)}},
+		Message:     message(sub.Def),
+		Channels:    channels,
+		Attachments: attachments,
+		Enabled:     new(sub.Enabled),
+		FireMode:    new(sub.Def.FireMode),
+		OnEmpty:     new(cmp.Or(sub.Def.OnEmpty, store.OnEmptySend)),
+		SendWhen:    new(cmp.Or(sub.Def.SendWhen, store.SendAlways)),
+		Meta: &wire.Meta{
+			Title: sub.Title, Author: profileURI(sub.Owner), Category: "subscription",
+			Created: timestamp(sub.Created), Updated: timestamp(sub.Updated),
+			URI: subscriptionURI(sub.ProjectID, sub.Owner, sub.ID),
 		},
 	}
 	if sub.Def.Subject != "" {
-		body["subject"] = template(sub.Def.Subject)
+		out.Subject = wire.TextTemplate(sub.Def.Subject)
 	}
 	if sub.Def.Resolved != "" {
-		body["resolvedMessage"] = template(sub.Def.Resolved)
+		out.ResolvedMessage = wire.TextTemplate(sub.Def.Resolved)
 	}
 	if r := sub.Def.Recipients; r != nil {
-		body["recipients"] = recipientsJSON(sub, r)
+		out.Recipients = recipientsJSON(sub, r)
 	}
 	if b := sub.Def.Burst; b != nil {
-		body["burst"] = map[string]string{"report": b.Report, "address": b.Address, "by": b.By, "via": viaJSON(sub, b.Via)}
+		out.Burst = &wire.Burst{Report: b.Report, Address: b.Address, By: b.By, Via: viaJSON(sub, b.Via)}
 	}
 	if len(sub.Paused) > 0 {
-		paused := make([]notify.PausedChannel, 0, len(sub.Paused))
+		paused := make([]wire.PausedChannel, 0, len(sub.Paused))
 		for _, c := range sub.Channels {
 			if p, ok := sub.Paused[c]; ok {
-				paused = append(paused, notify.PausedChannel{Channel: channelURI(sub.Owner, c), By: p.By, At: timestamp(p.At)})
+				paused = append(paused, wire.PausedChannel{Channel: channelURI(sub.Owner, c), By: p.By, At: timestamp(p.At)})
 			}
 		}
-		body["pausedChannels"] = paused
+		out.PausedChannels = &paused
 	}
-	return map[string]any{"subscription": body}
+	return out
 }
 
 // recipientsJSON is a subscription's recipients as the API carries them.
-func recipientsJSON(sub store.Subscription, r *store.Recipients) map[string]any {
+func recipientsJSON(sub store.Subscription, r *store.Recipients) *wire.Recipients {
 	users, roles, via := make([]string, len(r.Users)), make([]string, 0, len(r.Roles)), make([]string, len(r.Via))
 	for i, u := range r.Users {
 		users[i] = profileURI(u)
@@ -131,7 +127,7 @@ func recipientsJSON(sub store.Subscription, r *store.Recipients) map[string]any 
 	for i, v := range r.Via {
 		via[i] = viaJSON(sub, v)
 	}
-	return map[string]any{"users": users, "roles": roles, "via": via}
+	return &wire.Recipients{Users: users, Roles: roles, Via: via}
 }
 
 // viaJSON is a way to reach recipients: "email", or the URI of the owner's channel.
@@ -143,12 +139,19 @@ func viaJSON(sub store.Subscription, v store.Via) string {
 }
 
 func (s *Server) createSubscription(w http.ResponseWriter, r *http.Request, c *caller) error {
-	var req subscriptionRequest
+	var req wire.SubscriptionDoc
 	if err := s.decodeBody(w, r, &req); err != nil {
 		return err
 	}
 	uid := r.PathValue("uid")
-	sub, err := s.notify.CreateSubscription(r.Context(), c.project.ID, uid, req.Subscription)
+	if err := s.notify.CheckSubscriber(r.Context(), c.project.ID, uid); err != nil {
+		return fromDomain("subscriptions", err)
+	}
+	in, err := s.subscriptionInput(c.project.ID, uid, req.Subscription)
+	if err != nil {
+		return err
+	}
+	sub, err := s.notify.CreateSubscription(r.Context(), c.project.ID, uid, in)
 	if err != nil {
 		return fromDomain("subscriptions", err)
 	}
@@ -175,7 +178,7 @@ func (s *Server) listSubscriptions(w http.ResponseWriter, r *http.Request, c *ca
 	if err != nil {
 		return err
 	}
-	items := make([]map[string]any, 0, len(subs))
+	items := make([]wire.SubscriptionDoc, 0, len(subs))
 	for _, sub := range subs {
 		out, err := s.withHealth(r, sub)
 		if err != nil {
@@ -183,7 +186,7 @@ func (s *Server) listSubscriptions(w http.ResponseWriter, r *http.Request, c *ca
 		}
 		items = append(items, out)
 	}
-	respond(w, r, http.StatusOK, map[string]any{"subscriptions": map[string]any{"items": items}})
+	respond(w, r, http.StatusOK, wire.SubscriptionList{Subscriptions: wire.Items[wire.SubscriptionDoc]{Items: items}})
 	return nil
 }
 
@@ -191,11 +194,18 @@ func (s *Server) putSubscription(w http.ResponseWriter, r *http.Request, c *call
 	if _, err := s.ownedSubscription(r, c); err != nil {
 		return err // a stranger's subscription is a 404 before its body is read
 	}
-	var req subscriptionRequest
+	var req wire.SubscriptionDoc
 	if err := s.decodeBody(w, r, &req); err != nil {
 		return err
 	}
-	sub, err := s.notify.UpdateSubscription(r.Context(), c.project.ID, r.PathValue("uid"), r.PathValue("sid"), req.Subscription)
+	if err := s.notify.CheckSubscriber(r.Context(), c.project.ID, r.PathValue("uid")); err != nil {
+		return fromDomain("subscriptions", err)
+	}
+	in, err := s.subscriptionInput(c.project.ID, r.PathValue("uid"), req.Subscription)
+	if err != nil {
+		return err
+	}
+	sub, err := s.notify.UpdateSubscription(r.Context(), c.project.ID, r.PathValue("uid"), r.PathValue("sid"), in)
 	if err != nil {
 		return fromDomain("subscriptions", err)
 	}
@@ -349,7 +359,7 @@ func (s *Server) listRecipients(w http.ResponseWriter, r *http.Request, c *calle
 		}
 		items[i] = item
 	}
-	skips := make([]map[string]any, len(list.Skips))
+	skips := make([]wire.Skip, len(list.Skips))
 	for i, sk := range list.Skips {
 		skips[i] = skipJSON(sk)
 	}
@@ -361,16 +371,10 @@ func (s *Server) listRecipients(w http.ResponseWriter, r *http.Request, c *calle
 }
 
 // skipJSON is a skipped recipient as the API shows it.
-func skipJSON(sk notify.Skip) map[string]any {
-	out := map[string]any{"reason": sk.Reason}
-	if sk.Row > 0 {
-		out["row"] = sk.Row
-	}
+func skipJSON(sk notify.Skip) wire.Skip {
+	out := wire.Skip{Reason: sk.Reason, Row: max(sk.Row, 0), Address: sk.Address}
 	if sk.Recipient != "" {
-		out["user"] = profileURI(sk.Recipient)
-	}
-	if sk.Address != "" {
-		out["address"] = sk.Address
+		out.User = profileURI(sk.Recipient)
 	}
 	return out
 }

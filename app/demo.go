@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
-	"strconv"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/analytics/demo"
+	"github.com/heraldhq/herald/channels/email"
 	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/store"
 )
@@ -19,11 +19,6 @@ const (
 	demoCron      = "0 * * * * *"
 	demoCondition = "f:executeMetric('%s') > 0"
 	demoMessage   = "Revenue so far: ${f:executeMetric('%s')}"
-
-	demoChannel      = `{"configuration":{"emailConfiguration":{"to":%s}},"meta":{"title":"Admin mailbox"}}`
-	demoSubscription = `{"meta":{"title":"Revenue every minute"},"triggers":[{"timerEvent":{"cronExpression":%q}}],
-		"condition":{"condition":{"expression":%q}},"message":{"template":{"expression":%q}},
-		"channels":[%q],"attachments":[{"report":%q,"formats":["PDF"]}]}`
 )
 
 // setupDemo creates the demo project, owned by the domain admin, with its data, metrics
@@ -49,21 +44,24 @@ func (a *App) setupDemo(ctx context.Context) error {
 		return err
 	}
 	// The demo's channel and subscription go through the same rules as the API's.
-	var chBody notify.ChannelBody
-	if err := json.Unmarshal(fmt.Appendf(nil, demoChannel, strconv.Quote(a.cfg.AdminLogin)), &chBody); err != nil {
+	to, err := json.Marshal(map[string]string{"to": a.cfg.AdminLogin})
+	if err != nil {
 		return err
 	}
-	ch, err := a.notify.CreateChannel(ctx, admin.ID, &chBody)
+	ch, err := a.notify.CreateChannel(ctx, admin.ID, notify.ChannelInput{Title: "Admin mailbox", Kind: email.Descriptor.Kind, Config: to})
 	if err != nil {
 		return err
 	}
 	revenue, report := proj.Metrics["metric.revenue"], proj.Reports["report.revenue_by_region"]
-	var subBody notify.SubscriptionBody
-	if err := json.Unmarshal(fmt.Appendf(nil, demoSubscription, demoCron, fmt.Sprintf(demoCondition, revenue),
-		fmt.Sprintf(demoMessage, revenue), "/svc/account/profile/"+admin.ID+"/channelConfigurations/"+ch.ID, report), &subBody); err != nil {
-		return err
+	sub := notify.SubscriptionInput{
+		Title:       "Revenue every minute",
+		Triggers:    []notify.TriggerInput{{Cron: new(demoCron)}},
+		Condition:   new(fmt.Sprintf(demoCondition, revenue)),
+		Message:     notify.TemplateInput{Text: new(fmt.Sprintf(demoMessage, revenue))},
+		Channels:    []string{ch.ID},
+		Attachments: []notify.AttachmentInput{{Report: report, Formats: []string{"PDF"}}},
 	}
-	if _, err := a.notify.CreateSubscription(ctx, p.ID, admin.ID, &subBody); err != nil {
+	if _, err := a.notify.CreateSubscription(ctx, p.ID, admin.ID, sub); err != nil {
 		return err
 	}
 	fmt.Fprintf(a.opt.Stdout, "Created the demo project /svc/projects/%s: reports at /svc/md/%s/query/reports; "+

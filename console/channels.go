@@ -8,40 +8,37 @@ import (
 	"strings"
 
 	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/wire"
 )
 
 func channelsPath(uid string) string { return "/svc/account/profile/" + uid + "/channelConfigurations" }
 
 // channelsOf lists the user's channels.
-func (c *Console) channelsOf(q *req) ([]channel, error) {
-	var out struct {
-		ChannelConfigurations struct {
-			Items []struct {
-				ChannelConfiguration channel `json:"channelConfiguration"`
-			} `json:"items"`
-		} `json:"channelConfigurations"`
-	}
+func (c *Console) channelsOf(q *req) ([]wire.Channel, error) {
+	var out wire.ChannelList
 	if _, err := q.do(q.ctx, http.MethodGet, channelsPath(q.user), nil, &out); err != nil {
 		return nil, err
 	}
-	chs := make([]channel, 0, len(out.ChannelConfigurations.Items))
+	chs := make([]wire.Channel, 0, len(out.ChannelConfigurations.Items))
 	for _, it := range out.ChannelConfigurations.Items {
-		chs = append(chs, it.ChannelConfiguration)
+		if it.ChannelConfiguration != nil {
+			chs = append(chs, *it.ChannelConfiguration)
+		}
 	}
 	return chs, nil
 }
 
 // kindOf is the descriptor of a channel's kind and its configuration.
-func (c *Console) kindOf(ch channel) (*channels.Descriptor, map[string]any) {
-	for wire, conf := range ch.Configuration {
-		if d, ok := c.opt.Kinds.ByWire(wire); ok {
-			return d, conf
+func (c *Console) kindOf(ch wire.Channel) (*channels.Descriptor, map[string]any) {
+	for key := range ch.Configuration {
+		if d, ok := c.opt.Kinds.ByWire(key); ok {
+			return d, configOf(ch, key)
 		}
 	}
 	return nil, nil
 }
 
-func (c *Console) kindTitle(ch channel) string {
+func (c *Console) kindTitle(ch wire.Channel) string {
 	if d, _ := c.kindOf(ch); d != nil {
 		return d.Title
 	}
@@ -62,7 +59,7 @@ func (c *Console) channelList(w http.ResponseWriter, q *req) error {
 	rows := make([]channelRow, 0, len(chs))
 	for _, ch := range chs {
 		d, conf := c.kindOf(ch)
-		r := channelRow{ID: ch.ID(), Title: ch.Meta.Title, Verification: ch.Verification}
+		r := channelRow{ID: chanID(ch), Title: titleOf(ch.Meta), Verification: ch.Verification}
 		if d != nil {
 			r.Kind = d.Title
 			r.To = recipient(d, conf)
@@ -139,14 +136,14 @@ type fieldForm struct {
 }
 
 // chanFormOf fills the form: every kind's fields, the channel's values in its own.
-func (c *Console) chanFormOf(ch channel, isNew bool) *chanForm {
-	f := &chanForm{New: isNew, ID: ch.ID(), Title: ch.Meta.Title, Errors: map[string]string{}, Verification: ch.Verification}
+func (c *Console) chanFormOf(ch wire.Channel, isNew bool) *chanForm {
+	f := &chanForm{New: isNew, ID: chanID(ch), Title: titleOf(ch.Meta), Errors: map[string]string{}, Verification: ch.Verification}
 	if d, conf := c.kindOf(ch); d != nil {
 		f.To = recipient(d, conf)
 	}
 	for _, d := range c.opt.Kinds.All() {
 		k := kindForm{Wire: d.Wire, Title: d.Title, Secret: d.Secret}
-		conf := ch.Configuration[d.Wire]
+		conf := configOf(ch, d.Wire)
 		if conf != nil {
 			f.Kind = d.Wire
 		}
@@ -166,7 +163,7 @@ func (c *Console) chanFormOf(ch channel, isNew bool) *chanForm {
 }
 
 func (c *Console) newChannel(w http.ResponseWriter, q *req) error {
-	c.render(w, q, http.StatusOK, "channel", map[string]any{"Title": "New channel", "F": c.chanFormOf(channel{}, true)})
+	c.render(w, q, http.StatusOK, "channel", map[string]any{"Title": "New channel", "F": c.chanFormOf(wire.Channel{}, true)})
 	return nil
 }
 
@@ -176,55 +173,51 @@ func (c *Console) editChannel(w http.ResponseWriter, q *req) error {
 
 // showChannel shows the channel of the path with the message msg.
 func (c *Console) showChannel(w http.ResponseWriter, q *req, msg string) error {
-	var out struct {
-		ChannelConfiguration channel `json:"channelConfiguration"`
-	}
+	var out wire.ChannelDoc
 	if _, err := q.do(q.ctx, http.MethodGet, channelsPath(q.user)+"/"+q.r.PathValue("cid"), nil, &out); err != nil {
 		return err
 	}
-	ch := out.ChannelConfiguration
-	c.render(w, q, http.StatusOK, "channel", map[string]any{"Title": ch.Meta.Title, "F": c.chanFormOf(ch, false), "Notice": msg})
+	var ch wire.Channel
+	if out.ChannelConfiguration != nil {
+		ch = *out.ChannelConfiguration
+	}
+	c.render(w, q, http.StatusOK, "channel", map[string]any{"Title": titleOf(ch.Meta), "F": c.chanFormOf(ch, false), "Notice": msg})
 	return nil
 }
 
-// channelBody is the API body of the posted channel form: the chosen kind's
-// fields; a secret left empty is left out, so an edit keeps the stored one.
-func (c *Console) channelBody(r *http.Request) (map[string]any, string) {
-	wire := r.PostFormValue("kind")
-	conf := map[string]any{}
-	if d, ok := c.opt.Kinds.ByWire(wire); ok {
+// channelBody is the API body of the posted channel form, and the chosen
+// kind's wire key: the kind's fields; a secret left empty is left out, so an
+// edit keeps the stored one.
+func (c *Console) channelBody(r *http.Request) (wire.Channel, string) {
+	key := r.PostFormValue("kind")
+	conf := map[string]string{}
+	if d, ok := c.opt.Kinds.ByWire(key); ok {
 		for _, fd := range d.Fields {
-			v := strings.TrimSpace(r.PostFormValue(wire + "." + fd.Key))
+			v := strings.TrimSpace(r.PostFormValue(key + "." + fd.Key))
 			if fd.Key == d.Secret && v == "" {
 				continue
 			}
 			conf[fd.Key] = v
 		}
 	}
-	return map[string]any{"channelConfiguration": map[string]any{
-		"configuration": map[string]any{wire: conf},
-		"meta":          map[string]any{"title": strings.TrimSpace(r.PostFormValue("title"))},
-	}}, wire
+	raw, _ := json.Marshal(conf) // a map of strings always encodes
+	return wire.Channel{Configuration: map[string]json.RawMessage{key: raw},
+		Meta: &wire.Meta{Title: strings.TrimSpace(r.PostFormValue("title"))}}, key
 }
 
 func (c *Console) saveChannel(w http.ResponseWriter, q *req, method, path string, isNew bool) error {
-	body, wire := c.channelBody(q.r)
-	var out struct {
-		ChannelConfiguration channel `json:"channelConfiguration"`
-	}
-	_, err := q.do(q.ctx, method, path, body, &out)
+	body, key := c.channelBody(q.r)
+	var out wire.ChannelDoc
+	_, err := q.do(q.ctx, method, path, wire.ChannelDoc{ChannelConfiguration: &body}, &out)
 	var ae *apiError
 	if errors.As(err, &ae) && (ae.Status == http.StatusBadRequest || ae.Status == http.StatusConflict) {
-		ch := channel{Configuration: map[string]map[string]any{wire: {}}}
-		ch.Meta.Title, ch.Meta.URI = q.r.PostFormValue("title"), path
+		ch := body
+		ch.Meta = &wire.Meta{Title: q.r.PostFormValue("title"), URI: path}
 		if isNew {
 			ch.Meta.URI = ""
 		}
-		for k, v := range body["channelConfiguration"].(map[string]any)["configuration"].(map[string]any)[wire].(map[string]any) {
-			ch.Configuration[wire][k] = v
-		}
 		f := c.chanFormOf(ch, isNew)
-		f.Kind = wire
+		f.Kind = key
 		// The error's path is channelConfiguration.configuration.<wire>.<key>, or the title's.
 		if key, ok := strings.CutPrefix(ae.Field, "channelConfiguration.configuration."); ok {
 			f.Errors[key] = ae.Message
@@ -239,7 +232,11 @@ func (c *Console) saveChannel(w http.ResponseWriter, q *req, method, path string
 	if err != nil {
 		return err
 	}
-	return redirect(w, q, noticeURL("/console/channels", "channelSaved", "channel", out.ChannelConfiguration.ID()))
+	saved := ""
+	if out.ChannelConfiguration != nil {
+		saved = chanID(*out.ChannelConfiguration)
+	}
+	return redirect(w, q, noticeURL("/console/channels", "channelSaved", "channel", saved))
 }
 
 func (c *Console) createChannel(w http.ResponseWriter, q *req) error {

@@ -6,6 +6,8 @@ import (
 	"path"
 	"strings"
 	"testing"
+
+	"github.com/heraldhq/herald/wire"
 )
 
 func TestFieldNameMapsErrorPaths(t *testing.T) {
@@ -83,12 +85,12 @@ func FuzzSafeNext(f *testing.F) {
 // onEmpty, sendWhen and each attachment's newRowsBy, which only the API
 // sets, while the attachment keeps its report.
 func TestFormKeepsWhatItDoesNotEdit(t *testing.T) {
-	s := subscription{OnEmpty: "skip", SendWhen: "changed",
-		Attachments: []attachment{{Report: "/r/1", Formats: []string{"CSV"}, NewRowsBy: "/d/1"}, {Report: "/r/2", NewRowsBy: "/d/2"}}}
+	s := &wire.Subscription{OnEmpty: new("skip"), SendWhen: new("changed"),
+		Attachments: []wire.Attachment{{Report: "/r/1", Formats: []string{"CSV"}, NewRowsBy: new("/d/1")}, {Report: "/r/2", NewRowsBy: new("/d/2")}}}
 	r := &http.Request{PostForm: url.Values{"title": {"T"}, "report_0": {"/r/1"}, "formats_0": {"PDF"}, "report_1": {"/r/3"}}}
-	readForm(r, &s)
-	if s.OnEmpty != "skip" || s.SendWhen != "changed" || len(s.Attachments) != 2 ||
-		s.Attachments[0].NewRowsBy != "/d/1" || s.Attachments[1].NewRowsBy != "" {
+	readForm(r, s)
+	if str(s.OnEmpty) != "skip" || str(s.SendWhen) != "changed" || len(s.Attachments) != 2 ||
+		str(s.Attachments[0].NewRowsBy) != "/d/1" || s.Attachments[1].NewRowsBy != nil {
 		t.Errorf("after the form: %+v", s)
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/secret"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/wire"
 )
 
 const testPassword = "S3cret-pass"
@@ -116,7 +117,7 @@ func (f *fixture) populate(t *testing.T) {
 		"configuration": map[string]any{"emailConfiguration": map[string]any{"to": "jane@example.com"}},
 		"meta":          map[string]any{"title": "Jane's mail"}}}, &ch)
 	f.cid = last(ch.ChannelConfiguration.Meta.URI)
-	var sub subscriptionDoc
+	var sub wire.SubscriptionDoc
 	jane.api(t, http.MethodPost, subsPath(f.pid, f.jane), map[string]any{"subscription": map[string]any{
 		"triggers":  []any{map[string]any{"timerEvent": map[string]any{"cronExpression": "0 0 8 * * MON-FRI", "timezone": "UTC"}}},
 		"condition": map[string]any{"condition": map[string]any{"expression": "f:executeMetric('" + f.metric + "') lt 16"}},
@@ -124,7 +125,7 @@ func (f *fixture) populate(t *testing.T) {
 		"subject":   map[string]any{"template": map[string]any{"expression": "Revenue alert"}},
 		"channels":  []any{ch.ChannelConfiguration.Meta.URI},
 		"meta":      map[string]any{"title": "Revenue watch"}}}, &sub)
-	f.sid = sub.Subscription.ID()
+	f.sid = subID(sub.Subscription)
 }
 
 func must(t *testing.T, err error) {

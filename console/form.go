@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/heraldhq/herald/engine/cron"
+	"github.com/heraldhq/herald/wire"
 )
 
 // formats are the attachment formats a form offers.
@@ -52,14 +53,14 @@ type attachRow struct {
 }
 
 // formOf fills the form from a subscription.
-func (c *Console) formOf(q *req, pid string, s subscription) (*subForm, error) {
-	f := &subForm{Title: s.Meta.Title, Condition: s.Condition.Condition.Expression, Subject: s.Subject.text(),
-		Message: s.Message.text(), FireMode: s.FireMode, Enabled: s.Enabled, Formats: formats, Errors: map[string]string{}}
-	if s.Message != nil && s.Message.HTML != nil {
-		f.MessageHTML = s.Message.HTML.Expression
-	}
+func (c *Console) formOf(q *req, pid string, s *wire.Subscription) (*subForm, error) {
+	f := &subForm{Title: titleOf(s.Meta), Condition: conditionOf(s), Subject: s.Subject.Text(),
+		Message: s.Message.Text(), MessageHTML: s.Message.HTMLText(), FireMode: str(s.FireMode), Enabled: isOn(s.Enabled),
+		Formats: formats, Errors: map[string]string{}}
 	for _, t := range s.Triggers {
-		f.Triggers = append(f.Triggers, triggerRow{Cron: t.TimerEvent.CronExpression, TZ: t.TimerEvent.Timezone})
+		if t.TimerEvent != nil {
+			f.Triggers = append(f.Triggers, triggerRow{Cron: str(t.TimerEvent.CronExpression), TZ: str(t.TimerEvent.Timezone)})
+		}
 	}
 	f.Triggers = append(f.Triggers, triggerRow{}) // room for one more
 	for i := range f.Triggers {
@@ -70,15 +71,19 @@ func (c *Console) formOf(q *req, pid string, s subscription) (*subForm, error) {
 		return nil, err
 	}
 	for _, ch := range chs {
-		f.Channels = append(f.Channels, choice{URI: ch.Meta.URI, Title: ch.Meta.Title, Kind: c.kindTitle(ch),
-			Checked: slices.Contains(s.Channels, ch.Meta.URI)})
+		uri := ""
+		if ch.Meta != nil {
+			uri = ch.Meta.URI
+		}
+		f.Channels = append(f.Channels, choice{URI: uri, Title: titleOf(ch.Meta), Kind: c.kindTitle(ch),
+			Checked: slices.Contains(s.Channels, uri)})
 	}
 	reports, metrics, err := c.objects(q, pid)
 	if err != nil {
 		return nil, err
 	}
 	f.Metrics = metrics
-	rows := append(slices.Clone(s.Attachments), attachment{}) // room for one more
+	rows := append(slices.Clone(s.Attachments), wire.Attachment{}) // room for one more
 	for _, a := range rows {
 		r := attachRow{Report: a.Report, Formats: map[string]bool{}}
 		for _, x := range a.Formats {
@@ -95,9 +100,20 @@ func (c *Console) formOf(q *req, pid string, s subscription) (*subForm, error) {
 	return f, nil
 }
 
+// conditionOf is the text of a subscription's condition.
+func conditionOf(s *wire.Subscription) string {
+	if s.Condition == nil || s.Condition.Condition == nil {
+		return ""
+	}
+	return str(s.Condition.Condition.Expression)
+}
+
 // readForm overwrites s with the posted form.
-func readForm(r *http.Request, s *subscription) {
+func readForm(r *http.Request, s *wire.Subscription) {
 	v := r.PostForm
+	if s.Meta == nil {
+		s.Meta = &wire.Meta{}
+	}
 	s.Meta.Title = strings.TrimSpace(v.Get("title"))
 	s.Triggers = nil
 	for i := 0; i < 50; i++ {
@@ -108,25 +124,26 @@ func readForm(r *http.Request, s *subscription) {
 		if strings.TrimSpace(cronExpr[0]) == "" {
 			continue
 		}
-		var t trigger
-		t.TimerEvent.CronExpression = strings.TrimSpace(cronExpr[0])
-		t.TimerEvent.Timezone = strings.TrimSpace(v.Get("trigger_tz_" + strconv.Itoa(i)))
-		s.Triggers = append(s.Triggers, t)
+		t := &wire.TimerEvent{CronExpression: new(strings.TrimSpace(cronExpr[0]))}
+		if tz := strings.TrimSpace(v.Get("trigger_tz_" + strconv.Itoa(i))); tz != "" {
+			t.Timezone = &tz // none: the service's default zone
+		}
+		s.Triggers = append(s.Triggers, wire.Trigger{TimerEvent: t})
 	}
-	s.Condition.Condition.Expression = v.Get("condition")
-	s.Message = &tmpl{Template: &expression{Expression: v.Get("message")}}
+	s.Condition = &wire.Condition{Condition: &wire.Expression{Expression: new(v.Get("condition"))}}
+	s.Message = wire.TextTemplate(v.Get("message"))
 	if h := v.Get("message_html"); strings.TrimSpace(h) != "" {
-		s.Message.HTML = &expression{Expression: h}
+		s.Message.HTML = &wire.Expression{Expression: &h}
 	}
 	s.Subject = nil
 	if sub := v.Get("subject"); strings.TrimSpace(sub) != "" {
-		s.Subject = &tmpl{Template: &expression{Expression: sub}}
+		s.Subject = wire.TextTemplate(sub)
 	}
-	s.FireMode = v.Get("fire_mode")
-	if s.FireMode != "onChange" {
+	s.FireMode = new(v.Get("fire_mode"))
+	if *s.FireMode != "onChange" {
 		s.ResolvedMessage = nil // the all-clear needs onChange
 	}
-	s.Enabled = v.Get("enabled") == "true"
+	s.Enabled = new(v.Get("enabled") == "true")
 	s.Channels = v["channels"]
 	was := s.Attachments
 	s.Attachments = nil
@@ -138,7 +155,7 @@ func readForm(r *http.Request, s *subscription) {
 		if rep[0] == "" {
 			continue
 		}
-		a := attachment{Report: rep[0], Formats: v["formats_"+strconv.Itoa(i)]}
+		a := wire.Attachment{Report: rep[0], Formats: v["formats_"+strconv.Itoa(i)]}
 		if i < len(was) && was[i].Report == a.Report {
 			a.NewRowsBy = was[i].NewRowsBy // an API-only setting, kept while the report stays
 		}
@@ -181,10 +198,10 @@ func fieldName(path string) string {
 
 // saveForm sends the form's subscription; on a refusal it shows the form
 // again with the error at its field.
-func (c *Console) saveForm(w http.ResponseWriter, q *req, pid string, s subscription, method, path string, isNew bool) error {
-	readForm(q.r, &s)
-	var doc subscriptionDoc
-	_, err := q.do(q.ctx, method, path, subscriptionDoc{Subscription: s}, &doc)
+func (c *Console) saveForm(w http.ResponseWriter, q *req, pid string, s *wire.Subscription, method, path string, isNew bool) error {
+	readForm(q.r, s)
+	var doc wire.SubscriptionDoc
+	_, err := q.do(q.ctx, method, path, wire.SubscriptionDoc{Subscription: s}, &doc)
 	var ae *apiError
 	if errors.As(err, &ae) && (ae.Status == http.StatusBadRequest || ae.Status == http.StatusConflict) {
 		f, ferr := c.formOf(q, pid, s)
@@ -202,14 +219,14 @@ func (c *Console) saveForm(w http.ResponseWriter, q *req, pid string, s subscrip
 	if err != nil {
 		return err
 	}
-	sid := doc.Subscription.ID()
+	sid := subID(doc.Subscription)
 	if sid == "" {
 		sid = last(path)
 	}
 	return redirect(w, q, noticeURL(consoleSub(pid, sid), "saved"))
 }
 
-func (c *Console) showForm(w http.ResponseWriter, q *req, status int, pid string, f *subForm, s subscription) error {
+func (c *Console) showForm(w http.ResponseWriter, q *req, status int, pid string, f *subForm, s *wire.Subscription) error {
 	p, err := c.project(q, pid)
 	if err != nil {
 		return err
@@ -217,22 +234,21 @@ func (c *Console) showForm(w http.ResponseWriter, q *req, status int, pid string
 	title := "New subscription"
 	f.Action, f.Cancel = "/console/projects/"+pid+"/subscriptions/new", "/console/projects/"+pid
 	if !f.New {
-		title = "Edit " + s.Meta.Title
-		f.Action, f.Cancel = consoleSub(pid, s.ID())+"/edit", consoleSub(pid, s.ID())
+		title = "Edit " + titleOf(s.Meta)
+		f.Action, f.Cancel = consoleSub(pid, subID(s))+"/edit", consoleSub(pid, subID(s))
 	}
 	c.render(w, q, status, "form", map[string]any{"Title": title, "Project": p, "F": f})
 	return nil
 }
 
 // blank is a new subscription's form values.
-func blank() subscription {
-	var s subscription
-	var t trigger
-	t.TimerEvent.CronExpression, t.TimerEvent.Timezone = "0 0 8 * * MON-FRI", "UTC"
-	s.Triggers = []trigger{t}
-	s.Condition.Condition.Expression = "true"
-	s.FireMode, s.Enabled = "always", true
-	return s
+func blank() *wire.Subscription {
+	return &wire.Subscription{
+		Meta:      &wire.Meta{},
+		Triggers:  []wire.Trigger{{TimerEvent: &wire.TimerEvent{CronExpression: new("0 0 8 * * MON-FRI"), Timezone: new("UTC")}}},
+		Condition: &wire.Condition{Condition: &wire.Expression{Expression: new("true")}},
+		FireMode:  new("always"), Enabled: new(true),
+	}
 }
 
 func (c *Console) newSubscription(w http.ResponseWriter, q *req) error {
@@ -242,7 +258,7 @@ func (c *Console) newSubscription(w http.ResponseWriter, q *req) error {
 		return err
 	}
 	f.New = true
-	return c.showForm(w, q, http.StatusOK, pid, f, subscription{})
+	return c.showForm(w, q, http.StatusOK, pid, f, &wire.Subscription{})
 }
 
 func (c *Console) createSubscription(w http.ResponseWriter, q *req) error {

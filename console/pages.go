@@ -53,6 +53,8 @@ var funcs = template.FuncMap{
 		return uri
 	},
 	"last":       last,
+	"str":        str,
+	"isOn":       isOn,
 	"titled":     titled,
 	"metric":     metric,
 	"previewKey": previewKey,

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/heraldhq/herald/wire"
 )
 
 // recipientsPerPage is how many recipients the recipients page shows at once.
@@ -21,7 +23,7 @@ type audience struct {
 }
 
 // audienceOf names what a subscription's recipients or burst refer to.
-func (c *Console) audienceOf(q *req, pid string, s subscription) (audience, error) {
+func (c *Console) audienceOf(q *req, pid string, s *wire.Subscription) (audience, error) {
 	a := audience{Members: map[string]string{}, Roles: map[string]string{}, Objects: map[string]string{}}
 	if s.Recipients == nil && s.Burst == nil {
 		return a, nil
@@ -94,7 +96,7 @@ func (c *Console) recipients(w http.ResponseWriter, q *req) error {
 			Total   int             `json:"total"`
 			Slices  int             `json:"slices"`
 			Skipped int             `json:"skipped"`
-			Skips   []skip          `json:"skips"`
+			Skips   []wire.Skip     `json:"skips"`
 			Rows    int             `json:"rows"`
 		} `json:"recipients"`
 	}
@@ -107,7 +109,7 @@ func (c *Console) recipients(w http.ResponseWriter, q *req) error {
 		return err
 	}
 	rs := out.Recipients
-	c.render(w, q, http.StatusOK, "recipients", map[string]any{"Title": "Recipients: " + s.Meta.Title, "Sub": s, "ID": sid, "PID": pid,
+	c.render(w, q, http.StatusOK, "recipients", map[string]any{"Title": "Recipients: " + titleOf(s.Meta), "Sub": s, "ID": sid, "PID": pid,
 		"R": rs, "A": a, "Page": page, "More": (page+1)*recipientsPerPage < rs.Total})
 	return nil
 }
@@ -132,7 +134,7 @@ func (c *Console) runPage(w http.ResponseWriter, q *req) error {
 	page, _ := strconv.Atoi(q.r.URL.Query().Get("page"))
 	page = max(page, 0)
 	who := strings.TrimSpace(q.r.URL.Query().Get("recipient"))
-	var out struct{ Run run }
+	var out wire.RunDoc
 	path := fmt.Sprintf("%s/%s/runs/%s?limit=%d&offset=%d&recipient=%s", subsPath(pid, q.user), sid, rid, recipientsPerPage,
 		page*recipientsPerPage, url.QueryEscape(who))
 	if _, err := q.do(q.ctx, http.MethodGet, path, nil, &out); err != nil {
@@ -146,7 +148,7 @@ func (c *Console) runPage(w http.ResponseWriter, q *req) error {
 	if err != nil {
 		return err
 	}
-	c.render(w, q, http.StatusOK, "run", map[string]any{"Title": "Run: " + s.Meta.Title, "Sub": s, "ID": sid, "PID": pid,
+	c.render(w, q, http.StatusOK, "run", map[string]any{"Title": "Run: " + titleOf(s.Meta), "Sub": s, "ID": sid, "PID": pid,
 		"Run": out.Run, "Channels": names, "A": a, "Recipient": who, "Page": page,
 		"More": (page+1)*recipientsPerPage < out.Run.DeliveriesTotal})
 	return nil

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/engine/cron"
+	"github.com/heraldhq/herald/wire"
 )
 
 // runsPerPage is how many runs a subscription's page shows at once.
@@ -84,23 +85,27 @@ type schedule struct {
 }
 
 // scheduleOf describes the triggers and computes the next n fires after now.
-func scheduleOf(ts []trigger, now time.Time, n int) schedule {
+func scheduleOf(ts []wire.Trigger, now time.Time, n int) schedule {
 	var s schedule
 	for _, t := range ts {
-		tz := t.TimerEvent.Timezone
+		if t.TimerEvent == nil {
+			continue
+		}
+		tz := str(t.TimerEvent.Timezone)
 		if tz == "" {
 			tz = "UTC"
 		}
 		if s.Zone == "" {
 			s.Zone = tz
 		}
-		words, err := cron.Describe(t.TimerEvent.CronExpression)
+		expr := str(t.TimerEvent.CronExpression)
+		words, err := cron.Describe(expr)
 		if err != nil {
 			s.Err = err.Error()
 			continue
 		}
 		s.Words = append(s.Words, words+" ("+tz+")")
-		sched, err := cron.Parse(t.TimerEvent.CronExpression)
+		sched, err := cron.Parse(expr)
 		loc, lerr := time.LoadLocation(tz)
 		if err != nil || lerr != nil {
 			continue
@@ -134,9 +139,10 @@ func dedupe(ts []time.Time) []time.Time {
 
 // row is one subscription in a project's list.
 type row struct {
-	subscription
+	*wire.Subscription
+	ID       string
 	Schedule schedule
-	Last     *run
+	Last     *wire.Run
 }
 
 func (c *Console) subscriptions(w http.ResponseWriter, q *req) error {
@@ -145,11 +151,7 @@ func (c *Console) subscriptions(w http.ResponseWriter, q *req) error {
 	if err != nil {
 		return err
 	}
-	var out struct {
-		Subscriptions struct {
-			Items []subscriptionDoc `json:"items"`
-		} `json:"subscriptions"`
-	}
+	var out wire.SubscriptionList
 	if _, err := q.do(q.ctx, http.MethodGet, subsPath(pid, q.user), nil, &out); err != nil {
 		return err
 	}
@@ -157,13 +159,16 @@ func (c *Console) subscriptions(w http.ResponseWriter, q *req) error {
 	rows := make([]row, 0, len(out.Subscriptions.Items))
 	for _, it := range out.Subscriptions.Items {
 		s := it.Subscription
-		r := row{subscription: s, Schedule: scheduleOf(s.Triggers, now, 1)}
+		if s == nil {
+			continue
+		}
+		r := row{Subscription: s, ID: subID(s), Schedule: scheduleOf(s.Triggers, now, 1)}
 		var runs struct {
 			Runs struct {
-				Items []struct{ Run run } `json:"items"`
+				Items []wire.RunDoc `json:"items"`
 			} `json:"runs"`
 		}
-		if _, err := q.do(q.ctx, http.MethodGet, subsPath(pid, q.user)+"/"+s.ID()+"/runs?limit=1", nil, &runs); err == nil &&
+		if _, err := q.do(q.ctx, http.MethodGet, subsPath(pid, q.user)+"/"+r.ID+"/runs?limit=1", nil, &runs); err == nil &&
 			len(runs.Runs.Items) > 0 {
 			r.Last = &runs.Runs.Items[0].Run
 		}
@@ -174,9 +179,12 @@ func (c *Console) subscriptions(w http.ResponseWriter, q *req) error {
 }
 
 // load reads subscription sid of the user in pid.
-func (c *Console) load(q *req, pid, sid string) (subscription, error) {
-	var doc subscriptionDoc
+func (c *Console) load(q *req, pid, sid string) (*wire.Subscription, error) {
+	var doc wire.SubscriptionDoc
 	_, err := q.do(q.ctx, http.MethodGet, subsPath(pid, q.user)+"/"+sid, nil, &doc)
+	if err == nil && doc.Subscription == nil {
+		err = fmt.Errorf("GET %s: no subscription in the answer", subsPath(pid, q.user)+"/"+sid)
+	}
 	return doc.Subscription, err
 }
 
@@ -194,14 +202,14 @@ func (c *Console) subscription(w http.ResponseWriter, q *req) error {
 	page = max(page, 0)
 	var runs struct {
 		Runs struct {
-			Items []struct{ Run run } `json:"items"`
+			Items []wire.RunDoc `json:"items"`
 		} `json:"runs"`
 	}
 	path := fmt.Sprintf("%s/%s/runs?limit=%d&offset=%d", subsPath(pid, q.user), sid, runsPerPage+1, page*runsPerPage)
 	if _, err := q.do(q.ctx, http.MethodGet, path, nil, &runs); err != nil {
 		return err
 	}
-	list := make([]run, 0, len(runs.Runs.Items))
+	list := make([]wire.Run, 0, len(runs.Runs.Items))
 	for _, it := range runs.Runs.Items {
 		list = append(list, it.Run)
 	}
@@ -223,7 +231,7 @@ func (c *Console) subscription(w http.ResponseWriter, q *req) error {
 	}
 	names["email"] = "e-mail"
 	c.render(w, q, http.StatusOK, "subscription", map[string]any{
-		"Title": s.Meta.Title, "Project": p, "Sub": s, "ID": sid, "Schedule": scheduleOf(s.Triggers, c.opt.Now(), 5),
+		"Title": titleOf(s.Meta), "Project": p, "Sub": s, "ID": sid, "Schedule": scheduleOf(s.Triggers, c.opt.Now(), 5),
 		"Runs": list, "Page": page, "More": more, "Channels": names, "Names": mergeNames(reports, metrics),
 		"A": a, "Notice": notice(q),
 	})
@@ -302,13 +310,13 @@ func (c *Console) setEnabled(w http.ResponseWriter, q *req) error {
 	if err != nil {
 		return err
 	}
-	s.Enabled = q.r.PostFormValue("enabled") == "true"
+	s.Enabled = new(q.r.PostFormValue("enabled") == "true")
 	s.Health = nil
-	if _, err := q.do(q.ctx, http.MethodPut, subsPath(pid, q.user)+"/"+sid, subscriptionDoc{Subscription: s}, nil); err != nil {
+	if _, err := q.do(q.ctx, http.MethodPut, subsPath(pid, q.user)+"/"+sid, wire.SubscriptionDoc{Subscription: s}, nil); err != nil {
 		return err
 	}
 	key := "paused"
-	if s.Enabled {
+	if *s.Enabled {
 		key = "resumed"
 	}
 	return redirect(w, q, noticeURL(consoleSub(pid, sid), key))
@@ -328,7 +336,7 @@ func (c *Console) preview(w http.ResponseWriter, q *req) error {
 			Resolved    bool                `json:"resolved"`
 			Subject     string              `json:"subject"`
 			Text        string              `json:"text"`
-			Attachments []attachment        `json:"attachments"`
+			Attachments []wire.Attachment   `json:"attachments"`
 			Channels    []struct {
 				Channel, Kind, To string
 			} `json:"channels"`
@@ -352,7 +360,7 @@ func (c *Console) preview(w http.ResponseWriter, q *req) error {
 	if err != nil {
 		return err
 	}
-	c.render(w, q, http.StatusOK, "preview", map[string]any{"Title": "Preview: " + s.Meta.Title, "Sub": s, "ID": sid,
+	c.render(w, q, http.StatusOK, "preview", map[string]any{"Title": "Preview: " + titleOf(s.Meta), "Sub": s, "ID": sid,
 		"PID": pid, "P": out.Preview, "Names": mergeNames(reports, metrics), "A": a})
 	return nil
 }

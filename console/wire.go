@@ -1,175 +1,61 @@
 package console
 
 import (
+	"encoding/json"
 	"strings"
 	"time"
+
+	"github.com/heraldhq/herald/wire"
 )
 
-// The API's shapes, as far as the console reads and writes them.
+// Helpers over the API's shapes, which are the wire package's.
 
-type expression struct {
-	Expression string `json:"expression"`
-}
-
-type tmpl struct {
-	Template *expression `json:"template,omitempty"`
-	HTML     *expression `json:"html,omitempty"`
-}
-
-func (t *tmpl) text() string {
-	if t == nil || t.Template == nil {
+// subID is a subscription's id, the last element of its URI.
+func subID(s *wire.Subscription) string {
+	if s == nil || s.Meta == nil {
 		return ""
 	}
-	return t.Template.Expression
+	return last(s.Meta.URI)
 }
 
-type trigger struct {
-	TimerEvent struct {
-		CronExpression string `json:"cronExpression"`
-		Timezone       string `json:"timezone,omitempty"`
-	} `json:"timerEvent"`
+// titleOf is a record's title.
+func titleOf(m *wire.Meta) string {
+	if m == nil {
+		return ""
+	}
+	return m.Title
 }
 
-type attachment struct {
-	Report    string   `json:"report"`
-	Formats   []string `json:"formats"`
-	NewRowsBy string   `json:"newRowsBy,omitempty"` // kept as it was: the form does not edit it
+// str is the string p points to, "" for none.
+func str(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
 }
 
-type pausedChannel struct {
-	Channel string `json:"channel"`
-	By      string `json:"by,omitempty"`
-	At      string `json:"at,omitempty"`
+// isOn reads an enabled flag, which is on unless it says false.
+func isOn(p *bool) bool { return p == nil || *p }
+
+// chanID is a channel's id, the last element of its URI.
+func chanID(ch wire.Channel) string {
+	if ch.Meta == nil {
+		return ""
+	}
+	return last(ch.Meta.URI)
 }
 
-// recipients are the members a subscription goes to, each as themselves.
-type recipients struct {
-	Users []string `json:"users"`
-	Roles []string `json:"roles"`
-	Via   []string `json:"via"`
+// configOf is the channel's configuration of the kind with the wire key, nil
+// when it holds none.
+func configOf(ch wire.Channel, key string) map[string]any {
+	raw, ok := ch.Configuration[key]
+	if !ok {
+		return nil
+	}
+	conf := map[string]any{}
+	_ = json.Unmarshal(raw, &conf)
+	return conf
 }
-
-// burst sends a subscription to the addresses of a report's rows.
-type burst struct {
-	Report  string `json:"report"`
-	Address string `json:"address"`
-	By      string `json:"by"`
-	Via     string `json:"via"`
-}
-
-type subscription struct {
-	Triggers  []trigger `json:"triggers"`
-	Condition struct {
-		Condition expression `json:"condition"`
-	} `json:"condition"`
-	Message         *tmpl           `json:"message,omitempty"`
-	Subject         *tmpl           `json:"subject,omitempty"`
-	ResolvedMessage *tmpl           `json:"resolvedMessage,omitempty"`
-	Channels        []string        `json:"channels"`
-	Recipients      *recipients     `json:"recipients,omitempty"`
-	Burst           *burst          `json:"burst,omitempty"`
-	Attachments     []attachment    `json:"attachments"`
-	PausedChannels  []pausedChannel `json:"pausedChannels,omitempty"`
-	Enabled         bool            `json:"enabled"`
-	FireMode        string          `json:"fireMode"`
-	// OnEmpty and SendWhen are kept as they were: the form does not edit them.
-	OnEmpty  string `json:"onEmpty,omitempty"`
-	SendWhen string `json:"sendWhen,omitempty"`
-	Meta     struct {
-		Title   string `json:"title"`
-		URI     string `json:"uri,omitempty"`
-		Created string `json:"created,omitempty"`
-		Updated string `json:"updated,omitempty"`
-	} `json:"meta"`
-	Health *struct {
-		Healthy        bool `json:"healthy"`
-		FailuresInARow int  `json:"failuresInARow"`
-	} `json:"health,omitempty"`
-}
-
-// id is the subscription's id, the last element of its URI.
-func (s subscription) ID() string { return last(s.Meta.URI) }
-
-type subscriptionDoc struct {
-	Subscription subscription `json:"subscription"`
-}
-
-type run struct {
-	URI         string              `json:"uri"`
-	ScheduledAt string              `json:"scheduledAt"`
-	State       string              `json:"state"`
-	Trigger     string              `json:"trigger"`
-	By          string              `json:"by"`
-	Resolved    bool                `json:"resolved"`
-	Condition   *bool               `json:"condition"`
-	Values      map[string]*float64 `json:"values"`
-	Subject     string              `json:"subject"`
-	Text        string              `json:"text"`
-	Attachments []struct {
-		Name        string `json:"name"`
-		ContentType string `json:"contentType"`
-		Inline      bool   `json:"inline"`
-	} `json:"attachments"`
-	Error          string   `json:"error"`
-	Stage          string   `json:"stage"`
-	Reason         string   `json:"reason"`
-	Started        string   `json:"started"`
-	Finished       string   `json:"finished"`
-	PausedChannels []string `json:"pausedChannels"`
-	Events         []struct {
-		Event, Channel, By, At string
-	} `json:"events"`
-	Deliveries []struct {
-		Channel    string `json:"channel"`
-		Kind       string `json:"kind"`
-		Recipient  string `json:"recipient"`
-		Address    string `json:"address"`
-		State      string `json:"state"`
-		Attempts   int    `json:"attempts"`
-		LastError  string `json:"lastError"`
-		ProviderID string `json:"providerId"`
-		SentAt     string `json:"sentAt"`
-	} `json:"deliveries"`
-	DeliveryCounts  map[string]int `json:"deliveryCounts"`
-	DeliveriesTotal int            `json:"deliveriesTotal"`
-	Skipped         int            `json:"skipped"`
-	Audience        *struct {
-		Recipients   int    `json:"recipients"`
-		Slices       int    `json:"slices"`
-		NotTriggered int    `json:"notTriggered"`
-		Empty        int    `json:"empty"`
-		Rows         int    `json:"rows"`
-		Skips        []skip `json:"skips"`
-		SliceDetails []struct {
-			Filters    []string `json:"filters"`
-			Recipients int      `json:"recipients"`
-			Condition  *bool    `json:"condition"`
-			Subject    string   `json:"subject"`
-			Error      string   `json:"error"`
-		} `json:"sliceDetails"`
-	} `json:"audience"`
-}
-
-// skip is a recipient a run or the recipients listing skipped, and why.
-type skip struct {
-	Row     int    `json:"row"`
-	User    string `json:"user"`
-	Address string `json:"address"`
-	Reason  string `json:"reason"`
-}
-
-func (r run) ID() string { return last(r.URI) }
-
-type channel struct {
-	Configuration map[string]map[string]any `json:"configuration"`
-	Meta          struct {
-		Title string `json:"title"`
-		URI   string `json:"uri"`
-	} `json:"meta"`
-	Verification string `json:"verification,omitempty"` // "verified", "unverified", or none
-}
-
-func (c channel) ID() string { return last(c.Meta.URI) }
 
 type entry struct {
 	Link       string `json:"link"`

@@ -1,12 +1,10 @@
 package notify
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"time"
 
@@ -17,25 +15,6 @@ import (
 // A subscription's audience beyond its owner's channels: members of the
 // project, each of whom gets it as themselves (recipients), and the addresses
 // of a report's rows, each restricted to its rows' elements (burst).
-
-// RecipientsBody is a subscription's recipients as the API carries them:
-// profile URIs of members, role URIs, and how they are reached ("email", or
-// the URI of one of the owner's channels).
-type RecipientsBody struct {
-	Users []string `json:"users"`
-	Roles []string `json:"roles"`
-	Via   []string `json:"via"`
-}
-
-// BurstBody is a subscription's burst as the API carries it: a report, the
-// URI of the label of its rows whose values are addresses, the URI of the
-// attribute whose elements each address gets, and how they are reached.
-type BurstBody struct {
-	Report  string `json:"report"`
-	Address string `json:"address"`
-	By      string `json:"by"`
-	Via     string `json:"via"`
-}
 
 // BurstReports checks the report of a burst for the service; the analytics
 // service implements it.
@@ -53,18 +32,13 @@ const (
 	maxVia            = 4
 )
 
-var (
-	profileURIForm = regexp.MustCompile(`^/svc/account/profile/([A-Za-z0-9]+)$`)
-	roleURIForm    = regexp.MustCompile(`^/svc/projects/([a-z0-9]+)/roles/([0-9]+)$`)
-)
-
 // ViaEmail is the one kind a recipient is reached by without a channel of
 // the owner's: the service's mail relay needs no credentials of theirs.
 const ViaEmail = "email"
 
-// parseAudience parses the recipients and the burst of body into sub, whose
+// parseAudience parses the recipients and the burst of in into sub, whose
 // channels are parsed, naming in needs the burst's report.
-func (s *Service) parseAudience(ctx context.Context, pid, owner string, in *SubscriptionBody, sub *store.Subscription, needs *Needs) error {
+func (s *Service) parseAudience(ctx context.Context, pid, owner string, in SubscriptionInput, sub *store.Subscription, needs *Needs) error {
 	if in.Recipients != nil && in.Burst != nil {
 		return invalid(subRoot+".burst", "a subscription has recipients or a burst, not both")
 	}
@@ -112,7 +86,7 @@ func perSubscriptionChecks(def store.SubscriptionDef) error {
 	return nil
 }
 
-func (s *Service) parseRecipients(ctx context.Context, pid, owner string, in *RecipientsBody) (*store.Recipients, error) {
+func (s *Service) parseRecipients(ctx context.Context, pid, owner string, in *RecipientsInput) (*store.Recipients, error) {
 	const root = subRoot + ".recipients"
 	out := &store.Recipients{}
 	if len(in.Users)+len(in.Roles) == 0 {
@@ -126,31 +100,23 @@ func (s *Service) parseRecipients(ctx context.Context, pid, owner string, in *Re
 	}
 	for i, u := range in.Users {
 		path := fmt.Sprintf("%s.users[%d]", root, i)
-		m := profileURIForm.FindStringSubmatch(u)
-		if m == nil {
-			return nil, invalid(path, "must be a profile URI /svc/account/profile/<user id>")
-		}
-		member, err := s.st.Membership(ctx, pid, m[1])
+		member, err := s.st.Membership(ctx, pid, u)
 		if errors.Is(err, store.ErrNotFound) || (err == nil && member.Status != store.MemberEnabled) {
 			return nil, invalid(path, "is not an enabled member of the project")
 		}
 		if err != nil {
 			return nil, err
 		}
-		if slices.Contains(out.Users, m[1]) {
+		if slices.Contains(out.Users, u) {
 			return nil, invalid(path, "names a user twice")
 		}
-		out.Users = append(out.Users, m[1])
+		out.Users = append(out.Users, u)
 	}
 	for i, r := range in.Roles {
 		path := fmt.Sprintf("%s.roles[%d]", root, i)
-		m := roleURIForm.FindStringSubmatch(r)
-		role, ok := Role{}, false
-		if m != nil && m[1] == pid {
-			role, ok = RoleByID(m[2])
-		}
+		role, ok := RoleByID(r)
 		if !ok {
-			return nil, invalid(path, "must be a role URI of this project, /svc/projects/"+pid+"/roles/<id>")
+			return nil, invalid(path, "names no role of the project")
 		}
 		if slices.Contains(out.Roles, role.Identifier) {
 			return nil, invalid(path, "names a role twice")
@@ -159,7 +125,7 @@ func (s *Service) parseRecipients(ctx context.Context, pid, owner string, in *Re
 	}
 	via := in.Via
 	if len(via) == 0 {
-		via = []string{ViaEmail}
+		via = []ViaInput{{}} // e-mail
 	}
 	if len(via) > maxVia {
 		return nil, invalid(root+".via", fmt.Sprintf("may name at most %d ways", maxVia))
@@ -182,7 +148,7 @@ func (s *Service) parseRecipients(ctx context.Context, pid, owner string, in *Re
 	return out, nil
 }
 
-func (s *Service) parseBurst(ctx context.Context, pid, owner string, in *BurstBody, needs *Needs) (*store.Burst, error) {
+func (s *Service) parseBurst(ctx context.Context, pid, owner string, in *BurstInput, needs *Needs) (*store.Burst, error) {
 	const root = subRoot + ".burst"
 	m := objURI.FindStringSubmatch(in.Report)
 	if m == nil || m[1] != pid {
@@ -194,7 +160,7 @@ func (s *Service) parseBurst(ctx context.Context, pid, owner string, in *BurstBo
 			return nil, invalid(root+"."+f.name, "must be an object URI of this project, /svc/md/"+pid+"/obj/<id>")
 		}
 	}
-	via, err := s.parseVia(ctx, root+".via", owner, cmp.Or(in.Via, ViaEmail))
+	via, err := s.parseVia(ctx, root+".via", owner, in.Via)
 	if err != nil {
 		return nil, err
 	}
@@ -211,22 +177,14 @@ func (s *Service) parseBurst(ctx context.Context, pid, owner string, in *BurstBo
 	return &store.Burst{Report: in.Report, Address: in.Address, By: in.By, Via: via}, nil
 }
 
-// parseVia reads a way to reach recipients: "email", or the URI of one of
-// owner's channels of a kind that sends to an address given apart from it.
-func (s *Service) parseVia(ctx context.Context, path, owner, v string) (store.Via, error) {
-	if v == ViaEmail {
+// parseVia reads a way to reach recipients: e-mail, or one of owner's
+// channels of a kind that sends to an address given apart from it.
+func (s *Service) parseVia(ctx context.Context, path, owner string, v ViaInput) (store.Via, error) {
+	if v.Channel == "" {
 		return store.Via{Kind: ViaEmail}, nil
 	}
-	m := channelURIForm.FindStringSubmatch(v)
-	if m == nil {
-		if d, ok := s.kinds.Lookup(channels.Kind(v)); ok && d.Readdress != nil {
-			return store.Via{}, invalid(path, fmt.Sprintf("%s sends with credentials of a channel: name one of your %s channels by its URI",
-				v, d.Title))
-		}
-		return store.Via{}, invalid(path, "must be email or the URI of one of your channels, /svc/account/profile/<user id>/channelConfigurations/<id>")
-	}
-	ch, err := s.st.ChannelByID(ctx, m[2])
-	if errors.Is(err, store.ErrNotFound) || (err == nil && (ch.Owner != owner || m[1] != owner)) {
+	ch, err := s.st.ChannelByID(ctx, v.Channel)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && ch.Owner != owner) {
 		return store.Via{}, invalid(path, "names no channel configuration of the subscription's user")
 	}
 	if err != nil {

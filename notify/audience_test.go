@@ -13,6 +13,7 @@ import (
 	"github.com/heraldhq/herald/channels/sms"
 	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/wire"
 )
 
 // fakeBursts refuses the label 99 as a burst's address.
@@ -65,9 +66,15 @@ func audienceFixture(t testing.TB) (*fixture, *notify.Service) {
 }
 
 // audienceBody is a subscription without channels, with the given recipients or burst.
-func audienceBody(t testing.TB, extra string) *notify.SubscriptionBody {
+func audienceBody(t testing.TB, extra string) notify.SubscriptionInput {
 	t.Helper()
-	var body notify.SubscriptionBody
+	return subInput(audienceWire(t, extra))
+}
+
+// audienceWire is audienceBody in its wire shape.
+func audienceWire(t testing.TB, extra string) *wire.Subscription {
+	t.Helper()
+	var body wire.Subscription
 	doc := `{"triggers":[{"timerEvent":{"cronExpression":"0 0 8 * * *"}}],"condition":{"condition":{"expression":"true"}},` +
 		`"message":{"template":{"expression":"hi"}},"meta":{"title":"T"}` + extra + `}`
 	if err := json.Unmarshal([]byte(doc), &body); err != nil {
@@ -158,11 +165,11 @@ func FuzzSubscriptionAudience(f *testing.F) {
 	f.Add([]byte(`null`), []byte(`{"report":"","via":"sms"}`))
 	_, svc := audienceFixture(f)
 	f.Fuzz(func(t *testing.T, recipients, burst []byte) {
-		body := audienceBody(t, "")
+		body := audienceWire(t, "")
 		if json.Unmarshal(recipients, &body.Recipients) != nil || json.Unmarshal(burst, &body.Burst) != nil {
 			return
 		}
-		_, err := svc.CreateSubscription(context.Background(), "p1", "u1", body)
+		_, err := svc.CreateSubscription(context.Background(), "p1", "u1", subInput(body))
 		var de *notify.Error
 		if err != nil && (!errors.As(err, &de) || de.Code != notify.Invalid || de.Field == "") {
 			t.Fatalf("%s %s: %v", recipients, burst, err)

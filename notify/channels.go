@@ -13,25 +13,14 @@ import (
 	"github.com/heraldhq/herald/store"
 )
 
-// ChannelBody is a channel configuration as the API carries it:
-// {"configuration":{"<kind>Configuration":{...}},"meta":{"title":"..."}}.
-type ChannelBody struct {
-	Configuration map[string]json.RawMessage `json:"configuration"`
-	Meta          *Meta                      `json:"meta"`
-	// Verification is server-set (see Service.Verification); a client
-	// echoes it back on PUT, and it is ignored.
-	Verification string `json:"verification"`
-}
-
-// Meta is the meta of a record as clients send it: the title, and the
-// server-set fields a client echoes back on PUT, which are ignored.
-type Meta struct {
-	Title    string `json:"title"`
-	Author   string `json:"author"`
-	Category string `json:"category"`
-	Created  string `json:"created"`
-	Updated  string `json:"updated"`
-	URI      string `json:"uri"`
+// ChannelInput is a channel configuration as its owner gives it, in the
+// domain's values: its title, its kind, and the kind's configuration, which
+// the kind's descriptor decodes (the secret among its fields, when the kind
+// has one; left out on an update, the stored one is kept).
+type ChannelInput struct {
+	Title  string
+	Kind   channels.Kind
+	Config json.RawMessage
 }
 
 // maxSecret bounds a channel secret.
@@ -39,11 +28,11 @@ const maxSecret = 1024
 
 const channelRoot = "channelConfiguration"
 
-// CreateChannel validates body, seals its secret and stores it as a channel of owner.
-func (s *Service) CreateChannel(ctx context.Context, owner string, body *ChannelBody) (store.Channel, error) {
+// CreateChannel validates in, seals its secret and stores it as a channel of owner.
+func (s *Service) CreateChannel(ctx context.Context, owner string, in ChannelInput) (store.Channel, error) {
 	now := s.now()
 	ch := store.Channel{ID: store.NewHexID(), Owner: owner, Created: now, Updated: now}
-	if err := s.parseChannel(body, &ch, nil); err != nil {
+	if err := s.parseChannel(in, &ch, nil); err != nil {
 		return store.Channel{}, err
 	}
 	var qe *store.QuotaError
@@ -70,15 +59,15 @@ func (s *Service) Channels(ctx context.Context, owner string) ([]store.Channel, 
 	return s.st.Channels(ctx, owner)
 }
 
-// UpdateChannel replaces channel id of owner with body; a body without the
+// UpdateChannel replaces channel id of owner with in; an input without the
 // secret keeps the stored one when the kind stays the same.
-func (s *Service) UpdateChannel(ctx context.Context, owner, id string, body *ChannelBody) (store.Channel, error) {
+func (s *Service) UpdateChannel(ctx context.Context, owner, id string, in ChannelInput) (store.Channel, error) {
 	old, err := s.Channel(ctx, owner, id)
 	if err != nil {
 		return store.Channel{}, err
 	}
 	ch := store.Channel{ID: old.ID, Owner: old.Owner, Created: old.Created, Updated: s.now()}
-	if err := s.parseChannel(body, &ch, &old); err != nil {
+	if err := s.parseChannel(in, &ch, &old); err != nil {
 		return store.Channel{}, err
 	}
 	if err := s.st.UpdateChannel(ctx, ch); err != nil {
@@ -106,14 +95,8 @@ func (s *Service) DeleteChannel(ctx context.Context, owner, id string) error {
 	}
 }
 
-// ShowChannel returns the channel's configuration as the API shows it, its
-// kind's wire name and the configuration without the secret.
-func (s *Service) ShowChannel(ch store.Channel) (wire string, config json.RawMessage) {
-	if d, ok := s.kinds.Lookup(channels.Kind(ch.Kind)); ok {
-		return d.Wire, ch.Config
-	}
-	return ch.Kind + "Configuration", ch.Config
-}
+// Kinds are the channel kinds the service takes.
+func (s *Service) Kinds() *channels.Registry { return s.kinds }
 
 // Recipient names where the channel sends to.
 func (s *Service) Recipient(ch store.Channel) string {
@@ -123,35 +106,25 @@ func (s *Service) Recipient(ch store.Channel) string {
 	return ""
 }
 
-// parseChannel validates body into ch: the kind, the title, the kind's
-// configuration and, sealed, its secret. old is the stored channel on an
-// update, whose secret is kept when the body leaves it out.
-func (s *Service) parseChannel(body *ChannelBody, ch *store.Channel, old *store.Channel) error {
-	if body == nil {
-		return invalid(channelRoot, "is required")
-	}
-	if body.Meta == nil || strings.TrimSpace(body.Meta.Title) == "" {
+// parseChannel validates in into ch: the title, the kind's configuration
+// and, sealed, its secret. old is the stored channel on an update, whose
+// secret is kept when the input leaves it out. Errors name the fields'
+// paths on the wire, the configuration's under the kind's wire key.
+func (s *Service) parseChannel(in ChannelInput, ch *store.Channel, old *store.Channel) error {
+	if strings.TrimSpace(in.Title) == "" {
 		return invalid(channelRoot+".meta.title", "is required")
 	}
-	if utf8.RuneCountInString(body.Meta.Title) > 255 {
+	if utf8.RuneCountInString(in.Title) > 255 {
 		return invalid(channelRoot+".meta.title", "must be at most 255 characters")
 	}
-	ch.Title = body.Meta.Title
-	wires := strings.Join(s.kinds.Wires(), ", ")
-	if len(body.Configuration) != 1 {
-		return invalid(channelRoot+".configuration", "must hold exactly one of "+wires)
-	}
-	var wire string
-	var raw json.RawMessage
-	for wire, raw = range body.Configuration {
-	}
-	d, ok := s.kinds.ByWire(wire)
+	ch.Title = in.Title
+	d, ok := s.kinds.Lookup(in.Kind)
 	if !ok {
-		return invalid(channelRoot+".configuration", "must hold exactly one of "+wires+"; "+wire+" is none of them")
+		return invalid(channelRoot+".configuration", "must hold exactly one of "+strings.Join(s.kinds.Wires(), ", "))
 	}
-	path := channelRoot + ".configuration." + wire
+	path := channelRoot + ".configuration." + d.Wire
 	fields := map[string]json.RawMessage{}
-	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec := json.NewDecoder(bytes.NewReader(in.Config))
 	if err := dec.Decode(&fields); err != nil || fields == nil {
 		return invalid(path, "must be a JSON object")
 	}

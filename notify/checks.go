@@ -20,7 +20,7 @@ type Dates interface {
 
 // parseChecks reads what a subscription's messages check before they go:
 // onEmpty and sendWhen, each defaulting to send and always.
-func parseChecks(in *SubscriptionBody, def *store.SubscriptionDef) error {
+func parseChecks(in SubscriptionInput, def *store.SubscriptionDef) error {
 	def.OnEmpty, def.SendWhen = store.OnEmptySend, store.SendAlways
 	if in.OnEmpty != nil {
 		switch *in.OnEmpty {
@@ -43,7 +43,7 @@ func parseChecks(in *SubscriptionBody, def *store.SubscriptionDef) error {
 
 // parseNewRows checks each attachment's newRowsBy: the date attribute of a
 // date dimension of the project.
-func (s *Service) parseNewRows(ctx context.Context, pid string, in *SubscriptionBody, atts []store.ReportAttachment) error {
+func (s *Service) parseNewRows(ctx context.Context, pid string, in SubscriptionInput, atts []store.ReportAttachment) error {
 	for i, a := range in.Attachments {
 		if a.NewRowsBy == nil {
 			continue

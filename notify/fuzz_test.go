@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/heraldhq/herald/notify"
+	"github.com/heraldhq/herald/wire"
 )
 
 // FuzzChannelBody feeds arbitrary channel bodies to CreateChannel: each is
@@ -24,11 +25,11 @@ func FuzzChannelBody(f *testing.F) {
 	}
 	fx := newFixture(f)
 	f.Fuzz(func(t *testing.T, in []byte) {
-		var body notify.ChannelBody
+		var body wire.Channel
 		if json.Unmarshal(in, &body) != nil {
 			return
 		}
-		_, err := fx.svc.CreateChannel(context.Background(), "u1", &body)
+		_, err := fx.svc.CreateChannel(context.Background(), "u1", channelBody(t, string(in)))
 		var de *notify.Error
 		if err != nil && (!errors.As(err, &de) || (de.Code != notify.Invalid && de.Code != notify.Conflict) ||
 			(de.Code == notify.Invalid && de.Field == "")) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/wire"
 )
 
 // rateBatch is how many finished runs one roll-up counts at most; rateSettle
@@ -264,9 +265,10 @@ func (s *Service) loginChannel(ctx context.Context, owner string) (store.Channel
 	return store.Channel{}, errors.New("no channel kind sends to a login address")
 }
 
-// SubscriptionURI is the API's URI of a subscription.
+// SubscriptionURI is the API's URI of a subscription, which the messages
+// about it carry.
 func SubscriptionURI(sub store.Subscription) string {
-	return "/svc/projects/" + sub.ProjectID + "/users/" + sub.Owner + "/subscriptions/" + sub.ID
+	return wire.SubscriptionURI(sub.ProjectID, sub.Owner, sub.ID)
 }
 
 // RunDetail is what a run records of itself (the run's detail JSON).

@@ -18,6 +18,7 @@ import (
 	"github.com/heraldhq/herald/channels/email"
 	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/wire"
 )
 
 // linkWorld is a fixture whose service builds links, on a clock the test moves,
@@ -49,13 +50,13 @@ func newLinkWorld(t testing.TB) *linkWorld {
 	return w
 }
 
-func subBody(t testing.TB, s string) *notify.SubscriptionBody {
+func subBody(t testing.TB, s string) notify.SubscriptionInput {
 	t.Helper()
-	var b notify.SubscriptionBody
+	var b wire.Subscription
 	if err := json.Unmarshal([]byte(s), &b); err != nil {
 		t.Fatal(err)
 	}
-	return &b
+	return subInput(&b)
 }
 
 // token is the last path element of a link.

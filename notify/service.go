@@ -180,9 +180,12 @@ func (s *Service) CannotFire(ctx context.Context, projectID, owner string) (stri
 	return "", nil
 }
 
-// checkSubscriber refuses a subscription for a user who is not an enabled
+// CheckSubscriber refuses a subscription for a user who is not an enabled
 // member: the one membership rule of subscriptions, which Decide applies.
-func (s *Service) checkSubscriber(ctx context.Context, projectID, owner string) error {
+// Creating and updating a subscription apply it first; the API applies it
+// before it translates a body, so that a stranger's body is refused as a
+// stranger's before its fields are read.
+func (s *Service) CheckSubscriber(ctx context.Context, projectID, owner string) error {
 	st, err := s.access.UserStanding(ctx, projectID, owner)
 	if err != nil {
 		return err

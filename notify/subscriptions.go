@@ -15,74 +15,11 @@ import (
 	"github.com/heraldhq/herald/store"
 )
 
-// SubscriptionBody is a subscription as the API carries it.
-type SubscriptionBody struct {
-	Triggers []struct {
-		TimerEvent *struct {
-			CronExpression *string `json:"cronExpression"`
-			Timezone       *string `json:"timezone"`
-		} `json:"timerEvent"`
-	} `json:"triggers"`
-	Condition *struct {
-		Condition *struct {
-			Expression *string `json:"expression"`
-		} `json:"condition"`
-	} `json:"condition"`
-	Message         *Template `json:"message"`
-	Subject         *Template `json:"subject"`
-	ResolvedMessage *Template `json:"resolvedMessage"`
-	Channels        []string  `json:"channels"`
-	// Recipients and Burst (extensions) send the subscription to members, each
-	// as themselves, or to the addresses of a report's rows, each restricted
-	// to its rows' elements.
-	Recipients  *RecipientsBody `json:"recipients"`
-	Burst       *BurstBody      `json:"burst"`
-	Attachments []struct {
-		Report    string   `json:"report"`
-		Formats   []string `json:"formats"`
-		NewRowsBy *string  `json:"newRowsBy"`
-	} `json:"attachments"`
-	// OnEmpty is what a run whose reports have no rows does: send (the
-	// default), skip or notifyOwner.
-	OnEmpty *string `json:"onEmpty"`
-	// SendWhen is always (the default) or changed: only when the message or
-	// a file differs from what the channel was last sent.
-	SendWhen *string `json:"sendWhen"`
-	// PausedChannels, when given, are the channels the subscription does not
-	// send to (an unsubscribe link pauses one); when left out, a PUT keeps the
-	// pauses of the channels it keeps.
-	PausedChannels *[]PausedChannel `json:"pausedChannels"`
-	Enabled        *bool            `json:"enabled"`
-	FireMode       *string          `json:"fireMode"`
-	Meta           *Meta            `json:"meta"`
-	// Health is reported by the service; a PUT may echo it back. Ignored.
-	Health any `json:"health"`
-}
-
-// PausedChannel is one paused channel as the API carries it. By and At are
-// the service's record; a PUT may echo them back, and they are kept as they were.
-type PausedChannel struct {
-	Channel string `json:"channel"`
-	By      string `json:"by,omitempty"`
-	At      string `json:"at,omitempty"`
-}
-
-// Template is a JEXL template as the API carries it. A message may also have
-// an HTML template (an extension): its text is HTML, and what its
-// expressions write is escaped.
-type Template struct {
-	Template *struct {
-		Expression *string `json:"expression"`
-	} `json:"template"`
-	HTML *struct {
-		Expression *string `json:"expression"`
-	} `json:"html"`
-}
-
 var (
-	objURI         = regexp.MustCompile(`^/svc/md/([a-z0-9]+)/obj/([A-Za-z0-9_.-]+)$`)
-	exportFormats  = []string{"PDF", "CSV", "PNG", "XLS", "XLSX"}
-	channelURIForm = regexp.MustCompile(`^/svc/account/profile/([A-Za-z0-9]+)/channelConfigurations/([A-Za-z0-9]+)$`)
+	// objURI is an object URI, /svc/md/<project>/obj/<id>: how expressions
+	// (f:executeMetric) and a subscription name metadata objects.
+	objURI        = regexp.MustCompile(`^/svc/md/([a-z0-9]+)/obj/([A-Za-z0-9_.-]+)$`)
+	exportFormats = []string{"PDF", "CSV", "PNG", "XLS", "XLSX"}
 )
 
 // The span and the number of fires over which the triggers of one subscription are checked
@@ -94,17 +31,17 @@ const (
 
 const subRoot = "subscription"
 
-// CreateSubscription validates body as a subscription of owner in project
+// CreateSubscription validates in as a subscription of owner in project
 // and stores it.
-func (s *Service) CreateSubscription(ctx context.Context, projectID, owner string, body *SubscriptionBody) (store.Subscription, error) {
-	if err := s.checkSubscriber(ctx, projectID, owner); err != nil {
+func (s *Service) CreateSubscription(ctx context.Context, projectID, owner string, in SubscriptionInput) (store.Subscription, error) {
+	if err := s.CheckSubscriber(ctx, projectID, owner); err != nil {
 		return store.Subscription{}, err
 	}
-	sub, err := s.parseSubscription(ctx, projectID, owner, body)
+	sub, err := s.parseSubscription(ctx, projectID, owner, in)
 	if err != nil {
 		return sub, err
 	}
-	if sub.Paused, err = s.parsePauses(body, owner, sub, nil); err != nil {
+	if sub.Paused, err = s.parsePauses(in, owner, sub, nil); err != nil {
 		return sub, err
 	}
 	now := s.now()
@@ -156,20 +93,20 @@ func (s *Service) Health(ctx context.Context, id string) (Health, error) {
 	return Health{Healthy: !st.Unhealthy, FailuresInARow: st.Failures}, err
 }
 
-// UpdateSubscription replaces subscription id of owner in project with body.
-func (s *Service) UpdateSubscription(ctx context.Context, projectID, owner, id string, body *SubscriptionBody) (store.Subscription, error) {
+// UpdateSubscription replaces subscription id of owner in project with in.
+func (s *Service) UpdateSubscription(ctx context.Context, projectID, owner, id string, in SubscriptionInput) (store.Subscription, error) {
 	old, err := s.Subscription(ctx, projectID, owner, id)
 	if err != nil {
 		return old, err
 	}
-	if err := s.checkSubscriber(ctx, projectID, owner); err != nil {
+	if err := s.CheckSubscriber(ctx, projectID, owner); err != nil {
 		return old, err
 	}
-	sub, err := s.parseSubscription(ctx, projectID, owner, body)
+	sub, err := s.parseSubscription(ctx, projectID, owner, in)
 	if err != nil {
 		return sub, err
 	}
-	if sub.Paused, err = s.parsePauses(body, owner, sub, old.Paused); err != nil {
+	if sub.Paused, err = s.parsePauses(in, owner, sub, old.Paused); err != nil {
 		return sub, err
 	}
 	sub.ID, sub.ProjectID, sub.Owner, sub.Created, sub.Updated = old.ID, old.ProjectID, old.Owner, old.Created, s.now()
@@ -217,29 +154,26 @@ func (s *Service) DeleteSubscription(ctx context.Context, projectID, owner, id s
 	return nil
 }
 
-// parseSubscription validates body for project and owner. Every error names
+// parseSubscription validates in for project and owner. Every error names
 // the field's path. The objects the subscription names, and what running it
 // asks of its owner, go through the decision the engine takes at every fire.
-func (s *Service) parseSubscription(ctx context.Context, pid, owner string, in *SubscriptionBody) (store.Subscription, error) {
+func (s *Service) parseSubscription(ctx context.Context, pid, owner string, in SubscriptionInput) (store.Subscription, error) {
 	var sub store.Subscription
-	if in == nil {
-		return sub, invalid(subRoot, "is required")
-	}
-	if in.Meta == nil || strings.TrimSpace(in.Meta.Title) == "" {
+	if strings.TrimSpace(in.Title) == "" {
 		return sub, invalid(subRoot+".meta.title", "is required")
 	}
-	if utf8.RuneCountInString(in.Meta.Title) > 255 {
+	if utf8.RuneCountInString(in.Title) > 255 {
 		return sub, invalid(subRoot+".meta.title", "must be at most 255 characters")
 	}
-	sub.Title = in.Meta.Title
+	sub.Title = in.Title
 	var err error
 	if sub.Def.Triggers, err = s.parseTriggers(in); err != nil {
 		return sub, err
 	}
-	if in.Condition == nil || in.Condition.Condition == nil || in.Condition.Condition.Expression == nil {
+	if in.Condition == nil {
 		return sub, invalid(subRoot+".condition.condition.expression", "is required")
 	}
-	sub.Def.Condition = *in.Condition.Condition.Expression
+	sub.Def.Condition = *in.Condition
 	cond, err := jexl.CompileCondition(sub.Def.Condition)
 	if err != nil {
 		return sub, invalid(subRoot+".condition.condition.expression", err.Error())
@@ -257,13 +191,13 @@ func (s *Service) parseSubscription(ctx context.Context, pid, owner string, in *
 	if sub.Def.Subject, err = parseTemplate(&needs, subRoot+".subject.template.expression", pid, in.Subject, false); err != nil {
 		return sub, err
 	}
-	if in.Subject != nil && in.Subject.HTML != nil {
+	if in.Subject.HTML != nil {
 		return sub, invalid(subRoot+".subject.html", "is not allowed: a subject is plain text")
 	}
-	if in.ResolvedMessage != nil && in.ResolvedMessage.HTML != nil {
+	if in.Resolved.HTML != nil {
 		return sub, invalid(subRoot+".resolvedMessage.html", "is not allowed: the all-clear is plain text")
 	}
-	if sub.Channels, err = s.parseChannelURIs(ctx, owner, in.Channels, in.Recipients != nil || in.Burst != nil); err != nil {
+	if sub.Channels, err = s.parseChannels(ctx, owner, in.Channels, in.Recipients != nil || in.Burst != nil); err != nil {
 		return sub, err
 	}
 	if sub.Def.Attachments, err = parseAttachments(&needs, pid, in); err != nil {
@@ -278,7 +212,7 @@ func (s *Service) parseSubscription(ctx context.Context, pid, owner string, in *
 		sub.Def.FireMode = *in.FireMode
 	}
 	const resolved = subRoot + ".resolvedMessage.template.expression"
-	if sub.Def.Resolved, err = parseTemplate(&needs, resolved, pid, in.ResolvedMessage, false); err != nil {
+	if sub.Def.Resolved, err = parseTemplate(&needs, resolved, pid, in.Resolved, false); err != nil {
 		return sub, err
 	}
 	if sub.Def.Resolved != "" && sub.Def.FireMode != store.FireOnChange {
@@ -363,7 +297,7 @@ func (s *Service) authorizeOwner(ctx context.Context, pid, owner string, needs N
 }
 
 // parseAttachments parses the attachments, naming each report in needs.
-func parseAttachments(needs *Needs, pid string, in *SubscriptionBody) ([]store.ReportAttachment, error) {
+func parseAttachments(needs *Needs, pid string, in SubscriptionInput) ([]store.ReportAttachment, error) {
 	var out []store.ReportAttachment
 	for i, a := range in.Attachments {
 		p := fmt.Sprintf("%s.attachments[%d]", subRoot, i)
@@ -394,7 +328,7 @@ func parseAttachments(needs *Needs, pid string, in *SubscriptionBody) ([]store.R
 	return out, nil
 }
 
-func (s *Service) parseTriggers(in *SubscriptionBody) ([]store.Trigger, error) {
+func (s *Service) parseTriggers(in SubscriptionInput) ([]store.Trigger, error) {
 	if len(in.Triggers) == 0 {
 		return nil, invalid(subRoot+".triggers", "must hold at least one timerEvent")
 	}
@@ -405,14 +339,14 @@ func (s *Service) parseTriggers(in *SubscriptionBody) ([]store.Trigger, error) {
 	var zs []cron.Zoned
 	for i, t := range in.Triggers {
 		p := fmt.Sprintf("%s.triggers[%d].timerEvent", subRoot, i)
-		if t.TimerEvent == nil || t.TimerEvent.CronExpression == nil {
+		if t.Cron == nil {
 			return nil, invalid(p+".cronExpression", "is required")
 		}
 		tz := s.cfg.DefaultTimezone
-		if t.TimerEvent.Timezone != nil {
-			tz = *t.TimerEvent.Timezone
+		if t.Timezone != nil {
+			tz = *t.Timezone
 		}
-		trigger := store.Trigger{Cron: *t.TimerEvent.CronExpression, Timezone: tz}
+		trigger := store.Trigger{Cron: *t.Cron, Timezone: tz}
 		z, err := ParseTrigger(trigger)
 		var te *TriggerError
 		if errors.As(err, &te) {
@@ -459,14 +393,14 @@ func ParseTrigger(t store.Trigger) (cron.Zoned, error) {
 }
 
 // parseTemplate parses a text template, naming the metrics it runs in needs.
-func parseTemplate(needs *Needs, path, pid string, in *Template, required bool) (string, error) {
-	if in == nil || in.Template == nil || in.Template.Expression == nil {
+func parseTemplate(needs *Needs, path, pid string, in TemplateInput, required bool) (string, error) {
+	if in.Text == nil {
 		if required {
 			return "", invalid(path, "is required")
 		}
 		return "", nil
 	}
-	src := *in.Template.Expression
+	src := *in.Text
 	if required && strings.TrimSpace(src) == "" {
 		return "", invalid(path, "must not be empty")
 	}
@@ -478,14 +412,14 @@ func parseTemplate(needs *Needs, path, pid string, in *Template, required bool) 
 }
 
 // parseHTML validates the HTML template of a message, if it has one.
-func parseHTML(needs *Needs, path, pid string, in *Template) (string, error) {
-	if in == nil || in.HTML == nil {
+func parseHTML(needs *Needs, path, pid string, in TemplateInput) (string, error) {
+	if in.HTML == nil {
 		return "", nil
 	}
-	if in.HTML.Expression == nil || strings.TrimSpace(*in.HTML.Expression) == "" {
+	if strings.TrimSpace(*in.HTML) == "" {
 		return "", invalid(path, "must not be empty; leave html out to show the text message")
 	}
-	src := *in.HTML.Expression
+	src := *in.HTML
 	tpl, err := jexl.ParseTemplate(src)
 	if err != nil {
 		return "", invalid(path, err.Error())
@@ -510,13 +444,12 @@ func nameMetrics(needs *Needs, path, pid string, uris []string) error {
 	return nil
 }
 
-// parseChannelURIs checks that every channel URI names a channel of owner.
 // parsePauses returns the pauses of sub (whose channels are parsed) from
-// body, keeping who paused a channel and when from old; without
-// pausedChannels in body, the old pauses of the channels sub keeps.
-func (s *Service) parsePauses(in *SubscriptionBody, owner string, sub store.Subscription, old map[string]store.Pause) (map[string]store.Pause, error) {
+// in, keeping who paused a channel and when from old; without pauses in in,
+// the old pauses of the channels sub keeps.
+func (s *Service) parsePauses(in SubscriptionInput, owner string, sub store.Subscription, old map[string]store.Pause) (map[string]store.Pause, error) {
 	out := map[string]store.Pause{}
-	if in.PausedChannels == nil {
+	if in.Paused == nil {
 		for c, p := range old {
 			if slices.Contains(sub.Channels, c) {
 				out[c] = p
@@ -524,34 +457,30 @@ func (s *Service) parsePauses(in *SubscriptionBody, owner string, sub store.Subs
 		}
 		return out, nil
 	}
-	for i, pc := range *in.PausedChannels {
-		m := channelURIForm.FindStringSubmatch(pc.Channel)
-		if m == nil || m[1] != owner || !slices.Contains(sub.Channels, m[2]) {
+	for i, c := range *in.Paused {
+		if !slices.Contains(sub.Channels, c) {
 			return nil, invalid(fmt.Sprintf("%s.pausedChannels[%d].channel", subRoot, i),
 				"must be one of the subscription's channels")
 		}
-		p, ok := old[m[2]]
+		p, ok := old[c]
 		if !ok {
 			p = store.Pause{By: owner, At: s.now().UTC().Truncate(time.Second)}
 		}
-		out[m[2]] = p
+		out[c] = p
 	}
 	return out, nil
 }
 
-func (s *Service) parseChannelURIs(ctx context.Context, owner string, uris []string, others bool) ([]string, error) {
-	if len(uris) == 0 && !others {
+// parseChannels checks that every channel id names a channel of owner, once.
+func (s *Service) parseChannels(ctx context.Context, owner string, chans []string, others bool) ([]string, error) {
+	if len(chans) == 0 && !others {
 		return nil, invalid(subRoot+".channels", "must name at least one channel configuration, unless the subscription has recipients or a burst")
 	}
 	var ids []string
-	for i, u := range uris {
+	for i, id := range chans {
 		p := fmt.Sprintf("%s.channels[%d]", subRoot, i)
-		m := channelURIForm.FindStringSubmatch(u)
-		if m == nil {
-			return nil, invalid(p, "must be a channel configuration URI /svc/account/profile/<user id>/channelConfigurations/<id>")
-		}
-		ch, err := s.st.ChannelByID(ctx, m[2])
-		if errors.Is(err, store.ErrNotFound) || (err == nil && (ch.Owner != owner || m[1] != owner)) {
+		ch, err := s.st.ChannelByID(ctx, id)
+		if errors.Is(err, store.ErrNotFound) || (err == nil && ch.Owner != owner) {
 			return nil, invalid(p, "names no channel configuration of the subscription's user")
 		}
 		if err != nil {
