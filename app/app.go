@@ -326,8 +326,8 @@ func (a *App) openAnalytics(ctx context.Context) error {
 	xcfg := cfg.Execution
 	xcfg.Dir, xcfg.Now = filepath.Join(cfg.Data, "results"), opt.Clock.Now
 	a.exec = xtab.New(st, a.md, xcfg, a.log.With("component", "xtab"))
-	a.export = export.New(st, a.exec, export.Config{Dir: filepath.Join(cfg.Data, "exports"), Workers: cfg.Export.Workers,
-		Retention: cfg.Export.Retention, HTMLRows: cfg.Export.HTMLRows, Now: opt.Clock.Now, Registerer: a.reg}, a.log.With("component", "exporter"))
+	a.export = export.New(st, a.exec, export.Options{Config: cfg.Export, Dir: filepath.Join(cfg.Data, "exports"),
+		Now: opt.Clock.Now, Registerer: a.reg}, a.log.With("component", "exporter"))
 	return a.openMaintenance(ctx)
 }
 

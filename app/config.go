@@ -14,7 +14,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/heraldhq/herald/analytics/render"
+	"github.com/heraldhq/herald/analytics/export"
 	"github.com/heraldhq/herald/analytics/xtab"
 	"github.com/heraldhq/herald/api"
 	"github.com/heraldhq/herald/channels"
@@ -54,7 +54,7 @@ type Config struct {
 	NATS       NATSConfig        `yaml:"nats"`
 	Delivery   worker.Config     `yaml:"delivery"`
 	Execution  xtab.Config       `yaml:"execution"`
-	Export     ExportConfig      `yaml:"export"`
+	Export     export.Config     `yaml:"export"`
 	Maint      MaintenanceConfig `yaml:"maintenance"`
 	Metrics    MetricsConfig     `yaml:"metrics"`
 	Warehouse  WarehouseConfig   `yaml:"warehouse"`
@@ -92,17 +92,6 @@ type MaintenanceConfig struct {
 	Queue int `yaml:"queue"`
 	// ArchiveRetention is how long an export's archive, and the token naming it, stays valid. Default 48h.
 	ArchiveRetention time.Duration `yaml:"archiveRetention"`
-}
-
-// ExportConfig configures the export of report results into files.
-type ExportConfig struct {
-	// Workers is how many exports render at once. Default 2.
-	Workers int `yaml:"workers"`
-	// Retention is how long an exported file can be downloaded. Default 24h.
-	Retention time.Duration `yaml:"retention"`
-	// HTMLRows is how many rows of a report an HTML export, and so the report
-	// shown in the body of a mail, holds; the attachment has them all. Default 50.
-	HTMLRows int `yaml:"htmlRows"`
 }
 
 // SecretsConfig configures how secrets are sealed at rest.
@@ -188,7 +177,7 @@ func DefaultConfig() Config {
 		Delivery:  worker.DefaultConfig(),
 		Engine:    engine.DefaultConfig(),
 		Execution: xtab.DefaultConfig(),
-		Export:    ExportConfig{Workers: 2, Retention: 24 * time.Hour, HTMLRows: render.DefaultHTMLRows},
+		Export:    export.DefaultConfig(),
 		Maint:     MaintenanceConfig{Workers: 2, Queue: 64, ArchiveRetention: 48 * time.Hour},
 		NATS:      NATSConfig{Replicas: 1},
 		Metrics:   MetricsConfig{Listen: "127.0.0.1:9180"},
@@ -500,15 +489,7 @@ func (c *Config) Validate() error {
 	}
 	errs = append(errs, within("engine", c.Engine.Validate()), within("delivery", c.Delivery.Validate()),
 		within("execution", c.Execution.Validate()))
-	if c.Export.Workers < 1 {
-		bad("export.workers", "must be at least 1")
-	}
-	if c.Export.HTMLRows < 1 || c.Export.HTMLRows > 10_000 {
-		bad("export.htmlRows", "must be from 1 to 10000, got %d", c.Export.HTMLRows)
-	}
-	if c.Export.Retention < time.Second {
-		bad("export.retention", "must be at least 1s, got %s", c.Export.Retention)
-	}
+	errs = append(errs, within("export", c.Export.Validate()))
 	if c.Maint.Workers < 1 || c.Maint.Queue < 1 {
 		bad("maintenance.workers", "maintenance.workers and maintenance.queue must be at least 1")
 	}
