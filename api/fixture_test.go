@@ -78,7 +78,7 @@ func newFixture(t *testing.T) *fixture {
 	exec := xtab.New(st, md, xtab.Config{Dir: filepath.Join(dir, "results")}, log)
 	exp := export.New(st, exec, export.Options{Dir: filepath.Join(dir, "exports")}, log)
 	pool := task.New(st, task.Config{}, log)
-	maint, err := maintenance.New(ctx, md, st, pool, maintenance.Config{Dir: filepath.Join(dir, "archives")}, log)
+	maint, err := maintenance.New(ctx, md, st, pool, maintenance.Options{Dir: filepath.Join(dir, "archives")}, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/heraldhq/herald/analytics/export"
+	"github.com/heraldhq/herald/analytics/maintenance"
 	"github.com/heraldhq/herald/analytics/xtab"
 	"github.com/heraldhq/herald/api"
 	"github.com/heraldhq/herald/channels"
@@ -44,22 +45,22 @@ type Config struct {
 	// Domain is the name of the default domain created at first start. Default "default".
 	Domain string `yaml:"domain"`
 	// AdminLogin is the login of the domain admin created at first start. Default admin@herald.local.
-	AdminLogin string            `yaml:"adminLogin"`
-	Log        LogConfig         `yaml:"log"`
-	HTTP       HTTPConfig        `yaml:"http"`
-	Auth       api.AuthConfig    `yaml:"auth"`
-	Secrets    SecretsConfig     `yaml:"secrets"`
-	Subs       notify.Config     `yaml:"subscriptions"`
-	Engine     engine.Config     `yaml:"engine"`
-	NATS       NATSConfig        `yaml:"nats"`
-	Delivery   worker.Config     `yaml:"delivery"`
-	Execution  xtab.Config       `yaml:"execution"`
-	Export     export.Config     `yaml:"export"`
-	Maint      MaintenanceConfig `yaml:"maintenance"`
-	Metrics    MetricsConfig     `yaml:"metrics"`
-	Warehouse  WarehouseConfig   `yaml:"warehouse"`
-	Runtime    RuntimeConfig     `yaml:"runtime"`
-	Replica    ReplicaConfig     `yaml:"replica"`
+	AdminLogin string             `yaml:"adminLogin"`
+	Log        LogConfig          `yaml:"log"`
+	HTTP       HTTPConfig         `yaml:"http"`
+	Auth       api.AuthConfig     `yaml:"auth"`
+	Secrets    SecretsConfig      `yaml:"secrets"`
+	Subs       notify.Config      `yaml:"subscriptions"`
+	Engine     engine.Config      `yaml:"engine"`
+	NATS       NATSConfig         `yaml:"nats"`
+	Delivery   worker.Config      `yaml:"delivery"`
+	Execution  xtab.Config        `yaml:"execution"`
+	Export     export.Config      `yaml:"export"`
+	Maint      maintenance.Config `yaml:"maintenance"`
+	Metrics    MetricsConfig      `yaml:"metrics"`
+	Warehouse  WarehouseConfig    `yaml:"warehouse"`
+	Runtime    RuntimeConfig      `yaml:"runtime"`
+	Replica    ReplicaConfig      `yaml:"replica"`
 	// Channels are the sections of the channel kinds, by their keys (smtp, sms,
 	// feedChat, ...): each kind documents its own keys and defaults.
 	Channels map[string]channels.Settings `yaml:"-"`
@@ -82,16 +83,6 @@ type WarehouseConfig struct {
 	MemoryLimit string `yaml:"memoryLimit"`
 	// Threads is how many threads one query may use; 0 means one per CPU. Default 0.
 	Threads int `yaml:"threads"`
-}
-
-// MaintenanceConfig configures validation and the export and import of projects.
-type MaintenanceConfig struct {
-	// Workers is how many maintenance tasks (validations, exports, imports) run at once. Default 2.
-	Workers int `yaml:"workers"`
-	// Queue is how many tasks may wait for a worker; beyond it requests get 503. Default 64.
-	Queue int `yaml:"queue"`
-	// ArchiveRetention is how long an export's archive, and the token naming it, stays valid. Default 48h.
-	ArchiveRetention time.Duration `yaml:"archiveRetention"`
 }
 
 // SecretsConfig configures how secrets are sealed at rest.
@@ -178,7 +169,7 @@ func DefaultConfig() Config {
 		Engine:    engine.DefaultConfig(),
 		Execution: xtab.DefaultConfig(),
 		Export:    export.DefaultConfig(),
-		Maint:     MaintenanceConfig{Workers: 2, Queue: 64, ArchiveRetention: 48 * time.Hour},
+		Maint:     maintenance.DefaultConfig(),
 		NATS:      NATSConfig{Replicas: 1},
 		Metrics:   MetricsConfig{Listen: "127.0.0.1:9180"},
 		Warehouse: WarehouseConfig{MemoryLimit: "1GiB"},
@@ -490,12 +481,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, within("engine", c.Engine.Validate()), within("delivery", c.Delivery.Validate()),
 		within("execution", c.Execution.Validate()))
 	errs = append(errs, within("export", c.Export.Validate()))
-	if c.Maint.Workers < 1 || c.Maint.Queue < 1 {
-		bad("maintenance.workers", "maintenance.workers and maintenance.queue must be at least 1")
-	}
-	if c.Maint.ArchiveRetention < time.Minute {
-		bad("maintenance.archiveRetention", "must be at least 1m, got %s", c.Maint.ArchiveRetention)
-	}
+	errs = append(errs, within("maintenance", c.Maint.Validate()))
 	return errors.Join(errs...)
 }
 
