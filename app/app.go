@@ -318,7 +318,7 @@ func (a *App) openAnalytics(ctx context.Context) error {
 	cfg, opt, st := a.cfg, a.opt, a.store
 	var err error
 	a.md, err = analytics.New(ctx, analytics.Options{Store: st, Dir: filepath.Join(cfg.Data, "warehouse"), Now: opt.Clock.Now,
-		Warehouse: warehouse.Options{MemoryLimit: cfg.Warehouse.MemoryLimit, Threads: cfg.Warehouse.Threads}})
+		Warehouse: warehouse.Options{Config: cfg.Warehouse}})
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,6 @@ import (
 	"net/netip"
 	"os"
 	"reflect"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/heraldhq/herald/analytics/export"
 	"github.com/heraldhq/herald/analytics/maintenance"
+	"github.com/heraldhq/herald/analytics/warehouse"
 	"github.com/heraldhq/herald/analytics/xtab"
 	"github.com/heraldhq/herald/api"
 	"github.com/heraldhq/herald/channels"
@@ -58,7 +58,7 @@ type Config struct {
 	Export     export.Config      `yaml:"export"`
 	Maint      maintenance.Config `yaml:"maintenance"`
 	Metrics    MetricsConfig      `yaml:"metrics"`
-	Warehouse  WarehouseConfig    `yaml:"warehouse"`
+	Warehouse  warehouse.Config   `yaml:"warehouse"`
 	Runtime    RuntimeConfig      `yaml:"runtime"`
 	Replica    ReplicaConfig      `yaml:"replica"`
 	// Channels are the sections of the channel kinds, by their keys (smtp, sms,
@@ -74,15 +74,6 @@ func (c *Config) Section(d *channels.Descriptor) channels.Settings {
 		l.Link(func(key string) channels.Settings { return c.Channels[key] })
 	}
 	return s
-}
-
-// WarehouseConfig bounds DuckDB, which loads the data and computes every report.
-type WarehouseConfig struct {
-	// MemoryLimit caps DuckDB's memory; past it, DuckDB spills to <data>/warehouse/tmp or
-	// fails the query. Default 1GiB.
-	MemoryLimit string `yaml:"memoryLimit"`
-	// Threads is how many threads one query may use; 0 means one per CPU. Default 0.
-	Threads int `yaml:"threads"`
 }
 
 // SecretsConfig configures how secrets are sealed at rest.
@@ -172,7 +163,7 @@ func DefaultConfig() Config {
 		Maint:     maintenance.DefaultConfig(),
 		NATS:      NATSConfig{Replicas: 1},
 		Metrics:   MetricsConfig{Listen: "127.0.0.1:9180"},
-		Warehouse: WarehouseConfig{MemoryLimit: "1GiB"},
+		Warehouse: warehouse.DefaultConfig(),
 		Runtime:   DefaultRuntimeConfig(),
 		Replica:   DefaultReplicaConfig(),
 		Channels:  sections(),
@@ -425,9 +416,6 @@ func within(section string, err error) error {
 	return errors.New(strings.Join(lines, "\n"))
 }
 
-// memorySize is a size DuckDB's memory_limit takes.
-var memorySize = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$`)
-
 // Validate checks values that parse but make no sense, naming the key.
 func (c *Config) Validate() error {
 	var errs []error
@@ -457,12 +445,7 @@ func (c *Config) Validate() error {
 			bad("metrics.listen", "%q is not host:port", c.Metrics.Listen)
 		}
 	}
-	if !memorySize.MatchString(c.Warehouse.MemoryLimit) {
-		bad("warehouse.memoryLimit", "%q is not a size such as 512MiB or 2GB", c.Warehouse.MemoryLimit)
-	}
-	if c.Warehouse.Threads < 0 {
-		bad("warehouse.threads", "must not be negative, got %d", c.Warehouse.Threads)
-	}
+	errs = append(errs, within("warehouse", c.Warehouse.Validate()))
 	errs = append(errs, within("runtime", c.Runtime.Validate()))
 	errs = append(errs, within("http", c.HTTP.Validate()), within("auth", c.Auth.Validate()))
 	if c.Secrets.Key != "" {
