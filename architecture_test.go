@@ -16,7 +16,7 @@ const module = "github.com/heraldhq/herald"
 // leaves import nothing of Herald.
 var leaves = []string{
 	"secret", "client", "channels", "engine/cron", "engine/jexl", "internal/gather",
-	"internal/httpguard", "analytics/maql", "analytics/grid", "analytics/numfmt",
+	"internal/httpguard", "internal/logging", "analytics/maql", "analytics/grid", "analytics/numfmt",
 }
 
 // floor says which packages of Herald the packages it names may import. A name

@@ -16,6 +16,7 @@ import (
 
 	"github.com/heraldhq/herald/analytics"
 	"github.com/heraldhq/herald/internal/httpguard"
+	"github.com/heraldhq/herald/internal/logging"
 	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/store"
 )
@@ -58,7 +59,7 @@ type Options struct {
 	// Registerer receives the HTTP metrics. Default: none (they are kept nowhere).
 	Registerer prometheus.Registerer
 	// AccessLog says which requests are logged. Default: every one, at Info.
-	AccessLog *AccessLog
+	AccessLog *logging.AccessLog
 }
 
 // Server is the HTTP API.
@@ -93,7 +94,7 @@ type Server struct {
 	executor    ReportExecutor
 	maintenance Maintenance
 	metrics     *httpMetrics
-	access      AccessLog
+	access      logging.AccessLog
 }
 
 var defaultAuth = DefaultAuthConfig()
@@ -120,7 +121,7 @@ func New(st *store.Store, opt Options) *Server {
 		executor:    opt.Executor,
 		maintenance: opt.Maintenance,
 		metrics:     newHTTPMetrics(opt.Registerer),
-		access:      AccessLog{Level: slog.LevelInfo, Sample: 1},
+		access:      logging.DefaultConfig().AccessLog(),
 	}
 	if opt.AccessLog != nil {
 		s.access = *opt.AccessLog

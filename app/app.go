@@ -33,6 +33,7 @@ import (
 	"github.com/heraldhq/herald/console"
 	"github.com/heraldhq/herald/engine"
 	"github.com/heraldhq/herald/internal/httpguard"
+	"github.com/heraldhq/herald/internal/logging"
 	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/replica"
 	"github.com/heraldhq/herald/secret"
@@ -130,7 +131,7 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	}
 	a := &App{cfg: cfg, opt: opt, log: opt.Logger}
 	if a.log == nil {
-		a.log = newLogger(cfg.Log, opt.Stderr)
+		a.log = logging.New(cfg.Log, opt.Stderr)
 	}
 	privateFiles()
 	cfg.Runtime.Apply(opt.Getenv)
@@ -335,6 +336,7 @@ func (a *App) openAnalytics(ctx context.Context) error {
 // is the secret the console's and other keys derive from.
 func (a *App) openAPI(key []byte) error {
 	cfg, opt, st := a.cfg, a.opt, a.store
+	access := cfg.Log.AccessLog()
 	a.api = api.New(st, api.Options{
 		Domain: cfg.Domain, Now: opt.Clock.Now, Logger: a.log,
 		Auth: cfg.Auth, TrustedProxies: prefixes(cfg.HTTP.TrustedProxies),
@@ -344,7 +346,7 @@ func (a *App) openAPI(key []byte) error {
 		Analytics: a.md, MaxLoadBytes: cfg.HTTP.MaxLoadBytes,
 		Executor: a.exec, Exporter: a.export,
 		Maintenance: a.maint,
-		Registerer:  a.reg, AccessLog: accessLog(cfg.Log),
+		Registerer:  a.reg, AccessLog: &access,
 	})
 	con, err := console.New(console.Options{API: a.api, Kinds: Kinds, Key: secret.Derive(key, "console"),
 		Secure: cfg.HTTP.TLSCert != "", Now: opt.Clock.Now, Logger: a.log.With("component", "console")})
@@ -657,23 +659,6 @@ func prefixes(cidrs []string) []netip.Prefix {
 		}
 	}
 	return out
-}
-
-// accessLog turns the log configuration into the API's access-log policy.
-func accessLog(c LogConfig) *api.AccessLog {
-	al := &api.AccessLog{Off: c.Access == "off", Sample: c.AccessSample}
-	_ = al.Level.UnmarshalText([]byte(c.Access)) // validated by Config.Validate; "off" leaves Info
-	return al
-}
-
-func newLogger(c LogConfig, w io.Writer) *slog.Logger {
-	var level slog.Level
-	_ = level.UnmarshalText([]byte(c.Level)) // validated by Config.Validate
-	opts := &slog.HandlerOptions{Level: level}
-	if c.Format == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
-	}
-	return slog.New(slog.NewTextHandler(w, opts))
 }
 
 // relayCallOff calls off deliveries through the relay, for the domain.

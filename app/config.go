@@ -20,6 +20,7 @@ import (
 	"github.com/heraldhq/herald/api"
 	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/internal/logging"
 	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/secret"
 	"github.com/heraldhq/herald/worker"
@@ -46,7 +47,7 @@ type Config struct {
 	Domain string `yaml:"domain"`
 	// AdminLogin is the login of the domain admin created at first start. Default admin@herald.local.
 	AdminLogin string             `yaml:"adminLogin"`
-	Log        LogConfig          `yaml:"log"`
+	Log        logging.Config     `yaml:"log"`
 	HTTP       HTTPConfig         `yaml:"http"`
 	Auth       api.AuthConfig     `yaml:"auth"`
 	Secrets    SecretsConfig      `yaml:"secrets"`
@@ -81,20 +82,6 @@ type SecretsConfig struct {
 	// Key is the AES-256 key sealing channel passwords, 32 bytes in base64.
 	// Default empty: a key is generated once into <data>/secret.key (mode 0600).
 	Key string `yaml:"key"`
-}
-
-// LogConfig configures the process log.
-type LogConfig struct {
-	// Level is debug, info, warn or error. Default info.
-	Level string `yaml:"level"`
-	// Format is text or json. Default text.
-	Format string `yaml:"format"`
-	// Access is the level of the access-log line of a request that succeeded (debug, info,
-	// warn, error), or off for none. Failed requests are logged at info (4xx) or warn (5xx)
-	// unless it is off. Default info.
-	Access string `yaml:"access"`
-	// AccessSample is the share of successful requests that get a line, from 0 to 1. Default 1.
-	AccessSample float64 `yaml:"accessSample"`
 }
 
 // HTTPConfig configures the API server.
@@ -140,7 +127,7 @@ func DefaultConfig() Config {
 		Listen:     "127.0.0.1:8080",
 		Domain:     "default",
 		AdminLogin: "admin@herald.local",
-		Log:        LogConfig{Level: "info", Format: "text", Access: "info", AccessSample: 1},
+		Log:        logging.DefaultConfig(),
 		HTTP: HTTPConfig{
 			MaxBodyBytes:            1 << 20,
 			MaxLoadBytes:            1 << 30,
@@ -465,29 +452,6 @@ func (c *Config) Validate() error {
 		within("execution", c.Execution.Validate()))
 	errs = append(errs, within("export", c.Export.Validate()))
 	errs = append(errs, within("maintenance", c.Maint.Validate()))
-	return errors.Join(errs...)
-}
-
-// Validate checks the log section, naming the key within it.
-func (c LogConfig) Validate() error {
-	var errs []error
-	bad := badKey(&errs)
-	switch c.Level {
-	case "debug", "info", "warn", "error":
-	default:
-		bad("level", "%q is not one of debug, info, warn, error", c.Level)
-	}
-	if c.Format != "text" && c.Format != "json" {
-		bad("format", "%q is not one of text, json", c.Format)
-	}
-	switch c.Access {
-	case "debug", "info", "warn", "error", "off":
-	default:
-		bad("access", "%q is not one of debug, info, warn, error, off", c.Access)
-	}
-	if c.AccessSample < 0 || c.AccessSample > 1 {
-		bad("accessSample", "must be between 0 and 1, got %v", c.AccessSample)
-	}
 	return errors.Join(errs...)
 }
 
