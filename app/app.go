@@ -3,14 +3,12 @@ package app
 import (
 	"context"
 	"crypto/rand"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"sync"
@@ -18,9 +16,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promauto"
 	"golang.org/x/crypto/bcrypt"
-	"golang.org/x/net/netutil"
 
 	"github.com/heraldhq/herald/analytics"
 	"github.com/heraldhq/herald/analytics/export"
@@ -32,7 +28,7 @@ import (
 	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/console"
 	"github.com/heraldhq/herald/engine"
-	"github.com/heraldhq/herald/internal/httpguard"
+	"github.com/heraldhq/herald/internal/httpserve"
 	"github.com/heraldhq/herald/internal/logging"
 	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/replica"
@@ -267,7 +263,7 @@ func (a *App) open(ctx context.Context) error {
 			return fmt.Errorf("demo: %w", err)
 		}
 	}
-	if a.ln, err = a.listen(); err != nil {
+	if a.ln, err = httpserve.Listen(cfg.Listen, cfg.HTTP, a.reg); err != nil {
 		return err
 	}
 	if err := a.startSnapshots(ctx); err != nil {
@@ -278,38 +274,6 @@ func (a *App) open(ctx context.Context) error {
 	}
 	a.reg.MustRegister(newStateCollector(a))
 	return a.listenOps()
-}
-
-// listen binds the API's listener: at most http.maxConnections at once and
-// http.maxConnectionsPerClient from one client, TLS when a certificate is
-// configured, and the framing of every connection's
-// requests followed as they are read (httpguard.Framing), which needs the
-// plain bytes, so TLS is ended here rather than by the http.Server, and
-// connections speak HTTP/1.1.
-func (a *App) listen() (net.Listener, error) {
-	cfg := a.cfg.HTTP
-	var tlsCfg *tls.Config
-	if cfg.TLSCert != "" {
-		cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
-		if err != nil {
-			return nil, fmt.Errorf("http.tlsCert: %w", err)
-		}
-		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}}
-	}
-	ln, err := net.Listen("tcp", a.cfg.Listen)
-	if err != nil {
-		return nil, fmt.Errorf("listen: %w", err)
-	}
-	ln = netutil.LimitListener(ln, cfg.MaxConnections)
-	refused := promauto.With(a.reg).NewCounter(prometheus.CounterOpts{
-		Name: "herald_http_connections_refused_total",
-		Help: "Connections closed as soon as they were accepted: their client address held http.maxConnectionsPerClient.",
-	})
-	ln = httpguard.LimitPerClient(ln, cfg.MaxConnectionsPerClient, prefixes(cfg.TrustedProxies), refused.Inc)
-	if tlsCfg != nil {
-		ln = tls.NewListener(ln, tlsCfg)
-	}
-	return httpguard.Framing(ln), nil
 }
 
 // openAnalytics opens the analytics warehouse, the report executor and
@@ -339,7 +303,7 @@ func (a *App) openAPI(key []byte) error {
 	access := cfg.Log.AccessLog()
 	a.api = api.New(st, api.Options{
 		Domain: cfg.Domain, Now: opt.Clock.Now, Logger: a.log,
-		Auth: cfg.Auth, TrustedProxies: prefixes(cfg.HTTP.TrustedProxies),
+		Auth: cfg.Auth, TrustedProxies: cfg.HTTP.Proxies(),
 		LongTimeout:  cfg.HTTP.LongTimeout,
 		MaxBodyBytes: cfg.HTTP.MaxBodyBytes, SecureCookies: cfg.HTTP.TLSCert != "",
 		Notify: a.notify, Previewer: a.engine,
@@ -383,21 +347,7 @@ func (a *App) Run(ctx context.Context) error {
 	if a.api == nil {
 		return a.runWorker(ctx)
 	}
-	fresh := &freshConns{m: make(map[net.Conn]bool)}
-	srv := &http.Server{
-		// Requests framed two ways are refused here, before the API and the
-		// console; every request reaches this handler, "OPTIONS *" too, so
-		// that the framer and the server count the requests alike.
-		Handler:                      httpguard.RefuseAmbiguous(a.root, a.log),
-		ConnContext:                  httpguard.ConnContext,
-		DisableGeneralOptionsHandler: true,
-		ReadHeaderTimeout:            a.cfg.HTTP.ReadHeaderTimeout,
-		ReadTimeout:                  a.cfg.HTTP.ReadTimeout,
-		WriteTimeout:                 a.cfg.HTTP.WriteTimeout,
-		IdleTimeout:                  a.cfg.HTTP.IdleTimeout,
-		ErrorLog:                     slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
-		ConnState:                    fresh.track,
-	}
+	srv := httpserve.New(a.cfg.HTTP, a.root, a.log)
 	fmt.Fprintf(a.opt.Stdout, "Herald is listening on %s (data in %s)\n", a.URL(), a.cfg.Data)
 	fmt.Fprintf(a.opt.Stdout, "Console: %s%s\n", a.URL(), console.Prefix)
 	fmt.Fprintf(a.opt.Stdout, "Log in: curl -c cookies -H 'Content-Type: application/json' "+
@@ -441,10 +391,6 @@ func (a *App) Run(ctx context.Context) error {
 	err := bg.stop(a.log)
 	shutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.HTTP.ShutdownTimeout)
 	defer cancel()
-	// Shutdown waits 5 s for connections that never sent a request; they
-	// carry nothing, so close them now.
-	srv.SetKeepAlivesEnabled(false)
-	fresh.closeAll()
 	if shutErr := srv.Shutdown(shutCtx); shutErr != nil {
 		a.log.Warn("requests in flight cut short", "after", a.cfg.HTTP.ShutdownTimeout, "err", shutErr)
 		err = errors.Join(err, shutErr)
@@ -501,30 +447,6 @@ func (a *App) serveOps() (stop func()) {
 	}
 	a.closers = append(a.closers, func() error { a.stopOps(); return nil })
 	return a.stopOps
-}
-
-// freshConns tracks the server's connections that have not sent a request yet.
-type freshConns struct {
-	mu sync.Mutex
-	m  map[net.Conn]bool
-}
-
-func (f *freshConns) track(c net.Conn, state http.ConnState) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if state == http.StateNew {
-		f.m[c] = true
-	} else {
-		delete(f.m, c)
-	}
-}
-
-func (f *freshConns) closeAll() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for c := range f.m {
-		_ = c.Close()
-	}
 }
 
 // part is a background part of the process.
@@ -649,17 +571,6 @@ type realClock struct{}
 
 func (realClock) Now() time.Time                         { return time.Now() }
 func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
-
-// prefixes parses networks that Config.Validate has checked.
-func prefixes(cidrs []string) []netip.Prefix {
-	var out []netip.Prefix
-	for _, c := range cidrs {
-		if p, err := netip.ParsePrefix(c); err == nil {
-			out = append(out, p)
-		}
-	}
-	return out
-}
 
 // relayCallOff calls off deliveries through the relay, for the domain.
 type relayCallOff struct{ r *worker.Relay }

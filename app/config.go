@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/netip"
 	"os"
 	"reflect"
 	"strconv"
@@ -20,6 +19,7 @@ import (
 	"github.com/heraldhq/herald/api"
 	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/internal/httpserve"
 	"github.com/heraldhq/herald/internal/logging"
 	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/secret"
@@ -48,7 +48,7 @@ type Config struct {
 	// AdminLogin is the login of the domain admin created at first start. Default admin@herald.local.
 	AdminLogin string             `yaml:"adminLogin"`
 	Log        logging.Config     `yaml:"log"`
-	HTTP       HTTPConfig         `yaml:"http"`
+	HTTP       httpserve.Config   `yaml:"http"`
 	Auth       api.AuthConfig     `yaml:"auth"`
 	Secrets    SecretsConfig      `yaml:"secrets"`
 	Subs       notify.Config      `yaml:"subscriptions"`
@@ -84,41 +84,6 @@ type SecretsConfig struct {
 	Key string `yaml:"key"`
 }
 
-// HTTPConfig configures the API server.
-type HTTPConfig struct {
-	// MaxBodyBytes caps request bodies. Default 1 MiB.
-	MaxBodyBytes int64 `yaml:"maxBodyBytes"`
-	// MaxLoadBytes caps the CSV body of a data load. Default 1 GiB.
-	MaxLoadBytes int64 `yaml:"maxLoadBytes"`
-	// TLSCert and TLSKey, when both set, serve HTTPS. Default empty (plain HTTP).
-	TLSCert string `yaml:"tlsCert"`
-	TLSKey  string `yaml:"tlsKey"`
-	// ReadHeaderTimeout bounds how long a client may take to send headers. Default 10s.
-	ReadHeaderTimeout time.Duration `yaml:"readHeaderTimeout"`
-	// ReadTimeout bounds how long a client may take to send a whole request, body
-	// included. Default 30s.
-	ReadTimeout time.Duration `yaml:"readTimeout"`
-	// WriteTimeout bounds how long the answer to one request may take to write. Default 2m.
-	WriteTimeout time.Duration `yaml:"writeTimeout"`
-	// IdleTimeout is how long a kept-alive connection may wait for its next request. Default 2m.
-	IdleTimeout time.Duration `yaml:"idleTimeout"`
-	// LongTimeout replaces the read and write timeouts on the routes that move big bodies:
-	// data loads and export downloads. Default 1h.
-	LongTimeout time.Duration `yaml:"longTimeout"`
-	// MaxConnections caps the connections served at once; more wait to be accepted. Default 1024.
-	MaxConnections int `yaml:"maxConnections"`
-	// MaxConnectionsPerClient caps the connections one client address (an IPv6
-	// client: its /64) holds at once; one more is closed as soon as it is
-	// accepted. The trusted proxies' addresses are not capped: their
-	// connections carry many clients. Default 64.
-	MaxConnectionsPerClient int `yaml:"maxConnectionsPerClient"`
-	// ShutdownTimeout bounds the graceful shutdown of the server. Default 15s.
-	ShutdownTimeout time.Duration `yaml:"shutdownTimeout"`
-	// TrustedProxies are the networks (CIDR) of reverse proxies whose X-Forwarded-For
-	// names the client's address. Default none: the peer is the client.
-	TrustedProxies []string `yaml:"trustedProxies"`
-}
-
 // DefaultConfig returns the configuration used when nothing else is given.
 func DefaultConfig() Config {
 	return Config{
@@ -128,32 +93,20 @@ func DefaultConfig() Config {
 		Domain:     "default",
 		AdminLogin: "admin@herald.local",
 		Log:        logging.DefaultConfig(),
-		HTTP: HTTPConfig{
-			MaxBodyBytes:            1 << 20,
-			MaxLoadBytes:            1 << 30,
-			ReadHeaderTimeout:       10 * time.Second,
-			ReadTimeout:             30 * time.Second,
-			WriteTimeout:            2 * time.Minute,
-			IdleTimeout:             2 * time.Minute,
-			LongTimeout:             time.Hour,
-			MaxConnections:          1024,
-			MaxConnectionsPerClient: 64,
-			ShutdownTimeout:         15 * time.Second,
-			TrustedProxies:          []string{},
-		},
-		Auth:      api.DefaultAuthConfig(),
-		Subs:      notify.DefaultConfig(),
-		Delivery:  worker.DefaultConfig(),
-		Engine:    engine.DefaultConfig(),
-		Execution: xtab.DefaultConfig(),
-		Export:    export.DefaultConfig(),
-		Maint:     maintenance.DefaultConfig(),
-		NATS:      NATSConfig{Replicas: 1},
-		Metrics:   MetricsConfig{Listen: "127.0.0.1:9180"},
-		Warehouse: warehouse.DefaultConfig(),
-		Runtime:   DefaultRuntimeConfig(),
-		Replica:   DefaultReplicaConfig(),
-		Channels:  sections(),
+		HTTP:       httpserve.DefaultConfig(),
+		Auth:       api.DefaultAuthConfig(),
+		Subs:       notify.DefaultConfig(),
+		Delivery:   worker.DefaultConfig(),
+		Engine:     engine.DefaultConfig(),
+		Execution:  xtab.DefaultConfig(),
+		Export:     export.DefaultConfig(),
+		Maint:      maintenance.DefaultConfig(),
+		NATS:       NATSConfig{Replicas: 1},
+		Metrics:    MetricsConfig{Listen: "127.0.0.1:9180"},
+		Warehouse:  warehouse.DefaultConfig(),
+		Runtime:    DefaultRuntimeConfig(),
+		Replica:    DefaultReplicaConfig(),
+		Channels:   sections(),
 	}
 }
 
@@ -452,39 +405,6 @@ func (c *Config) Validate() error {
 		within("execution", c.Execution.Validate()))
 	errs = append(errs, within("export", c.Export.Validate()))
 	errs = append(errs, within("maintenance", c.Maint.Validate()))
-	return errors.Join(errs...)
-}
-
-// Validate checks the http section, naming the key within it.
-func (c HTTPConfig) Validate() error {
-	var errs []error
-	bad := badKey(&errs)
-	if c.MaxBodyBytes < 1024 {
-		bad("maxBodyBytes", "must be at least 1024, got %d", c.MaxBodyBytes)
-	}
-	if c.MaxLoadBytes < 1024 {
-		bad("maxLoadBytes", "must be at least 1024, got %d", c.MaxLoadBytes)
-	}
-	for key, d := range map[string]time.Duration{"readHeaderTimeout": c.ReadHeaderTimeout, "readTimeout": c.ReadTimeout,
-		"writeTimeout": c.WriteTimeout, "idleTimeout": c.IdleTimeout, "longTimeout": c.LongTimeout} {
-		if d < 100*time.Millisecond {
-			bad(key, "must be at least 100ms, got %s", d)
-		}
-	}
-	if c.MaxConnections < 8 {
-		bad("maxConnections", "must be at least 8, got %d", c.MaxConnections)
-	}
-	if c.MaxConnectionsPerClient < 1 {
-		bad("maxConnectionsPerClient", "must be at least 1, got %d", c.MaxConnectionsPerClient)
-	}
-	for i, p := range c.TrustedProxies {
-		if _, err := netip.ParsePrefix(p); err != nil {
-			bad(fmt.Sprintf("trustedProxies[%d]", i), "%q is not a network in CIDR form, such as 10.0.0.0/8", p)
-		}
-	}
-	if (c.TLSCert == "") != (c.TLSKey == "") {
-		bad("tlsCert", "tlsCert and tlsKey must be given together")
-	}
 	return errors.Join(errs...)
 }
 
