@@ -385,8 +385,7 @@ func (c *Config) Validate() error {
 			bad("metrics.listen", "%q is not host:port", c.Metrics.Listen)
 		}
 	}
-	errs = append(errs, within("warehouse", c.Warehouse.Validate()))
-	errs = append(errs, within("runtime", c.Runtime.Validate()))
+	errs = append(errs, within("warehouse", c.Warehouse.Validate()), within("runtime", c.Runtime.Validate()))
 	errs = append(errs, within("http", c.HTTP.Validate()), within("auth", c.Auth.Validate()))
 	if c.Secrets.Key != "" {
 		if _, err := secret.ParseKey(c.Secrets.Key); err != nil {
@@ -402,9 +401,8 @@ func (c *Config) Validate() error {
 		}
 	}
 	errs = append(errs, within("engine", c.Engine.Validate()), within("delivery", c.Delivery.Validate()),
-		within("execution", c.Execution.Validate()))
-	errs = append(errs, within("export", c.Export.Validate()))
-	errs = append(errs, within("maintenance", c.Maint.Validate()))
+		within("execution", c.Execution.Validate()), within("export", c.Export.Validate()),
+		within("maintenance", c.Maint.Validate()))
 	return errors.Join(errs...)
 }
 
