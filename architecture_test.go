@@ -38,7 +38,7 @@ var floors = []floor{
 	{pkgs: []string{"replica", "backup"}, may: with(leaves, "store")},
 	{pkgs: []string{"engine"}, may: with(leaves, "notify", "store", "analytics/render")},
 	{pkgs: []string{"worker"}, may: with(leaves, "store")},
-	{pkgs: []string{"api"}, may: with(leaves, "notify", "store", "engine", "analytics", "analytics/...")},
+	{pkgs: []string{"api"}, may: with(leaves, "notify", "store", "engine", "analytics", "analytics/...", "internal/httpserve")},
 	{pkgs: []string{"console"}, may: leaves},
 	{pkgs: []string{"app", "app/apptest", "bench/..."}, may: []string{"..."}},
 	{pkgs: []string{"cmd/herald"}, may: []string{"app"}},
