@@ -76,9 +76,9 @@ func newFixture(t *testing.T) *fixture {
 	t.Cleanup(func() { md.Close() })
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	exec := xtab.New(st, md, xtab.Config{Dir: filepath.Join(dir, "results")}, log)
-	exp := export.New(st, exec, export.Config{Dir: filepath.Join(dir, "exports")}, log)
+	exp := export.New(st, exec, export.Options{Dir: filepath.Join(dir, "exports")}, log)
 	pool := task.New(st, task.Config{}, log)
-	maint, err := maintenance.New(ctx, md, st, pool, maintenance.Config{Dir: filepath.Join(dir, "archives")}, log)
+	maint, err := maintenance.New(ctx, md, st, pool, maintenance.Options{Dir: filepath.Join(dir, "archives")}, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,17 +14,6 @@ import (
 	"github.com/heraldhq/herald/internal/httpguard"
 )
 
-// AccessLog says which requests get a line in the log.
-type AccessLog struct {
-	// Level of the line of a request that succeeded (status below 400); failed ones are
-	// logged at Warn (5xx) or Info (4xx) whatever it is. Default Info.
-	Level slog.Level
-	// Off logs no request at all.
-	Off bool
-	// Sample is the share of successful requests logged, from 0 to 1. Default 1.
-	Sample float64
-}
-
 // httpMetrics are the API's Prometheus series.
 type httpMetrics struct {
 	requests *prometheus.CounterVec

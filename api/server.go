@@ -16,6 +16,8 @@ import (
 
 	"github.com/heraldhq/herald/analytics"
 	"github.com/heraldhq/herald/internal/httpguard"
+	"github.com/heraldhq/herald/internal/httpserve"
+	"github.com/heraldhq/herald/internal/logging"
 	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/wire"
@@ -59,7 +61,7 @@ type Options struct {
 	// Registerer receives the HTTP metrics. Default: none (they are kept nowhere).
 	Registerer prometheus.Registerer
 	// AccessLog says which requests are logged. Default: every one, at Info.
-	AccessLog *AccessLog
+	AccessLog *logging.AccessLog
 }
 
 // Server is the HTTP API.
@@ -94,10 +96,11 @@ type Server struct {
 	executor    ReportExecutor
 	maintenance Maintenance
 	metrics     *httpMetrics
-	access      AccessLog
+	access      logging.AccessLog
 }
 
-var defaultAuth = DefaultAuthConfig()
+// The defaults of the auth and http sections, for the zero fields of Options.
+var defaultAuth, defaultHTTP = DefaultAuthConfig(), httpserve.DefaultConfig()
 
 // New returns a Server over st.
 func New(st *store.Store, opt Options) *Server {
@@ -109,19 +112,19 @@ func New(st *store.Store, opt Options) *Server {
 		ttLife:  cmp.Or(opt.Auth.TTLifetime, defaultAuth.TTLifetime),
 		sstLife: cmp.Or(opt.Auth.SSTLifetime, defaultAuth.SSTLifetime),
 		pwCost:  cmp.Or(opt.Auth.PasswordCost, defaultAuth.PasswordCost),
-		maxBody: opt.MaxBodyBytes,
+		maxBody: cmp.Or(opt.MaxBodyBytes, defaultHTTP.MaxBodyBytes),
 		secure:  opt.SecureCookies,
 		mux:     http.NewServeMux(),
 
 		notify:      opt.Notify,
 		analytics:   opt.Analytics,
-		maxLoad:     opt.MaxLoadBytes,
+		maxLoad:     cmp.Or(opt.MaxLoadBytes, defaultHTTP.MaxLoadBytes),
 		previewer:   opt.Previewer,
 		exporter:    opt.Exporter,
 		executor:    opt.Executor,
 		maintenance: opt.Maintenance,
 		metrics:     newHTTPMetrics(opt.Registerer),
-		access:      AccessLog{Level: slog.LevelInfo, Sample: 1},
+		access:      logging.DefaultConfig().AccessLog(),
 	}
 	if opt.AccessLog != nil {
 		s.access = *opt.AccessLog
@@ -132,16 +135,10 @@ func New(st *store.Store, opt Options) *Server {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
-	if s.maxBody == 0 {
-		s.maxBody = 1 << 20
-	}
-	if s.maxLoad == 0 {
-		s.maxLoad = 1 << 30
-	}
 	s.throttle = newLoginThrottle(cmp.Or(opt.Auth.LoginFailuresFree, defaultAuth.LoginFailuresFree),
 		cmp.Or(opt.Auth.LoginFailuresCeiling, defaultAuth.LoginFailuresCeiling), cmp.Or(opt.Auth.LoginDelayMax, defaultAuth.LoginDelayMax))
 	s.trustedProxies = opt.TrustedProxies
-	s.longTimeout = cmp.Or(opt.LongTimeout, time.Hour)
+	s.longTimeout = cmp.Or(opt.LongTimeout, defaultHTTP.LongTimeout)
 	s.auth = newAuthCache(100_000)
 	s.listings = newListingCache(16 << 20)
 	s.idPrefix = rand.Text()[:8]

@@ -3,24 +3,19 @@ package app
 import (
 	"context"
 	"crypto/rand"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"net/netip"
 	"os"
 	"path/filepath"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promauto"
 	"golang.org/x/crypto/bcrypt"
-	"golang.org/x/net/netutil"
 
 	"github.com/heraldhq/herald/analytics"
 	"github.com/heraldhq/herald/analytics/export"
@@ -32,7 +27,8 @@ import (
 	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/console"
 	"github.com/heraldhq/herald/engine"
-	"github.com/heraldhq/herald/internal/httpguard"
+	"github.com/heraldhq/herald/internal/httpserve"
+	"github.com/heraldhq/herald/internal/logging"
 	"github.com/heraldhq/herald/internal/startstop"
 	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/replica"
@@ -135,7 +131,7 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	}
 	a := &App{cfg: cfg, opt: opt, log: opt.Logger}
 	if a.log == nil {
-		a.log = newLogger(cfg.Log, opt.Stderr)
+		a.log = logging.New(cfg.Log, opt.Stderr)
 	}
 	a.units = startstop.New(a.log)
 	privateFiles()
@@ -272,7 +268,7 @@ func (a *App) open(ctx context.Context) error {
 			return fmt.Errorf("demo: %w", err)
 		}
 	}
-	if a.ln, err = a.listen(); err != nil {
+	if a.ln, err = httpserve.Listen(cfg.Listen, cfg.HTTP, a.reg); err != nil {
 		return err
 	}
 	if err := a.startSnapshots(ctx); err != nil {
@@ -285,38 +281,6 @@ func (a *App) open(ctx context.Context) error {
 	return a.listenOps()
 }
 
-// listen binds the API's listener: at most http.maxConnections at once and
-// http.maxConnectionsPerClient from one client, TLS when a certificate is
-// configured, and the framing of every connection's
-// requests followed as they are read (httpguard.Framing), which needs the
-// plain bytes, so TLS is ended here rather than by the http.Server, and
-// connections speak HTTP/1.1.
-func (a *App) listen() (net.Listener, error) {
-	cfg := a.cfg.HTTP
-	var tlsCfg *tls.Config
-	if cfg.TLSCert != "" {
-		cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
-		if err != nil {
-			return nil, fmt.Errorf("http.tlsCert: %w", err)
-		}
-		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}}
-	}
-	ln, err := net.Listen("tcp", a.cfg.Listen)
-	if err != nil {
-		return nil, fmt.Errorf("listen: %w", err)
-	}
-	ln = netutil.LimitListener(ln, cfg.MaxConnections)
-	refused := promauto.With(a.reg).NewCounter(prometheus.CounterOpts{
-		Name: "herald_http_connections_refused_total",
-		Help: "Connections closed as soon as they were accepted: their client address held http.maxConnectionsPerClient.",
-	})
-	ln = httpguard.LimitPerClient(ln, cfg.MaxConnectionsPerClient, prefixes(cfg.TrustedProxies), refused.Inc)
-	if tlsCfg != nil {
-		ln = tls.NewListener(ln, tlsCfg)
-	}
-	return httpguard.Framing(ln), nil
-}
-
 // openAnalytics opens the analytics warehouse, the report executor and
 // exporter and the maintenance tasks over the store: what the API serves and
 // the engine evaluates through.
@@ -324,7 +288,7 @@ func (a *App) openAnalytics(ctx context.Context) error {
 	cfg, opt, st := a.cfg, a.opt, a.store
 	var err error
 	a.md, err = analytics.New(ctx, analytics.Options{Store: st, Dir: filepath.Join(cfg.Data, "warehouse"), Now: opt.Clock.Now,
-		Warehouse: warehouse.Options{MemoryLimit: cfg.Warehouse.MemoryLimit, Threads: cfg.Warehouse.Threads}})
+		Warehouse: warehouse.Options{Config: cfg.Warehouse}})
 	if err != nil {
 		return err
 	}
@@ -332,8 +296,8 @@ func (a *App) openAnalytics(ctx context.Context) error {
 	xcfg := cfg.Execution
 	xcfg.Dir, xcfg.Now = filepath.Join(cfg.Data, "results"), opt.Clock.Now
 	a.exec = xtab.New(st, a.md, xcfg, a.log.With("component", "xtab"))
-	a.export = export.New(st, a.exec, export.Config{Dir: filepath.Join(cfg.Data, "exports"), Workers: cfg.Export.Workers,
-		Retention: cfg.Export.Retention, HTMLRows: cfg.Export.HTMLRows, Now: opt.Clock.Now, Registerer: a.reg}, a.log.With("component", "exporter"))
+	a.export = export.New(st, a.exec, export.Options{Config: cfg.Export, Dir: filepath.Join(cfg.Data, "exports"),
+		Now: opt.Clock.Now, Registerer: a.reg}, a.log.With("component", "exporter"))
 	return a.openMaintenance(ctx)
 }
 
@@ -341,16 +305,17 @@ func (a *App) openAnalytics(ctx context.Context) error {
 // is the secret the console's and other keys derive from.
 func (a *App) openAPI(key []byte) error {
 	cfg, opt, st := a.cfg, a.opt, a.store
+	access := cfg.Log.AccessLog()
 	a.api = api.New(st, api.Options{
 		Domain: cfg.Domain, Now: opt.Clock.Now, Logger: a.log,
-		Auth: cfg.Auth, TrustedProxies: prefixes(cfg.HTTP.TrustedProxies),
+		Auth: cfg.Auth, TrustedProxies: cfg.HTTP.Proxies(),
 		LongTimeout:  cfg.HTTP.LongTimeout,
 		MaxBodyBytes: cfg.HTTP.MaxBodyBytes, SecureCookies: cfg.HTTP.TLSCert != "",
 		Notify: a.notify, Previewer: a.engine,
 		Analytics: a.md, MaxLoadBytes: cfg.HTTP.MaxLoadBytes,
 		Executor: a.exec, Exporter: a.export,
 		Maintenance: a.maint,
-		Registerer:  a.reg, AccessLog: accessLog(cfg.Log),
+		Registerer:  a.reg, AccessLog: &access,
 	})
 	con, err := console.New(console.Options{API: a.api, Kinds: Kinds, Key: secret.Derive(key, "console"),
 		Secure: cfg.HTTP.TLSCert != "", Now: opt.Clock.Now, Logger: a.log.With("component", "console")})
@@ -387,21 +352,7 @@ func (a *App) Run(ctx context.Context) error {
 	if a.api == nil {
 		return a.runWorker(ctx)
 	}
-	fresh := &freshConns{m: make(map[net.Conn]bool)}
-	srv := &http.Server{
-		// Requests framed two ways are refused here, before the API and the
-		// console; every request reaches this handler, "OPTIONS *" too, so
-		// that the framer and the server count the requests alike.
-		Handler:                      httpguard.RefuseAmbiguous(a.root, a.log),
-		ConnContext:                  httpguard.ConnContext,
-		DisableGeneralOptionsHandler: true,
-		ReadHeaderTimeout:            a.cfg.HTTP.ReadHeaderTimeout,
-		ReadTimeout:                  a.cfg.HTTP.ReadTimeout,
-		WriteTimeout:                 a.cfg.HTTP.WriteTimeout,
-		IdleTimeout:                  a.cfg.HTTP.IdleTimeout,
-		ErrorLog:                     slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
-		ConnState:                    fresh.track,
-	}
+	srv := httpserve.New(a.cfg.HTTP, a.root, a.log)
 	fmt.Fprintf(a.opt.Stdout, "Herald is listening on %s (data in %s)\n", a.URL(), a.cfg.Data)
 	fmt.Fprintf(a.opt.Stdout, "Console: %s%s\n", a.URL(), console.Prefix)
 	fmt.Fprintf(a.opt.Stdout, "Log in: curl -c cookies -H 'Content-Type: application/json' "+
@@ -409,7 +360,7 @@ func (a *App) Run(ctx context.Context) error {
 		a.cfg.AdminLogin, a.URL())
 	a.serveOps(ctx)
 	var runErr error
-	if err := a.units.Start(ctx, a.controlUnits(srv, fresh)...); err != nil {
+	if err := a.units.Start(ctx, a.controlUnits(srv)...); err != nil {
 		runErr = err
 	} else {
 		select {
@@ -458,30 +409,6 @@ func (a *App) serveOps(ctx context.Context) {
 		// New may fail after this: close stops it then (Run has by then,
 		// and has reported the units' errors).
 		a.closers = append(a.closers, func() error { _ = a.units.Stop(); return nil })
-	}
-}
-
-// freshConns tracks the server's connections that have not sent a request yet.
-type freshConns struct {
-	mu sync.Mutex
-	m  map[net.Conn]bool
-}
-
-func (f *freshConns) track(c net.Conn, state http.ConnState) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if state == http.StateNew {
-		f.m[c] = true
-	} else {
-		delete(f.m, c)
-	}
-}
-
-func (f *freshConns) closeAll() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for c := range f.m {
-		_ = c.Close()
 	}
 }
 
@@ -558,34 +485,6 @@ type realClock struct{}
 
 func (realClock) Now() time.Time                         { return time.Now() }
 func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
-
-// prefixes parses networks that Config.Validate has checked.
-func prefixes(cidrs []string) []netip.Prefix {
-	var out []netip.Prefix
-	for _, c := range cidrs {
-		if p, err := netip.ParsePrefix(c); err == nil {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// accessLog turns the log configuration into the API's access-log policy.
-func accessLog(c LogConfig) *api.AccessLog {
-	al := &api.AccessLog{Off: c.Access == "off", Sample: c.AccessSample}
-	_ = al.Level.UnmarshalText([]byte(c.Access)) // validated by Config.Validate; "off" leaves Info
-	return al
-}
-
-func newLogger(c LogConfig, w io.Writer) *slog.Logger {
-	var level slog.Level
-	_ = level.UnmarshalText([]byte(c.Level)) // validated by Config.Validate
-	opts := &slog.HandlerOptions{Level: level}
-	if c.Format == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
-	}
-	return slog.New(slog.NewTextHandler(w, opts))
-}
 
 // The domain is built before the engine and the relay, which are built
 // over it, and it tells them of what changes through these, given to it at

@@ -4,21 +4,23 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/netip"
 	"os"
 	"reflect"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/heraldhq/herald/analytics/render"
+	"github.com/heraldhq/herald/analytics/export"
+	"github.com/heraldhq/herald/analytics/maintenance"
+	"github.com/heraldhq/herald/analytics/warehouse"
 	"github.com/heraldhq/herald/analytics/xtab"
 	"github.com/heraldhq/herald/api"
 	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/internal/httpserve"
+	"github.com/heraldhq/herald/internal/logging"
 	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/secret"
 	"github.com/heraldhq/herald/worker"
@@ -44,22 +46,22 @@ type Config struct {
 	// Domain is the name of the default domain created at first start. Default "default".
 	Domain string `yaml:"domain"`
 	// AdminLogin is the login of the domain admin created at first start. Default admin@herald.local.
-	AdminLogin string            `yaml:"adminLogin"`
-	Log        LogConfig         `yaml:"log"`
-	HTTP       HTTPConfig        `yaml:"http"`
-	Auth       api.AuthConfig    `yaml:"auth"`
-	Secrets    SecretsConfig     `yaml:"secrets"`
-	Subs       notify.Config     `yaml:"subscriptions"`
-	Engine     engine.Config     `yaml:"engine"`
-	NATS       NATSConfig        `yaml:"nats"`
-	Delivery   worker.Config     `yaml:"delivery"`
-	Execution  xtab.Config       `yaml:"execution"`
-	Export     ExportConfig      `yaml:"export"`
-	Maint      MaintenanceConfig `yaml:"maintenance"`
-	Metrics    MetricsConfig     `yaml:"metrics"`
-	Warehouse  WarehouseConfig   `yaml:"warehouse"`
-	Runtime    RuntimeConfig     `yaml:"runtime"`
-	Replica    ReplicaConfig     `yaml:"replica"`
+	AdminLogin string             `yaml:"adminLogin"`
+	Log        logging.Config     `yaml:"log"`
+	HTTP       httpserve.Config   `yaml:"http"`
+	Auth       api.AuthConfig     `yaml:"auth"`
+	Secrets    SecretsConfig      `yaml:"secrets"`
+	Subs       notify.Config      `yaml:"subscriptions"`
+	Engine     engine.Config      `yaml:"engine"`
+	NATS       NATSConfig         `yaml:"nats"`
+	Delivery   worker.Config      `yaml:"delivery"`
+	Execution  xtab.Config        `yaml:"execution"`
+	Export     export.Config      `yaml:"export"`
+	Maint      maintenance.Config `yaml:"maintenance"`
+	Metrics    MetricsConfig      `yaml:"metrics"`
+	Warehouse  warehouse.Config   `yaml:"warehouse"`
+	Runtime    RuntimeConfig      `yaml:"runtime"`
+	Replica    ReplicaConfig      `yaml:"replica"`
 	// Channels are the sections of the channel kinds, by their keys (smtp, sms,
 	// feedChat, ...): each kind documents its own keys and defaults.
 	Channels map[string]channels.Settings `yaml:"-"`
@@ -75,90 +77,11 @@ func (c *Config) Section(d *channels.Descriptor) channels.Settings {
 	return s
 }
 
-// WarehouseConfig bounds DuckDB, which loads the data and computes every report.
-type WarehouseConfig struct {
-	// MemoryLimit caps DuckDB's memory; past it, DuckDB spills to <data>/warehouse/tmp or
-	// fails the query. Default 1GiB.
-	MemoryLimit string `yaml:"memoryLimit"`
-	// Threads is how many threads one query may use; 0 means one per CPU. Default 0.
-	Threads int `yaml:"threads"`
-}
-
-// MaintenanceConfig configures validation and the export and import of projects.
-type MaintenanceConfig struct {
-	// Workers is how many maintenance tasks (validations, exports, imports) run at once. Default 2.
-	Workers int `yaml:"workers"`
-	// Queue is how many tasks may wait for a worker; beyond it requests get 503. Default 64.
-	Queue int `yaml:"queue"`
-	// ArchiveRetention is how long an export's archive, and the token naming it, stays valid. Default 48h.
-	ArchiveRetention time.Duration `yaml:"archiveRetention"`
-}
-
-// ExportConfig configures the export of report results into files.
-type ExportConfig struct {
-	// Workers is how many exports render at once. Default 2.
-	Workers int `yaml:"workers"`
-	// Retention is how long an exported file can be downloaded. Default 24h.
-	Retention time.Duration `yaml:"retention"`
-	// HTMLRows is how many rows of a report an HTML export, and so the report
-	// shown in the body of a mail, holds; the attachment has them all. Default 50.
-	HTMLRows int `yaml:"htmlRows"`
-}
-
 // SecretsConfig configures how secrets are sealed at rest.
 type SecretsConfig struct {
 	// Key is the AES-256 key sealing channel passwords, 32 bytes in base64.
 	// Default empty: a key is generated once into <data>/secret.key (mode 0600).
 	Key string `yaml:"key"`
-}
-
-// LogConfig configures the process log.
-type LogConfig struct {
-	// Level is debug, info, warn or error. Default info.
-	Level string `yaml:"level"`
-	// Format is text or json. Default text.
-	Format string `yaml:"format"`
-	// Access is the level of the access-log line of a request that succeeded (debug, info,
-	// warn, error), or off for none. Failed requests are logged at info (4xx) or warn (5xx)
-	// unless it is off. Default info.
-	Access string `yaml:"access"`
-	// AccessSample is the share of successful requests that get a line, from 0 to 1. Default 1.
-	AccessSample float64 `yaml:"accessSample"`
-}
-
-// HTTPConfig configures the API server.
-type HTTPConfig struct {
-	// MaxBodyBytes caps request bodies. Default 1 MiB.
-	MaxBodyBytes int64 `yaml:"maxBodyBytes"`
-	// MaxLoadBytes caps the CSV body of a data load. Default 1 GiB.
-	MaxLoadBytes int64 `yaml:"maxLoadBytes"`
-	// TLSCert and TLSKey, when both set, serve HTTPS. Default empty (plain HTTP).
-	TLSCert string `yaml:"tlsCert"`
-	TLSKey  string `yaml:"tlsKey"`
-	// ReadHeaderTimeout bounds how long a client may take to send headers. Default 10s.
-	ReadHeaderTimeout time.Duration `yaml:"readHeaderTimeout"`
-	// ReadTimeout bounds how long a client may take to send a whole request, body
-	// included. Default 30s.
-	ReadTimeout time.Duration `yaml:"readTimeout"`
-	// WriteTimeout bounds how long the answer to one request may take to write. Default 2m.
-	WriteTimeout time.Duration `yaml:"writeTimeout"`
-	// IdleTimeout is how long a kept-alive connection may wait for its next request. Default 2m.
-	IdleTimeout time.Duration `yaml:"idleTimeout"`
-	// LongTimeout replaces the read and write timeouts on the routes that move big bodies:
-	// data loads and export downloads. Default 1h.
-	LongTimeout time.Duration `yaml:"longTimeout"`
-	// MaxConnections caps the connections served at once; more wait to be accepted. Default 1024.
-	MaxConnections int `yaml:"maxConnections"`
-	// MaxConnectionsPerClient caps the connections one client address (an IPv6
-	// client: its /64) holds at once; one more is closed as soon as it is
-	// accepted. The trusted proxies' addresses are not capped: their
-	// connections carry many clients. Default 64.
-	MaxConnectionsPerClient int `yaml:"maxConnectionsPerClient"`
-	// ShutdownTimeout bounds the graceful shutdown of the server. Default 15s.
-	ShutdownTimeout time.Duration `yaml:"shutdownTimeout"`
-	// TrustedProxies are the networks (CIDR) of reverse proxies whose X-Forwarded-For
-	// names the client's address. Default none: the peer is the client.
-	TrustedProxies []string `yaml:"trustedProxies"`
 }
 
 // DefaultConfig returns the configuration used when nothing else is given.
@@ -169,33 +92,21 @@ func DefaultConfig() Config {
 		Listen:     "127.0.0.1:8080",
 		Domain:     "default",
 		AdminLogin: "admin@herald.local",
-		Log:        LogConfig{Level: "info", Format: "text", Access: "info", AccessSample: 1},
-		HTTP: HTTPConfig{
-			MaxBodyBytes:            1 << 20,
-			MaxLoadBytes:            1 << 30,
-			ReadHeaderTimeout:       10 * time.Second,
-			ReadTimeout:             30 * time.Second,
-			WriteTimeout:            2 * time.Minute,
-			IdleTimeout:             2 * time.Minute,
-			LongTimeout:             time.Hour,
-			MaxConnections:          1024,
-			MaxConnectionsPerClient: 64,
-			ShutdownTimeout:         15 * time.Second,
-			TrustedProxies:          []string{},
-		},
-		Auth:      api.DefaultAuthConfig(),
-		Subs:      notify.DefaultConfig(),
-		Delivery:  worker.DefaultConfig(),
-		Engine:    engine.DefaultConfig(),
-		Execution: xtab.DefaultConfig(),
-		Export:    ExportConfig{Workers: 2, Retention: 24 * time.Hour, HTMLRows: render.DefaultHTMLRows},
-		Maint:     MaintenanceConfig{Workers: 2, Queue: 64, ArchiveRetention: 48 * time.Hour},
-		NATS:      NATSConfig{Replicas: 1},
-		Metrics:   MetricsConfig{Listen: "127.0.0.1:9180"},
-		Warehouse: WarehouseConfig{MemoryLimit: "1GiB"},
-		Runtime:   DefaultRuntimeConfig(),
-		Replica:   DefaultReplicaConfig(),
-		Channels:  sections(),
+		Log:        logging.DefaultConfig(),
+		HTTP:       httpserve.DefaultConfig(),
+		Auth:       api.DefaultAuthConfig(),
+		Subs:       notify.DefaultConfig(),
+		Delivery:   worker.DefaultConfig(),
+		Engine:     engine.DefaultConfig(),
+		Execution:  xtab.DefaultConfig(),
+		Export:     export.DefaultConfig(),
+		Maint:      maintenance.DefaultConfig(),
+		NATS:       NATSConfig{Replicas: 1},
+		Metrics:    MetricsConfig{Listen: "127.0.0.1:9180"},
+		Warehouse:  warehouse.DefaultConfig(),
+		Runtime:    DefaultRuntimeConfig(),
+		Replica:    DefaultReplicaConfig(),
+		Channels:   sections(),
 	}
 }
 
@@ -445,9 +356,6 @@ func within(section string, err error) error {
 	return errors.New(strings.Join(lines, "\n"))
 }
 
-// memorySize is a size DuckDB's memory_limit takes.
-var memorySize = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$`)
-
 // Validate checks values that parse but make no sense, naming the key.
 func (c *Config) Validate() error {
 	var errs []error
@@ -477,13 +385,7 @@ func (c *Config) Validate() error {
 			bad("metrics.listen", "%q is not host:port", c.Metrics.Listen)
 		}
 	}
-	if !memorySize.MatchString(c.Warehouse.MemoryLimit) {
-		bad("warehouse.memoryLimit", "%q is not a size such as 512MiB or 2GB", c.Warehouse.MemoryLimit)
-	}
-	if c.Warehouse.Threads < 0 {
-		bad("warehouse.threads", "must not be negative, got %d", c.Warehouse.Threads)
-	}
-	errs = append(errs, within("runtime", c.Runtime.Validate()))
+	errs = append(errs, within("warehouse", c.Warehouse.Validate()), within("runtime", c.Runtime.Validate()))
 	errs = append(errs, within("http", c.HTTP.Validate()), within("auth", c.Auth.Validate()))
 	if c.Secrets.Key != "" {
 		if _, err := secret.ParseKey(c.Secrets.Key); err != nil {
@@ -499,78 +401,8 @@ func (c *Config) Validate() error {
 		}
 	}
 	errs = append(errs, within("engine", c.Engine.Validate()), within("delivery", c.Delivery.Validate()),
-		within("execution", c.Execution.Validate()))
-	if c.Export.Workers < 1 {
-		bad("export.workers", "must be at least 1")
-	}
-	if c.Export.HTMLRows < 1 || c.Export.HTMLRows > 10_000 {
-		bad("export.htmlRows", "must be from 1 to 10000, got %d", c.Export.HTMLRows)
-	}
-	if c.Export.Retention < time.Second {
-		bad("export.retention", "must be at least 1s, got %s", c.Export.Retention)
-	}
-	if c.Maint.Workers < 1 || c.Maint.Queue < 1 {
-		bad("maintenance.workers", "maintenance.workers and maintenance.queue must be at least 1")
-	}
-	if c.Maint.ArchiveRetention < time.Minute {
-		bad("maintenance.archiveRetention", "must be at least 1m, got %s", c.Maint.ArchiveRetention)
-	}
-	return errors.Join(errs...)
-}
-
-// Validate checks the log section, naming the key within it.
-func (c LogConfig) Validate() error {
-	var errs []error
-	bad := badKey(&errs)
-	switch c.Level {
-	case "debug", "info", "warn", "error":
-	default:
-		bad("level", "%q is not one of debug, info, warn, error", c.Level)
-	}
-	if c.Format != "text" && c.Format != "json" {
-		bad("format", "%q is not one of text, json", c.Format)
-	}
-	switch c.Access {
-	case "debug", "info", "warn", "error", "off":
-	default:
-		bad("access", "%q is not one of debug, info, warn, error, off", c.Access)
-	}
-	if c.AccessSample < 0 || c.AccessSample > 1 {
-		bad("accessSample", "must be between 0 and 1, got %v", c.AccessSample)
-	}
-	return errors.Join(errs...)
-}
-
-// Validate checks the http section, naming the key within it.
-func (c HTTPConfig) Validate() error {
-	var errs []error
-	bad := badKey(&errs)
-	if c.MaxBodyBytes < 1024 {
-		bad("maxBodyBytes", "must be at least 1024, got %d", c.MaxBodyBytes)
-	}
-	if c.MaxLoadBytes < 1024 {
-		bad("maxLoadBytes", "must be at least 1024, got %d", c.MaxLoadBytes)
-	}
-	for key, d := range map[string]time.Duration{"readHeaderTimeout": c.ReadHeaderTimeout, "readTimeout": c.ReadTimeout,
-		"writeTimeout": c.WriteTimeout, "idleTimeout": c.IdleTimeout, "longTimeout": c.LongTimeout} {
-		if d < 100*time.Millisecond {
-			bad(key, "must be at least 100ms, got %s", d)
-		}
-	}
-	if c.MaxConnections < 8 {
-		bad("maxConnections", "must be at least 8, got %d", c.MaxConnections)
-	}
-	if c.MaxConnectionsPerClient < 1 {
-		bad("maxConnectionsPerClient", "must be at least 1, got %d", c.MaxConnectionsPerClient)
-	}
-	for i, p := range c.TrustedProxies {
-		if _, err := netip.ParsePrefix(p); err != nil {
-			bad(fmt.Sprintf("trustedProxies[%d]", i), "%q is not a network in CIDR form, such as 10.0.0.0/8", p)
-		}
-	}
-	if (c.TLSCert == "") != (c.TLSKey == "") {
-		bad("tlsCert", "tlsCert and tlsKey must be given together")
-	}
+		within("execution", c.Execution.Validate()), within("export", c.Export.Validate()),
+		within("maintenance", c.Maint.Validate()))
 	return errors.Join(errs...)
 }
 

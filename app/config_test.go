@@ -80,6 +80,17 @@ func TestValidateNamesTheKey(t *testing.T) {
 		{"project send budget", func(c *Config) { c.Subs.ProjectSendNowPerHour = -1 }, "subscriptions.projectSendNowPerHour"},
 		{"verification without a public URL", func(c *Config) { c.Delivery.VerifyRecipients = true }, "delivery.verifyRecipients"},
 		{"trusted domain", func(c *Config) { c.Delivery.TrustedDomains = []string{"jane@example.com"} }, "delivery.trustedDomains[0]"},
+		{"log format", func(c *Config) { c.Log.Format = "xml" }, "log.format"},
+		{"access sample", func(c *Config) { c.Log.AccessSample = 2 }, "log.accessSample"},
+		{"body bound", func(c *Config) { c.HTTP.MaxBodyBytes = 1 }, "http.maxBodyBytes"},
+		{"trusted proxy", func(c *Config) { c.HTTP.TrustedProxies = []string{"10.0.0.1"} }, "http.trustedProxies[0]"},
+		{"memory limit", func(c *Config) { c.Warehouse.MemoryLimit = "lots" }, "warehouse.memoryLimit"},
+		{"warehouse threads", func(c *Config) { c.Warehouse.Threads = -1 }, "warehouse.threads"},
+		{"export workers", func(c *Config) { c.Export.Workers = 0 }, "export.workers"},
+		{"html rows", func(c *Config) { c.Export.HTMLRows = 0 }, "export.htmlRows"},
+		{"export retention", func(c *Config) { c.Export.Retention = 0 }, "export.retention"},
+		{"maintenance queue", func(c *Config) { c.Maint.Queue = 0 }, "maintenance.workers"},
+		{"archive retention", func(c *Config) { c.Maint.ArchiveRetention = time.Second }, "maintenance.archiveRetention"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

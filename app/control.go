@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/heraldhq/herald/internal/logging"
 	"github.com/heraldhq/herald/internal/startstop"
 	"github.com/heraldhq/herald/replica"
 	"github.com/heraldhq/herald/worker"
@@ -227,7 +228,7 @@ func Replicate(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
-	log := newLogger(LogConfig{Level: cfg.LogLevel, Format: cfg.LogFormat}, stderr).With("component", "replicator")
+	log := logging.New(logging.Config{Level: cfg.LogLevel, Format: cfg.LogFormat}, stderr).With("component", "replicator")
 	slog.SetDefault(log) // Litestream logs through it
 	done := make(chan error, 1)
 	go func() { done <- replica.RunReplicator(ctx, cfg, stdin, stdout, log) }()

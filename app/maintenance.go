@@ -18,7 +18,7 @@ func (a *App) openMaintenance(ctx context.Context) error {
 		return err
 	}
 	var err error
-	a.maint, err = maintenance.New(ctx, a.md, a.store, a.tasks, maintenance.Config{Dir: filepath.Join(a.cfg.Data, "archives"),
-		Retention: a.cfg.Maint.ArchiveRetention, Now: a.opt.Clock.Now}, a.log.With("component", "maintenance"))
+	a.maint, err = maintenance.New(ctx, a.md, a.store, a.tasks, maintenance.Options{Config: a.cfg.Maint,
+		Dir: filepath.Join(a.cfg.Data, "archives"), Now: a.opt.Clock.Now}, a.log.With("component", "maintenance"))
 	return err
 }

@@ -6,12 +6,16 @@ import (
 	"net"
 	"net/http"
 
+	"github.com/heraldhq/herald/internal/httpserve"
 	"github.com/heraldhq/herald/internal/startstop"
 )
 
+// server is an HTTP server: *http.Server or *httpserve.Server.
+type server interface{ Serve(net.Listener) error }
+
 // serving serves srv on ln until ctx ends or Serve fails, ends it with shut,
 // and returns once Serve has returned: Serve's failure and shut's error.
-func serving(ctx context.Context, srv *http.Server, ln net.Listener, shut func() error) error {
+func serving(ctx context.Context, srv server, ln net.Listener, shut func() error) error {
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {
@@ -31,13 +35,11 @@ func serving(ctx context.Context, srv *http.Server, ln net.Listener, shut func()
 // its stop, connections that never sent a request are closed at once (they
 // carry nothing, and Shutdown would wait 5 s for them) and requests in
 // flight have http.shutdownTimeout to finish.
-func (a *App) apiUnit(srv *http.Server, fresh *freshConns) startstop.Unit {
+func (a *App) apiUnit(srv *httpserve.Server) startstop.Unit {
 	return startstop.Unit{Name: "api server", Run: func(ctx context.Context) error {
 		return serving(ctx, srv, a.ln, func() error {
 			shutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.HTTP.ShutdownTimeout)
 			defer cancel()
-			srv.SetKeepAlivesEnabled(false)
-			fresh.closeAll()
 			if err := srv.Shutdown(shutCtx); err != nil {
 				a.log.Warn("requests in flight cut short", "after", a.cfg.HTTP.ShutdownTimeout, "err", err)
 				return err
@@ -53,8 +55,8 @@ func (a *App) apiUnit(srv *http.Server, fresh *freshConns) startstop.Unit {
 // stops first; the API lets requests in flight finish once the background
 // parts have stopped. The operator's listener, started before them, goes
 // last, so that a scrape sees the stop through.
-func (a *App) controlUnits(srv *http.Server, fresh *freshConns) []startstop.Unit {
-	units := []startstop.Unit{a.backupsUnit(), a.apiUnit(srv, fresh)}
+func (a *App) controlUnits(srv *httpserve.Server) []startstop.Unit {
+	units := []startstop.Unit{a.backupsUnit(), a.apiUnit(srv)}
 	units = append(units, a.replicaParts()...)
 	units = append(units,
 		startstop.Unit{Name: "executor", Run: a.exec.Run},

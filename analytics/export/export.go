@@ -38,16 +38,12 @@ var Formats = map[string]string{
 	"PDF": render.FormatPDF, "PNG": render.FormatPNG, "HTML": render.FormatHTML,
 }
 
-// Config configures the exporter. Zero values take the documented defaults.
-type Config struct {
+// Options configure a Service: the export section, whose zero values take
+// DefaultConfig's, and the parts it works with.
+type Options struct {
+	Config
 	// Dir holds the exported files. Required.
 	Dir string
-	// Workers is how many exports render at once. Default 2.
-	Workers int
-	// Retention is how long a finished export can be downloaded. Default 24h.
-	Retention time.Duration
-	// HTMLRows is how many rows an HTML export shows. Default render.DefaultHTMLRows (50).
-	HTMLRows int
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
 	// Registerer receives the exporter's metrics. Default: none (they are kept nowhere).
@@ -58,7 +54,7 @@ type Config struct {
 type Service struct {
 	st    *store.Store
 	src   Source
-	cfg   Config
+	cfg   Options
 	log   *slog.Logger
 	slots chan struct{} // one per render under way, Workers in all: the pool's and Write's
 	wake  chan struct{} // holds a token while the queue may have exports for an idle worker
@@ -83,16 +79,8 @@ type Service struct {
 const maxQueued = 4096
 
 // New returns an exporter; Run starts its pool.
-func New(st *store.Store, src Source, cfg Config, log *slog.Logger) *Service {
-	if cfg.Workers == 0 {
-		cfg.Workers = 2
-	}
-	if cfg.Retention == 0 {
-		cfg.Retention = 24 * time.Hour
-	}
-	if cfg.HTMLRows == 0 {
-		cfg.HTMLRows = render.DefaultHTMLRows
-	}
+func New(st *store.Store, src Source, cfg Options, log *slog.Logger) *Service {
+	cfg.Config = cfg.withDefaults()
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}

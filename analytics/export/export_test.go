@@ -78,7 +78,7 @@ func must(t *testing.T, err error) {
 }
 
 func (b *bundle) service() *Service {
-	return New(b.st, grids{}, Config{Dir: filepath.Join(b.dir, "exports"), Now: func() time.Time { return b.now }},
+	return New(b.st, grids{}, Options{Dir: filepath.Join(b.dir, "exports"), Now: func() time.Time { return b.now }},
 		slog.New(slog.NewTextHandler(io.Discard, nil)))
 }
 

@@ -26,12 +26,12 @@ const (
 	KindPartialImport = "partialmd.import"
 )
 
-// Config configures a Service. Zero values take the documented defaults.
-type Config struct {
+// Options configure a Service: the maintenance section, whose zero values
+// take DefaultConfig's, and the parts it works with.
+type Options struct {
+	Config
 	// Dir holds the archives. Required.
 	Dir string
-	// Retention is how long an archive, and the token that names it, stays valid. Default 48h.
-	Retention time.Duration
 	// AdminRole is the identifier of the role that manages a project. Default "adminRole".
 	AdminRole string
 	// Now is the clock. Default time.Now.
@@ -43,16 +43,14 @@ type Service struct {
 	md   *analytics.Service
 	st   *store.Store
 	pool *task.Pool
-	cfg  Config
+	cfg  Options
 	log  *slog.Logger
 }
 
 // New returns the service, removing the archives that a previous process left
 // unfinished or expired. The pool's Run runs its tasks; Run prunes archives as they expire.
-func New(ctx context.Context, md *analytics.Service, st *store.Store, pool *task.Pool, cfg Config, log *slog.Logger) (*Service, error) {
-	if cfg.Retention <= 0 {
-		cfg.Retention = 48 * time.Hour
-	}
+func New(ctx context.Context, md *analytics.Service, st *store.Store, pool *task.Pool, cfg Options, log *slog.Logger) (*Service, error) {
+	cfg.Config = cfg.withDefaults()
 	if cfg.AdminRole == "" {
 		cfg.AdminRole = store.RoleAdmin
 	}
@@ -145,7 +143,7 @@ func (s *Service) startExport(ctx context.Context, c Caller, pid, kind, artifact
 	}
 	now := s.cfg.Now()
 	if aerr := s.st.CreateArtifact(ctx, store.Artifact{TokenHash: hash, Kind: artifactKind, ProjectID: pid, TaskID: t.ID,
-		Path: path, Author: c.UserID, Authorized: authorized, Created: now, Expires: now.Add(s.cfg.Retention)}); aerr != nil {
+		Path: path, Author: c.UserID, Authorized: authorized, Created: now, Expires: now.Add(s.cfg.ArchiveRetention)}); aerr != nil {
 		return Artifact{}, aerr
 	}
 	return Artifact{Token: token, Task: t}, nil

@@ -79,7 +79,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	pool := task.New(st, task.Config{Now: f.clock.now}, log)
-	if f.m, err = New(ctx, f.md, st, pool, Config{Dir: filepath.Join(dir, "archives"), Now: f.clock.now}, log); err != nil {
+	if f.m, err = New(ctx, f.md, st, pool, Options{Dir: filepath.Join(dir, "archives"), Now: f.clock.now}, log); err != nil {
 		t.Fatal(err)
 	}
 	runCtx, cancel := context.WithCancel(ctx)

@@ -249,7 +249,7 @@ func TestCompileErrors(t *testing.T) {
 func openWarehouse(t testing.TB, m *ldm.Model, steps []ldm.Step) *warehouse.Warehouse {
 	t.Helper()
 	ctx := context.Background()
-	wh, err := warehouse.Open(ctx, t.TempDir(), warehouse.Options{Threads: 1})
+	wh, err := warehouse.Open(ctx, t.TempDir(), warehouse.Options{Config: warehouse.Config{Threads: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}

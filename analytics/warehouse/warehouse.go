@@ -15,12 +15,10 @@ import (
 	duckdb "github.com/duckdb/duckdb-go/v2"
 )
 
-// Options configure a Warehouse. Zero values take the documented defaults.
+// Options configure a Warehouse: the warehouse section, whose zero values
+// take DefaultConfig's, and what the configuration does not set.
 type Options struct {
-	// Threads is how many threads DuckDB runs queries with. Default: DuckDB's (the CPU count).
-	Threads int
-	// MemoryLimit caps DuckDB's memory, e.g. "4GB". Default: DuckDB's (80% of RAM).
-	MemoryLimit string
+	Config
 	// MaxIdle is how many project databases stay attached while nobody uses them. Default 64.
 	MaxIdle int
 }
@@ -53,6 +51,7 @@ type attachment struct {
 // process left in its temporary folder (the spooled CSV of a load it did not finish,
 // DuckDB's spill files) is removed.
 func Open(ctx context.Context, dir string, opt Options) (*Warehouse, error) {
+	opt.Config = opt.withDefaults()
 	tmp := filepath.Join(dir, "tmp")
 	if err := os.RemoveAll(tmp); err != nil {
 		return nil, fmt.Errorf("open warehouse: clear %s: %w", tmp, err)
@@ -80,9 +79,7 @@ func Open(ctx context.Context, dir string, opt Options) (*Warehouse, error) {
 	if opt.Threads > 0 {
 		settings = append(settings, "SET GLOBAL threads = "+strconv.Itoa(opt.Threads))
 	}
-	if opt.MemoryLimit != "" {
-		settings = append(settings, "SET GLOBAL memory_limit = "+literal(opt.MemoryLimit))
-	}
+	settings = append(settings, "SET GLOBAL memory_limit = "+literal(opt.MemoryLimit))
 	settings = append(settings, "SET GLOBAL lock_configuration = true")
 	for _, s := range settings {
 		if _, err := db.ExecContext(ctx, s); err != nil {
