@@ -32,6 +32,7 @@ import (
 	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/console"
 	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/internal/clock"
 	"github.com/heraldhq/herald/internal/httpguard"
 	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/replica"
@@ -43,7 +44,7 @@ import (
 // Options are the parts of a process that are not configuration.
 type Options struct {
 	// Clock is the time the process runs on. Default: the real clock.
-	Clock engine.Clock
+	Clock clock.Clock
 	// Logger is the process log. Default: built from Config.Log, written to Stderr.
 	Logger *slog.Logger
 	// Stdout receives the start-up lines a person reads (where it listens, how to
@@ -116,9 +117,7 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	if opt.Clock == nil {
-		opt.Clock = realClock{}
-	}
+	opt.Clock = clock.Or(opt.Clock)
 	if opt.Stdout == nil {
 		opt.Stdout = os.Stdout
 	}
@@ -642,11 +641,6 @@ func openSecrets(cfg Config) (*secret.Box, []byte, error) {
 	box, err := secret.New(key)
 	return box, key, err
 }
-
-type realClock struct{}
-
-func (realClock) Now() time.Time                         { return time.Now() }
-func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
 
 // prefixes parses networks that Config.Validate has checked.
 func prefixes(cidrs []string) []netip.Prefix {
