@@ -76,6 +76,10 @@ type App struct {
 	tasks  *task.Pool
 	maint  *maintenance.Service
 	engine *engine.Engine
+	// paced is the clock of the parts other than the engine: the time of
+	// opt.Clock, and real waits for what paces work (sweeps, retries, leases,
+	// polls), so that a test's clock holds the schedule still, not delivery.
+	paced  clock.Clock
 	notify *notify.Service
 	nats   *worker.NATS
 	relay  *worker.Relay  // nil in a worker-only process
@@ -127,7 +131,7 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	if opt.Getenv == nil {
 		opt.Getenv = os.Getenv
 	}
-	a := &App{cfg: cfg, opt: opt, log: opt.Logger}
+	a := &App{cfg: cfg, opt: opt, log: opt.Logger, paced: clock.NowFrom(opt.Clock.Now)}
 	if a.log == nil {
 		a.log = newLogger(cfg.Log, opt.Stderr)
 	}
@@ -215,7 +219,7 @@ func (a *App) open(ctx context.Context) error {
 	for _, d := range Kinds.All() {
 		settings[d.Kind] = cfg.Section(d)
 	}
-	a.notify = notify.New(st, cfg.Subs, notify.Options{Domain: cfg.Domain, Kinds: Kinds, Settings: settings, Box: box, Now: opt.Clock.Now,
+	a.notify = notify.New(st, cfg.Subs, notify.Options{Domain: cfg.Domain, Kinds: Kinds, Settings: settings, Box: box, Clock: a.paced,
 		PublicURL: cfg.PublicURL, LinkKey: secret.Derive(key, "links"), Logger: a.log.With("component", "notify"),
 		Tester: newTester(d.senders, cfg.Delivery.SendTimeout), VerifyRecipients: cfg.Delivery.VerifyRecipients,
 		TrustedDomains: cfg.Delivery.TrustedDomains, Bursts: burstReports{a}, Dates: dateAttributes{a}})
@@ -229,7 +233,7 @@ func (a *App) open(ctx context.Context) error {
 		a.log.Info("publicURL is not set: messages carry no unsubscribe link (and mails no List-Unsubscribe header) and no download links")
 	}
 	a.relay, err = worker.NewRelay(st, a.nats.JetStream(), d.files, box, d.key, d.cfg,
-		worker.Options{Logger: a.log.With("component", "relay"), Now: opt.Clock.Now, Registerer: a.reg,
+		worker.Options{Logger: a.log.With("component", "relay"), Clock: a.paced, Registerer: a.reg,
 			Recorded: a.notify.WakeHealth})
 	if err != nil {
 		return err
@@ -314,28 +318,28 @@ func (a *App) listen() (net.Listener, error) {
 // exporter and the maintenance tasks over the store: what the API serves and
 // the engine evaluates through.
 func (a *App) openAnalytics(ctx context.Context) error {
-	cfg, opt, st := a.cfg, a.opt, a.store
+	cfg, st := a.cfg, a.store
 	var err error
-	a.md, err = analytics.New(ctx, analytics.Options{Store: st, Dir: filepath.Join(cfg.Data, "warehouse"), Now: opt.Clock.Now,
+	a.md, err = analytics.New(ctx, analytics.Options{Store: st, Dir: filepath.Join(cfg.Data, "warehouse"), Clock: a.paced,
 		Warehouse: warehouse.Options{MemoryLimit: cfg.Warehouse.MemoryLimit, Threads: cfg.Warehouse.Threads}})
 	if err != nil {
 		return err
 	}
 	a.closers = append(a.closers, a.md.Close)
 	xcfg := cfg.Execution
-	xcfg.Dir, xcfg.Now = filepath.Join(cfg.Data, "results"), opt.Clock.Now
+	xcfg.Dir, xcfg.Clock = filepath.Join(cfg.Data, "results"), a.paced
 	a.exec = xtab.New(st, a.md, xcfg, a.log.With("component", "xtab"))
 	a.export = export.New(st, a.exec, export.Config{Dir: filepath.Join(cfg.Data, "exports"), Workers: cfg.Export.Workers,
-		Retention: cfg.Export.Retention, HTMLRows: cfg.Export.HTMLRows, Now: opt.Clock.Now, Registerer: a.reg}, a.log.With("component", "exporter"))
+		Retention: cfg.Export.Retention, HTMLRows: cfg.Export.HTMLRows, Clock: a.paced, Registerer: a.reg}, a.log.With("component", "exporter"))
 	return a.openMaintenance(ctx)
 }
 
 // openAPI opens the API and the console over what openAnalytics opened; key
 // is the secret the console's and other keys derive from.
 func (a *App) openAPI(key []byte) error {
-	cfg, opt, st := a.cfg, a.opt, a.store
+	cfg, st := a.cfg, a.store
 	a.api = api.New(st, api.Options{
-		Domain: cfg.Domain, Now: opt.Clock.Now, Logger: a.log,
+		Domain: cfg.Domain, Clock: a.paced, Logger: a.log,
 		Auth: cfg.Auth, TrustedProxies: prefixes(cfg.HTTP.TrustedProxies),
 		LongTimeout:  cfg.HTTP.LongTimeout,
 		MaxBodyBytes: cfg.HTTP.MaxBodyBytes, SecureCookies: cfg.HTTP.TLSCert != "",
@@ -346,7 +350,7 @@ func (a *App) openAPI(key []byte) error {
 		Registerer:  a.reg, AccessLog: accessLog(cfg.Log),
 	})
 	con, err := console.New(console.Options{API: a.api, Kinds: Kinds, Key: secret.Derive(key, "console"),
-		Secure: cfg.HTTP.TLSCert != "", Now: opt.Clock.Now, Logger: a.log.With("component", "console")})
+		Secure: cfg.HTTP.TLSCert != "", Clock: a.paced, Logger: a.log.With("component", "console")})
 	if err != nil {
 		return err
 	}

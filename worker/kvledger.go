@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/heraldhq/herald/internal/clock"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -67,8 +68,8 @@ type KVLedgerConfig struct {
 	// than Lease is one of a process presumed dead. Default DefaultAckWait,
 	// the consumers' ack wait, after which JetStream presumes the same.
 	Lease time.Duration
-	// Now stamps the entries and outcomes. Default time.Now.
-	Now func() time.Time
+	// Clock is the time; nil means the real clock.
+	Clock clock.Clock
 	// Logger is told of the results that could not be published. Default: none.
 	Logger *slog.Logger
 	// PublishFor is how long the publish of one result is tried (through a
@@ -165,9 +166,7 @@ func NewKVLedger(ctx context.Context, js jetstream.JetStream, cfg KVLedgerConfig
 	if cfg.TTL <= 0 {
 		cfg.TTL = DefaultLedgerTTL
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	cfg.Clock = clock.Or(cfg.Clock)
 	if cfg.Lease <= 0 {
 		cfg.Lease = DefaultAckWait
 	}
@@ -194,7 +193,7 @@ func NewKVLedger(ctx context.Context, js jetstream.JetStream, cfg KVLedgerConfig
 	if err := createResultsStream(ctx, cfg.Logger, js, cfg.Results, cfg.Replicas, cfg.TTL); err != nil {
 		return nil, err
 	}
-	return &KVLedger{kv: kv, js: js, results: cfg.Results, owner: cfg.Owner, lease: cfg.Lease, now: cfg.Now, log: cfg.Logger, publishFor: cfg.PublishFor,
+	return &KVLedger{kv: kv, js: js, results: cfg.Results, owner: cfg.Owner, lease: cfg.Lease, now: clock.Or(cfg.Clock).Now, log: cfg.Logger, publishFor: cfg.PublishFor,
 		claims: make(map[string]kvClaim)}, nil
 }
 

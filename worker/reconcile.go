@@ -39,7 +39,7 @@ func (r *Relay) reconcileLoop(ctx context.Context) {
 // still remembers within its dedupe window is dropped, and tried again at a later sweep.
 // It returns how many it published.
 func (r *Relay) reconcile(ctx context.Context) (int, error) {
-	stale, err := r.st.StalePending(ctx, r.now().Add(-r.cfg.ReconcileAfter), reconcileBatch)
+	stale, err := r.st.StalePending(ctx, r.clock.Now().Add(-r.cfg.ReconcileAfter), reconcileBatch)
 	if err != nil || len(stale) == 0 {
 		return 0, err
 	}

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/internal/clock"
 	"github.com/heraldhq/herald/secret"
 )
 
@@ -37,8 +38,8 @@ func durable(kind channels.Kind) string { return "herald-" + string(kind) }
 type Options struct {
 	// Logger receives the log. Default: discarded.
 	Logger *slog.Logger
-	// Now is the clock of the relay's timestamps. Default time.Now.
-	Now func() time.Time
+	// Clock is the time; nil means the real clock.
+	Clock clock.Clock
 	// Sweep, when set, replaces the relay's ticker that sweeps the outbox every
 	// Config.SweepInterval: each value received starts a sweep.
 	Sweep <-chan time.Time
@@ -59,12 +60,7 @@ func (o Options) logger() *slog.Logger {
 	return o.Logger
 }
 
-func (o Options) now() func() time.Time {
-	if o.Now == nil {
-		return time.Now
-	}
-	return o.Now
-}
+func (o Options) clock() clock.Clock { return clock.Or(o.Clock) }
 
 func (o Options) recorded() func() {
 	if o.Recorded == nil {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/heraldhq/herald/analytics/grid"
 	"github.com/heraldhq/herald/analytics/render"
+	"github.com/heraldhq/herald/internal/clock"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -48,8 +49,8 @@ type Config struct {
 	Retention time.Duration
 	// HTMLRows is how many rows an HTML export shows. Default render.DefaultHTMLRows (50).
 	HTMLRows int
-	// Now is the clock. Default time.Now.
-	Now func() time.Time
+	// Clock is the time; nil means the real clock.
+	Clock clock.Clock
 	// Registerer receives the exporter's metrics. Default: none (they are kept nowhere).
 	Registerer prometheus.Registerer
 }
@@ -82,9 +83,7 @@ func New(st *store.Store, src Source, cfg Config, log *slog.Logger) *Service {
 	if cfg.HTMLRows == 0 {
 		cfg.HTMLRows = render.DefaultHTMLRows
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	cfg.Clock = clock.Or(cfg.Clock)
 	f := promauto.With(cfg.Registerer)
 	s := &Service{st: st, src: src, cfg: cfg, log: log, jobs: make(chan string, 1024), slots: make(chan struct{}, cfg.Workers),
 		exports: f.NewCounterVec(prometheus.CounterOpts{
@@ -121,7 +120,7 @@ func (s *Service) Start(ctx context.Context, projectID, resultID, format string)
 	case !ok:
 		return store.Export{}, ErrNoResult
 	}
-	now := s.cfg.Now()
+	now := s.cfg.Clock.Now()
 	e := store.Export{ID: store.NewID(24), ProjectID: projectID, ResultID: resultID, Format: f,
 		State: store.ExportRunning, Created: now, Expires: now.Add(s.cfg.Retention)}
 	if err := s.st.CreateExport(ctx, e); err != nil {
@@ -147,7 +146,7 @@ func (s *Service) Get(ctx context.Context, id string) (store.Export, error) {
 	if err != nil {
 		return e, err
 	}
-	if !s.cfg.Now().Before(e.Expires) {
+	if !s.cfg.Clock.Now().Before(e.Expires) {
 		return store.Export{}, store.ErrNotFound
 	}
 	return e, nil
@@ -202,7 +201,7 @@ func (s *Service) render(ctx context.Context, id string) {
 	if err != nil || e.State != store.ExportRunning {
 		return
 	}
-	e.Finished = s.cfg.Now()
+	e.Finished = s.cfg.Clock.Now()
 	began := time.Now()
 	g, err := s.src.ResultGrid(ctx, e.ProjectID, e.ResultID)
 	if err == nil {
@@ -260,7 +259,7 @@ func (s *Service) Write(ctx context.Context, projectID, resultID, format string,
 		return File{}, err
 	}
 	state := store.ExportDone
-	err = s.renderCounted(w, g, f, s.cfg.Now())
+	err = s.renderCounted(w, g, f, s.cfg.Clock.Now())
 	switch {
 	case errors.Is(err, ErrEmpty):
 		state = store.ExportEmpty
@@ -353,7 +352,7 @@ func (s *Service) pruneLoop(ctx context.Context) {
 }
 
 func (s *Service) prune(ctx context.Context) {
-	expired, err := s.st.ExpiredExports(ctx, s.cfg.Now())
+	expired, err := s.st.ExpiredExports(ctx, s.cfg.Clock.Now())
 	if err != nil {
 		return
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/heraldhq/herald/analytics"
 	"github.com/heraldhq/herald/analytics/task"
+	"github.com/heraldhq/herald/internal/clock"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -34,8 +35,8 @@ type Config struct {
 	Retention time.Duration
 	// AdminRole is the identifier of the role that manages a project. Default "adminRole".
 	AdminRole string
-	// Now is the clock. Default time.Now.
-	Now func() time.Time
+	// Clock is the time; nil means the real clock.
+	Clock clock.Clock
 }
 
 // Service runs the maintenance of projects on a task pool.
@@ -56,9 +57,7 @@ func New(ctx context.Context, md *analytics.Service, st *store.Store, pool *task
 	if cfg.AdminRole == "" {
 		cfg.AdminRole = store.RoleAdmin
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	cfg.Clock = clock.Or(cfg.Clock)
 	if log == nil {
 		log = slog.Default()
 	}
@@ -143,7 +142,7 @@ func (s *Service) startExport(ctx context.Context, c Caller, pid, kind, artifact
 	if err != nil {
 		return Artifact{}, err
 	}
-	now := s.cfg.Now()
+	now := s.cfg.Clock.Now()
 	if aerr := s.st.CreateArtifact(ctx, store.Artifact{TokenHash: hash, Kind: artifactKind, ProjectID: pid, TaskID: t.ID,
 		Path: path, Author: c.UserID, Authorized: authorized, Created: now, Expires: now.Add(s.cfg.Retention)}); aerr != nil {
 		return Artifact{}, aerr

@@ -38,7 +38,7 @@ func (s *Service) artifact(ctx context.Context, c Caller, token, kind string) (s
 	if !allowed || a.Kind != kind {
 		return a, errNotValid
 	}
-	if !s.cfg.Now().Before(a.Expires) {
+	if !s.cfg.Clock.Now().Before(a.Expires) {
 		return a, &TokenError{Reason: "has expired"}
 	}
 	t, err := s.st.TaskByID(ctx, a.ProjectID, a.TaskID)
@@ -73,7 +73,7 @@ func (s *Service) Run(ctx context.Context) error {
 
 // Prune removes the archives that have expired and forgets their tokens.
 func (s *Service) Prune(ctx context.Context) {
-	expired, err := s.st.ExpiredArtifacts(ctx, s.cfg.Now())
+	expired, err := s.st.ExpiredArtifacts(ctx, s.cfg.Clock.Now())
 	if err != nil {
 		s.log.Warn("prune archives", "err", err)
 		return
