@@ -579,13 +579,13 @@ func (r *running) stop(log *slog.Logger) error {
 
 // pruneLoop deletes expired tokens and sessions now and then.
 func (a *App) pruneLoop(ctx context.Context) {
-	t := time.NewTicker(10 * time.Minute)
+	t := a.paced.NewTicker(10 * time.Minute)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-t.C():
 			if err := a.store.PruneTokens(ctx, a.opt.Clock.Now()); err != nil && ctx.Err() == nil {
 				a.log.Warn("prune tokens", "err", err)
 			}

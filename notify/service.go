@@ -78,6 +78,7 @@ type Service struct {
 	publicURL string
 	linkKey   []byte
 	now       func() time.Time
+	clock     clock.Clock
 	log       *slog.Logger
 	tester    Tester
 	wake      chan struct{} // wakes the health roll-up
@@ -98,7 +99,7 @@ type Service struct {
 
 // New returns the service. cfg must have passed Validate.
 func New(st *store.Store, cfg Config, opt Options) *Service {
-	s := &Service{st: st, access: NewAccess(st, opt.Domain), cfg: cfg, kinds: opt.Kinds, settings: opt.Settings, box: opt.Box, now: clock.Or(opt.Clock).Now,
+	s := &Service{st: st, access: NewAccess(st, opt.Domain), cfg: cfg, kinds: opt.Kinds, settings: opt.Settings, box: opt.Box, now: clock.Or(opt.Clock).Now, clock: clock.Or(opt.Clock),
 		publicURL: strings.TrimRight(opt.PublicURL, "/"), linkKey: opt.LinkKey,
 		log: opt.Logger, tester: opt.Tester, wake: make(chan struct{}, 1),
 		sendNow: newLimiter(cfg.SendNowEvery), tests: newLimiter(cfg.TestEvery), budgets: newBudgets(),

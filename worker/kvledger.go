@@ -103,7 +103,7 @@ type KVLedger struct {
 	results string
 	owner   string
 	lease   time.Duration
-	now     func() time.Time
+	clock   clock.Clock
 	log     *slog.Logger
 	// publishFor bounds the tries of one result's publish.
 	publishFor time.Duration
@@ -193,7 +193,7 @@ func NewKVLedger(ctx context.Context, js jetstream.JetStream, cfg KVLedgerConfig
 	if err := createResultsStream(ctx, cfg.Logger, js, cfg.Results, cfg.Replicas, cfg.TTL); err != nil {
 		return nil, err
 	}
-	return &KVLedger{kv: kv, js: js, results: cfg.Results, owner: cfg.Owner, lease: cfg.Lease, now: clock.Or(cfg.Clock).Now, log: cfg.Logger, publishFor: cfg.PublishFor,
+	return &KVLedger{kv: kv, js: js, results: cfg.Results, owner: cfg.Owner, lease: cfg.Lease, clock: clock.Or(cfg.Clock), log: cfg.Logger, publishFor: cfg.PublishFor,
 		claims: make(map[string]kvClaim)}, nil
 }
 
@@ -285,7 +285,7 @@ func (l *KVLedger) Renew(ctx context.Context, ids []string) error {
 				if e.final() || e.Owner != l.owner {
 					return false, nil
 				}
-				e.Claimed = l.now()
+				e.Claimed = l.clock.Now()
 				return true, nil
 			})
 			if errors.Is(err, ErrUnknown) {
@@ -302,7 +302,7 @@ func (l *KVLedger) Renew(ctx context.Context, ids []string) error {
 func (l *KVLedger) claim(ctx context.Context, id string) (_ kvEntry, busy bool, _ error) {
 	var last kvEntry
 	for range kvCASTries {
-		now := l.now()
+		now := l.clock.Now()
 		kve, err := l.get(ctx, id)
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
 			e := kvEntry{State: store.DeliveryPending, Owner: l.owner, Claimed: now, Updated: now}
@@ -448,7 +448,7 @@ func (l *KVLedger) update(ctx context.Context, id string, change func(*kvEntry) 
 			}
 			return c.e, false, err
 		}
-		e.Updated = l.now()
+		e.Updated = l.clock.Now()
 		rev, err := l.put(ctx, id, e, c.rev)
 		switch {
 		case err == nil:
@@ -531,9 +531,9 @@ func (l *KVLedger) retry(ctx context.Context, op func(context.Context) error) er
 		if l.failedTry != nil {
 			l.failedTry(err)
 		}
-		t := time.NewTimer(pause)
+		t := l.clock.NewTimer(pause)
 		select {
-		case <-t.C:
+		case <-t.C():
 		case <-ctx.Done():
 			t.Stop()
 			return err
@@ -559,7 +559,7 @@ func unanswered(err error) bool {
 
 func (l *KVLedger) remember(id string, rev uint64, e kvEntry) {
 	l.mu.Lock()
-	l.claims[id] = kvClaim{rev: rev, e: e, at: l.now()}
+	l.claims[id] = kvClaim{rev: rev, e: e, at: l.clock.Now()}
 	l.mu.Unlock()
 }
 
@@ -578,7 +578,7 @@ func (l *KVLedger) forget(id string) {
 
 // sweep forgets, at most once per claimMemory, the claims older than that.
 func (l *KVLedger) sweep() {
-	now := l.now()
+	now := l.clock.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if now.Sub(l.lastSweep) < claimMemory {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -16,13 +15,13 @@ const reconcileBatch = 500
 
 // reconcileLoop runs reconcile every Config.ReconcileInterval until ctx ends.
 func (r *Relay) reconcileLoop(ctx context.Context) {
-	t := time.NewTicker(r.cfg.ReconcileInterval)
+	t := r.clock.NewTicker(r.cfg.ReconcileInterval)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-t.C():
 			if n, err := r.reconcile(ctx); err != nil && ctx.Err() == nil {
 				r.log.Warn("reconcile deliveries", "err", err)
 			} else if n > 0 {

@@ -168,9 +168,9 @@ func (r *Relay) Run(ctx context.Context) error {
 func (r *Relay) relay(ctx context.Context) {
 	sweep := r.sweep
 	if sweep == nil {
-		t := time.NewTicker(r.cfg.SweepInterval)
+		t := r.clock.NewTicker(r.cfg.SweepInterval)
 		defer t.Stop()
-		sweep = t.C
+		sweep = t.C()
 	}
 	for {
 		if err := r.publishOutbox(ctx); ctx.Err() == nil {
@@ -320,7 +320,7 @@ func (r *Relay) awaitAcks(ctx context.Context, futures []jetstream.PubAckFuture)
 		pending[i] = i
 	}
 	for len(pending) > 0 {
-		again, failed, rerr := awaitRound(ctx, futures, pending, ok, min(publishRound, time.Until(deadline)))
+		again, failed, rerr := r.awaitRound(ctx, futures, pending, ok, min(publishRound, time.Until(deadline)))
 		if err == nil {
 			err = failed
 		}
@@ -348,8 +348,8 @@ func (r *Relay) awaitAcks(ctx context.Context, futures []jetstream.PubAckFuture)
 // within d, or turned away for now. It lasts d whenever some are to be
 // published again, so that a stream without a leader is not asked again at
 // once. failed is the first publish refused for good; err is ctx's.
-func awaitRound(ctx context.Context, futures []jetstream.PubAckFuture, pending []int, ok []bool, d time.Duration) (again []int, failed, err error) {
-	round := time.NewTimer(d)
+func (r *Relay) awaitRound(ctx context.Context, futures []jetstream.PubAckFuture, pending []int, ok []bool, d time.Duration) (again []int, failed, err error) {
+	round := r.clock.NewTimer(d)
 	defer round.Stop()
 	for k, i := range pending {
 		select {
@@ -361,7 +361,7 @@ func awaitRound(ctx context.Context, futures []jetstream.PubAckFuture, pending [
 			} else if failed == nil {
 				failed = fmt.Errorf("publish %s: %w", futures[i].Msg().Header.Get(jetstream.MsgIDHeader), perr)
 			}
-		case <-round.C:
+		case <-round.C():
 			return append(again, pending[k:]...), failed, nil
 		case <-ctx.Done():
 			return nil, failed, ctx.Err()
@@ -369,7 +369,7 @@ func awaitRound(ctx context.Context, futures []jetstream.PubAckFuture, pending [
 	}
 	if len(again) > 0 {
 		select {
-		case <-round.C:
+		case <-round.C():
 		case <-ctx.Done():
 			return nil, failed, ctx.Err()
 		}

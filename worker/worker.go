@@ -80,6 +80,7 @@ type Worker struct {
 	delivery *secret.Box // opens the secrets the relay sealed
 	cfg      Config
 	log      *slog.Logger
+	clock    clock.Clock // paces the sends: rate, backoff, heartbeats
 	rnd      func(int64) int64
 	kinds    []*kind
 	running  sync.Map // delivery ids being handled in this process
@@ -112,7 +113,7 @@ func New(js jetstream.JetStream, ledger Ledger, files *Files, delivery *secret.B
 	}
 	w := &Worker{
 		js: js, ledger: ledger, files: files, delivery: delivery, cfg: cfg,
-		log: opt.logger(), rnd: rand.Int64N, metrics: newMetrics(opt.Registerer), onHeartbeat: opt.onHeartbeat,
+		log: opt.logger(), clock: opt.clock(), rnd: rand.Int64N, metrics: newMetrics(opt.Registerer), onHeartbeat: opt.onHeartbeat,
 	}
 	seen := make(map[channels.Kind]bool)
 	for _, s := range senders {
@@ -219,13 +220,13 @@ const (
 
 // pruneLoop keeps the scratch folder to the files in use, until ctx ends.
 func (w *Worker) pruneLoop(ctx context.Context) {
-	t := time.NewTicker(pruneEvery)
+	t := w.clock.NewTicker(pruneEvery)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-t.C():
 			if err := w.files.Prune(scratchAge); err != nil {
 				w.log.Warn("prune the scratch folder", "err", err)
 			}

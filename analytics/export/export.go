@@ -339,14 +339,14 @@ func (s *Service) renderTo(w io.Writer, g *grid.Grid, format string, at time.Tim
 
 // pruneLoop removes expired exports and their files every few minutes.
 func (s *Service) pruneLoop(ctx context.Context) {
-	t := time.NewTicker(5 * time.Minute)
+	t := s.cfg.Clock.NewTicker(5 * time.Minute)
 	defer t.Stop()
 	for {
 		s.prune(ctx)
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-t.C():
 		}
 	}
 }

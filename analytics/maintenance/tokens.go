@@ -59,13 +59,13 @@ func (s *Service) artifact(ctx context.Context, c Caller, token, kind string) (s
 
 // Run removes archives as they expire until ctx ends.
 func (s *Service) Run(ctx context.Context) error {
-	t := time.NewTicker(10 * time.Minute)
+	t := s.cfg.Clock.NewTicker(10 * time.Minute)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-t.C:
+		case <-t.C():
 			s.Prune(ctx)
 		}
 	}

@@ -446,14 +446,14 @@ func (e *Executor) DataResult(ctx context.Context, pid, id string, pg Page) (str
 		return "", nil, err
 	}
 	if done != nil {
-		t := time.NewTimer(hold)
+		t := e.cfg.Clock.NewTimer(hold)
 		select {
 		case <-done:
 			t.Stop()
 			if r, _, err = e.result(ctx, pid, id); err != nil {
 				return "", nil, err
 			}
-		case <-t.C:
+		case <-t.C():
 		case <-ctx.Done():
 			t.Stop()
 		}
@@ -494,7 +494,7 @@ func (e *Executor) recompute(ctx context.Context, r store.Result, p *plan) error
 // Run removes expired results every few minutes until ctx ends, then stops computing
 // and waits for the computations in flight to end.
 func (e *Executor) Run(ctx context.Context) error {
-	t := time.NewTicker(5 * time.Minute)
+	t := e.cfg.Clock.NewTicker(5 * time.Minute)
 	defer t.Stop()
 	for {
 		e.prune(ctx)
@@ -506,7 +506,7 @@ func (e *Executor) Run(ctx context.Context) error {
 			e.stop()
 			e.wg.Wait()
 			return nil
-		case <-t.C:
+		case <-t.C():
 		}
 	}
 }
