@@ -89,7 +89,8 @@ type FilesConfig struct {
 	// Local where it is, and keeps any other in Local, instead of putting it
 	// into the object store. Needs Local.
 	Private bool
-	// Clock is the time; nil means the real clock.
+	// Clock is the clock for refreshing objects and pruning copies. Default:
+	// the real clock.
 	Clock clock.Clock
 	// Logger is told when the bucket waits for JetStream. Default: discard.
 	Logger *slog.Logger

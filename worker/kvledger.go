@@ -68,7 +68,8 @@ type KVLedgerConfig struct {
 	// than Lease is one of a process presumed dead. Default DefaultAckWait,
 	// the consumers' ack wait, after which JetStream presumes the same.
 	Lease time.Duration
-	// Clock is the time; nil means the real clock.
+	// Clock stamps the entries and outcomes and paces the retries. Default:
+	// the real clock.
 	Clock clock.Clock
 	// Logger is told of the results that could not be published. Default: none.
 	Logger *slog.Logger

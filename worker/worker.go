@@ -38,7 +38,8 @@ func durable(kind channels.Kind) string { return "herald-" + string(kind) }
 type Options struct {
 	// Logger receives the log. Default: discarded.
 	Logger *slog.Logger
-	// Clock is the time; nil means the real clock.
+	// Clock stamps the relay's writes and paces the relay and the consumers
+	// (sweeps, retries, heartbeats). Default: the real clock.
 	Clock clock.Clock
 	// Sweep, when set, replaces the relay's ticker that sweeps the outbox every
 	// Config.SweepInterval: each value received starts a sweep.

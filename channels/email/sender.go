@@ -44,7 +44,7 @@ type Config struct {
 	// MaxIdleTime is how long a connection may stay idle and still be used: relays and
 	// firewalls drop quiet connections without a word. 0 means DefaultMaxIdleTime.
 	MaxIdleTime time.Duration
-	// Clock is the time; nil means the real clock.
+	// Clock is the clock for the Date header; nil means the real clock.
 	Clock clock.Clock
 	// MaxAttachmentBytes bounds a mail's files in total: beyond it they
 	// travel as download links (channels.FitFiles). 0: no bound.

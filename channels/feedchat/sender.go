@@ -40,7 +40,7 @@ type Config struct {
 	ClientSecret string // connected app consumer secret
 	APIVersion   string // REST API version such as "59.0"; empty means DefaultAPIVersion
 	Timeout      time.Duration
-	// Clock is the time; nil means the real clock.
+	// Clock is the clock for token expiry; nil means the real clock.
 	Clock clock.Clock
 	// Conns is how many connections to each server the default client keeps
 	// open: the sends run at once; at least 2.
