@@ -312,7 +312,7 @@ func (s *Snapshots) PutKeys(ctx context.Context, files map[string]string) error 
 func (s *Snapshots) Run(ctx context.Context, every time.Duration, read func(ctx context.Context) (map[string]int64, error),
 	wh Warehouses) error {
 	s.SetVersions(read)
-	t := clock.Real().NewTicker(every)
+	t := clock.Real().NewTicker(every) // the replica's store and its retention run on the machine's time
 	defer t.Stop()
 	for {
 		versions, err := read(ctx)
