@@ -10,6 +10,7 @@ import (
 
 	"github.com/heraldhq/herald/analytics/ldm"
 	"github.com/heraldhq/herald/analytics/warehouse"
+	"github.com/heraldhq/herald/internal/clock"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -19,8 +20,8 @@ type Options struct {
 	Store *store.Store
 	// Dir is the folder of the warehouse files. Required.
 	Dir string
-	// Now is the clock. Default time.Now.
-	Now func() time.Time
+	// Clock is the time; nil means the real clock.
+	Clock clock.Clock
 	// Warehouse tunes DuckDB.
 	Warehouse warehouse.Options
 }
@@ -51,10 +52,7 @@ func New(ctx context.Context, opt Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{store: opt.Store, wh: wh, now: opt.Now, locks: map[string]chan struct{}{}, models: map[string]*projectModel{}}
-	if s.now == nil {
-		s.now = time.Now
-	}
+	s := &Service{store: opt.Store, wh: wh, now: clock.Or(opt.Clock).Now, locks: map[string]chan struct{}{}, models: map[string]*projectModel{}}
 	return s, nil
 }
 

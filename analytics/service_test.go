@@ -14,6 +14,7 @@ import (
 
 	"github.com/heraldhq/herald/analytics/ldm"
 	"github.com/heraldhq/herald/analytics/warehouse"
+	"github.com/heraldhq/herald/internal/clock"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -48,7 +49,7 @@ func newFixture(t testing.TB) *fixture {
 		Contributor: f.user, Created: now, Updated: now}, "adminRole"); err != nil {
 		t.Fatal(err)
 	}
-	f.s, err = New(ctx, Options{Store: st, Dir: filepath.Join(dir, "warehouse"), Now: func() time.Time { return now }})
+	f.s, err = New(ctx, Options{Store: st, Dir: filepath.Join(dir, "warehouse"), Clock: clock.NowFrom(func() time.Time { return now })})
 	if err != nil {
 		t.Fatal(err)
 	}

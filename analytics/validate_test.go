@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/heraldhq/herald/analytics/ldm"
+	"github.com/heraldhq/herald/internal/clock"
 )
 
 // findings runs the checks and returns each finding as "ECAT LEVEL text", per check.
@@ -91,7 +92,7 @@ func (f *fixture) corruptWarehouse(t *testing.T, statements ...string) {
 		}
 	}
 	db.Close()
-	if f.s, err = New(context.Background(), Options{Store: f.st, Dir: dir, Now: now}); err != nil {
+	if f.s, err = New(context.Background(), Options{Store: f.st, Dir: dir, Clock: clock.NowFrom(now)}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -297,7 +298,7 @@ func TestValidateReportsACheckThatCannotRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	var err error
-	if f.s, err = New(context.Background(), Options{Store: f.st, Dir: filepath.Dir(path), Now: f.s.now}); err != nil {
+	if f.s, err = New(context.Background(), Options{Store: f.st, Dir: filepath.Dir(path), Clock: clock.NowFrom(f.s.now)}); err != nil {
 		t.Fatal(err)
 	}
 	v, err := f.s.Validate(context.Background(), f.pid, []string{"PDM"})

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/heraldhq/herald/analytics"
+	"github.com/heraldhq/herald/internal/clock"
 	"github.com/heraldhq/herald/internal/httpguard"
 	"github.com/heraldhq/herald/internal/httpserve"
 	"github.com/heraldhq/herald/internal/logging"
@@ -27,8 +28,8 @@ import (
 type Options struct {
 	// Domain is the default domain; its admins administer every project. Required.
 	Domain string
-	// Now is the clock. Default time.Now.
-	Now func() time.Time
+	// Clock is the time; nil means the real clock.
+	Clock clock.Clock
 	// Logger receives one line per request and every internal error. Default slog.Default().
 	Logger *slog.Logger
 	// Auth configures the two-token login; zero fields take DefaultAuthConfig's.
@@ -107,7 +108,7 @@ func New(st *store.Store, opt Options) *Server {
 	s := &Server{
 		store:   st,
 		domain:  opt.Domain,
-		now:     opt.Now,
+		now:     clock.Or(opt.Clock).Now,
 		log:     opt.Logger,
 		ttLife:  cmp.Or(opt.Auth.TTLifetime, defaultAuth.TTLifetime),
 		sstLife: cmp.Or(opt.Auth.SSTLifetime, defaultAuth.SSTLifetime),
@@ -128,9 +129,6 @@ func New(st *store.Store, opt Options) *Server {
 	}
 	if opt.AccessLog != nil {
 		s.access = *opt.AccessLog
-	}
-	if s.now == nil {
-		s.now = time.Now
 	}
 	if s.log == nil {
 		s.log = slog.Default()

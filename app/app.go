@@ -27,6 +27,7 @@ import (
 	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/console"
 	"github.com/heraldhq/herald/engine"
+	"github.com/heraldhq/herald/internal/clock"
 	"github.com/heraldhq/herald/internal/httpserve"
 	"github.com/heraldhq/herald/internal/logging"
 	"github.com/heraldhq/herald/internal/startstop"
@@ -40,7 +41,7 @@ import (
 // Options are the parts of a process that are not configuration.
 type Options struct {
 	// Clock is the time the process runs on. Default: the real clock.
-	Clock engine.Clock
+	Clock clock.Clock
 	// Logger is the process log. Default: built from Config.Log, written to Stderr.
 	Logger *slog.Logger
 	// Stdout receives the start-up lines a person reads (where it listens, how to
@@ -72,6 +73,10 @@ type App struct {
 	tasks  *task.Pool
 	maint  *maintenance.Service
 	engine *engine.Engine
+	// paced is the clock of the parts other than the engine: the time of
+	// opt.Clock, and real waits for what paces work (sweeps, retries, leases,
+	// polls), so that a test's clock holds the schedule still, not delivery.
+	paced  clock.Clock
 	notify *notify.Service
 	nats   *worker.NATS
 	relay  *worker.Relay  // nil in a worker-only process
@@ -117,9 +122,7 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	if opt.Clock == nil {
-		opt.Clock = realClock{}
-	}
+	opt.Clock = clock.Or(opt.Clock)
 	if opt.Stdout == nil {
 		opt.Stdout = os.Stdout
 	}
@@ -129,7 +132,7 @@ func New(ctx context.Context, cfg Config, opt Options) (*App, error) {
 	if opt.Getenv == nil {
 		opt.Getenv = os.Getenv
 	}
-	a := &App{cfg: cfg, opt: opt, log: opt.Logger}
+	a := &App{cfg: cfg, opt: opt, log: opt.Logger, paced: clock.NowFrom(opt.Clock.Now)}
 	if a.log == nil {
 		a.log = logging.New(cfg.Log, opt.Stderr)
 	}
@@ -218,7 +221,7 @@ func (a *App) open(ctx context.Context) error {
 	for _, d := range Kinds.All() {
 		settings[d.Kind] = cfg.Section(d)
 	}
-	a.notify = notify.New(st, cfg.Subs, notify.Options{Domain: cfg.Domain, Kinds: Kinds, Settings: settings, Box: box, Now: opt.Clock.Now,
+	a.notify = notify.New(st, cfg.Subs, notify.Options{Domain: cfg.Domain, Kinds: Kinds, Settings: settings, Box: box, Clock: a.paced,
 		PublicURL: cfg.PublicURL, LinkKey: secret.Derive(key, "links"), Logger: a.log.With("component", "notify"),
 		Tester: newTester(d.senders, cfg.Delivery.SendTimeout), VerifyRecipients: cfg.Delivery.VerifyRecipients,
 		TrustedDomains: cfg.Delivery.TrustedDomains, Bursts: burstReports{a}, Dates: dateAttributes{a},
@@ -233,7 +236,7 @@ func (a *App) open(ctx context.Context) error {
 		a.log.Info("publicURL is not set: messages carry no unsubscribe link (and mails no List-Unsubscribe header) and no download links")
 	}
 	a.relay, err = worker.NewRelay(st, a.nats.JetStream(), d.files, box, d.key, d.cfg,
-		worker.Options{Logger: a.log.With("component", "relay"), Now: opt.Clock.Now, Registerer: a.reg,
+		worker.Options{Logger: a.log.With("component", "relay"), Clock: a.paced, Registerer: a.reg,
 			Recorded: a.notify.WakeHealth})
 	if err != nil {
 		return err
@@ -285,29 +288,29 @@ func (a *App) open(ctx context.Context) error {
 // exporter and the maintenance tasks over the store: what the API serves and
 // the engine evaluates through.
 func (a *App) openAnalytics(ctx context.Context) error {
-	cfg, opt, st := a.cfg, a.opt, a.store
+	cfg, st := a.cfg, a.store
 	var err error
-	a.md, err = analytics.New(ctx, analytics.Options{Store: st, Dir: filepath.Join(cfg.Data, "warehouse"), Now: opt.Clock.Now,
+	a.md, err = analytics.New(ctx, analytics.Options{Store: st, Dir: filepath.Join(cfg.Data, "warehouse"), Clock: a.paced,
 		Warehouse: warehouse.Options{Config: cfg.Warehouse}})
 	if err != nil {
 		return err
 	}
 	a.closers = append(a.closers, a.md.Close)
 	xcfg := cfg.Execution
-	xcfg.Dir, xcfg.Now = filepath.Join(cfg.Data, "results"), opt.Clock.Now
+	xcfg.Dir, xcfg.Clock = filepath.Join(cfg.Data, "results"), a.paced
 	a.exec = xtab.New(st, a.md, xcfg, a.log.With("component", "xtab"))
 	a.export = export.New(st, a.exec, export.Options{Config: cfg.Export, Dir: filepath.Join(cfg.Data, "exports"),
-		Now: opt.Clock.Now, Registerer: a.reg}, a.log.With("component", "exporter"))
+		Clock: a.paced, Registerer: a.reg}, a.log.With("component", "exporter"))
 	return a.openMaintenance(ctx)
 }
 
 // openAPI opens the API and the console over what openAnalytics opened; key
 // is the secret the console's and other keys derive from.
 func (a *App) openAPI(key []byte) error {
-	cfg, opt, st := a.cfg, a.opt, a.store
+	cfg, st := a.cfg, a.store
 	access := cfg.Log.AccessLog()
 	a.api = api.New(st, api.Options{
-		Domain: cfg.Domain, Now: opt.Clock.Now, Logger: a.log,
+		Domain: cfg.Domain, Clock: a.paced, Logger: a.log,
 		Auth: cfg.Auth, TrustedProxies: cfg.HTTP.Proxies(),
 		LongTimeout:  cfg.HTTP.LongTimeout,
 		MaxBodyBytes: cfg.HTTP.MaxBodyBytes, SecureCookies: cfg.HTTP.TLSCert != "",
@@ -318,7 +321,7 @@ func (a *App) openAPI(key []byte) error {
 		Registerer:  a.reg, AccessLog: &access,
 	})
 	con, err := console.New(console.Options{API: a.api, Kinds: Kinds, Key: secret.Derive(key, "console"),
-		Secure: cfg.HTTP.TLSCert != "", Now: opt.Clock.Now, Logger: a.log.With("component", "console")})
+		Secure: cfg.HTTP.TLSCert != "", Clock: a.paced, Logger: a.log.With("component", "console")})
 	if err != nil {
 		return err
 	}
@@ -414,13 +417,13 @@ func (a *App) serveOps(ctx context.Context) {
 
 // pruneLoop deletes expired tokens and sessions now and then.
 func (a *App) pruneLoop(ctx context.Context) {
-	t := time.NewTicker(10 * time.Minute)
+	t := a.paced.NewTicker(10 * time.Minute)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-t.C():
 			if err := a.store.PruneTokens(ctx, a.opt.Clock.Now()); err != nil && ctx.Err() == nil {
 				a.log.Warn("prune tokens", "err", err)
 			}
@@ -480,11 +483,6 @@ func openSecrets(cfg Config) (*secret.Box, []byte, error) {
 	box, err := secret.New(key)
 	return box, key, err
 }
-
-type realClock struct{}
-
-func (realClock) Now() time.Time                         { return time.Now() }
-func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
 
 // The domain is built before the engine and the relay, which are built
 // over it, and it tells them of what changes through these, given to it at

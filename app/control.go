@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/heraldhq/herald/internal/clock"
 	"github.com/heraldhq/herald/internal/logging"
 	"github.com/heraldhq/herald/internal/startstop"
 	"github.com/heraldhq/herald/replica"
@@ -120,11 +121,11 @@ func (a *App) waitForLease(ctx context.Context) error {
 	said := make(chan struct{})
 	go func() {
 		defer close(said)
-		t := time.NewTimer(replica.LeaseTTL / 10)
+		t := a.paced.NewTimer(replica.LeaseTTL / 10)
 		defer t.Stop()
 		select {
 		case <-waitCtx.Done():
-		case <-t.C:
+		case <-t.C():
 			fmt.Fprintf(a.opt.Stdout, "Waiting for the control lease: %v\n", a.lease.Check())
 		}
 	}()
@@ -240,7 +241,7 @@ func Replicate(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		// then the process ends whatever Litestream does.
 		select {
 		case err2 = <-done:
-		case <-time.After(cfg.ParentGoneWithin + time.Second):
+		case <-clock.Real().After(cfg.ParentGoneWithin + time.Second): // Litestream ends in real time
 			err2 = errors.New("the last upload did not end in time")
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/internal/clock"
 	"github.com/heraldhq/herald/secret"
 	"github.com/heraldhq/herald/worker"
 )
@@ -45,7 +46,7 @@ func startNATS(cfg Config, log *slog.Logger) (*worker.NATS, error) {
 
 // senders builds one sender per channel kind from its section, and returns
 // what closes them.
-func senders(cfg Config, log *slog.Logger, now func() time.Time) ([]channels.Sender, func() error, error) {
+func senders(cfg Config, log *slog.Logger, c clock.Clock) ([]channels.Sender, func() error, error) {
 	var out []channels.Sender
 	var closers []func() error
 	closeAll := func() error {
@@ -56,7 +57,7 @@ func senders(cfg Config, log *slog.Logger, now func() time.Time) ([]channels.Sen
 		return errors.Join(errs...)
 	}
 	for _, d := range Kinds.All() {
-		env := channels.Env{Logger: log.With("kind", string(d.Kind)), Data: cfg.Data, SendTimeout: cfg.Delivery.SendTimeout, Now: now}
+		env := channels.Env{Logger: log.With("kind", string(d.Kind)), Data: cfg.Data, SendTimeout: cfg.Delivery.SendTimeout, Clock: c}
 		s, closer, err := d.NewSender(cfg.Section(d), env)
 		if err != nil {
 			return nil, nil, errors.Join(fmt.Errorf("%s: %w", d.Section, err), closeAll())
@@ -132,7 +133,7 @@ func (a *App) openDelivery(ctx context.Context) (delivery, error) {
 		return d, err
 	}
 	fc := worker.FilesConfig{Replicas: d.cfg.Replicas, TTL: d.cfg.Keep(), Scratch: filepath.Join(a.cfg.Data, "scratch"),
-		Now: a.opt.Clock.Now, Logger: a.log.With("component", "delivery")}
+		Clock: a.paced, Logger: a.log.With("component", "delivery")}
 	if a.cfg.control() {
 		// The engine's run files are named by their content: the relay and a
 		// worker of this process read them where they are. With an embedded
@@ -145,7 +146,7 @@ func (a *App) openDelivery(ctx context.Context) (delivery, error) {
 		return d, fmt.Errorf("delivery files: %w", err)
 	}
 	var closeSenders func() error
-	d.senders, closeSenders, err = senders(a.cfg, a.log.With("component", "delivery"), a.opt.Clock.Now)
+	d.senders, closeSenders, err = senders(a.cfg, a.log.With("component", "delivery"), a.paced)
 	if err != nil {
 		return d, err
 	}
@@ -158,11 +159,11 @@ func (a *App) openDelivery(ctx context.Context) (delivery, error) {
 func (a *App) newWorker(ctx context.Context, d delivery, recorded func(ids []string)) (*worker.Worker, error) {
 	var ledger worker.Ledger
 	if d.cfg.Ledger == worker.LedgerSQLite {
-		ledger = worker.NewSQLiteLedger(a.store, a.opt.Clock.Now, recorded)
+		ledger = worker.NewSQLiteLedger(a.store, a.paced, recorded)
 	} else {
 		var err error
 		ledger, err = worker.NewKVLedger(ctx, a.nats.JetStream(), worker.KVLedgerConfig{Results: d.cfg.ResultsStream,
-			Replicas: d.cfg.Replicas, TTL: d.cfg.Keep(), Owner: rand.Text(), Lease: d.cfg.AckWait, Now: a.opt.Clock.Now,
+			Replicas: d.cfg.Replicas, TTL: d.cfg.Keep(), Owner: rand.Text(), Lease: d.cfg.AckWait, Clock: a.paced,
 			Logger: a.log.With("component", "ledger")})
 		if err != nil {
 			return nil, fmt.Errorf("delivery ledger: %w", err)

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/heraldhq/herald/internal/clock"
 	"github.com/heraldhq/herald/replica"
 	"github.com/heraldhq/herald/worker"
 )
@@ -215,12 +216,12 @@ func retryFor(ctx context.Context, within time.Duration, log *slog.Logger, what 
 			return fmt.Errorf("%s, tried for %v: %w", what, within, err)
 		}
 		log.Warn(what+" failed; trying again", "in", wait, "err", err)
-		t := time.NewTimer(wait)
+		t := clock.Real().NewTimer(wait) // the cluster elects its leaders in real time
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return ctx.Err()
-		case <-t.C:
+		case <-t.C():
 		}
 		wait = min(2*wait, 4*time.Second)
 	}
@@ -342,13 +343,13 @@ func (rr *replicatorRunner) current() *replica.Replicator {
 // supervise starts the replicator again when it exited on its own, looking
 // every second until ctx ends; it leaves the running one to stop.
 func (rr *replicatorRunner) supervise(ctx context.Context) error {
-	t := time.NewTicker(time.Second)
+	t := rr.a.paced.NewTicker(time.Second)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-t.C:
+		case <-t.C():
 		}
 		rr.mu.Lock()
 		r, idle := rr.r, rr.paused || rr.killed

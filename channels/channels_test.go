@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/internal/clock"
 )
 
 const secret = "hunter2-s3cr3t-token"
@@ -202,13 +203,13 @@ func TestTextHTML(t *testing.T) {
 func TestEnvDefaultsFillOnlyWhatIsLeftOut(t *testing.T) {
 	t.Parallel()
 	env := channels.Env{}.Defaults(30 * time.Second)
-	if env.SendTimeout != 30*time.Second || env.Now == nil || env.Logger == nil {
+	if env.SendTimeout != 30*time.Second || env.Clock == nil || env.Logger == nil {
 		t.Errorf("empty env: %+v", env)
 	}
 	at := time.Unix(1, 0)
-	given := channels.Env{SendTimeout: time.Second, Now: func() time.Time { return at }, Logger: slog.Default()}
+	given := channels.Env{SendTimeout: time.Second, Clock: clock.NowFrom(func() time.Time { return at }), Logger: slog.Default()}
 	env = given.Defaults(30 * time.Second)
-	if env.SendTimeout != time.Second || !env.Now().Equal(at) || env.Logger != slog.Default() {
+	if env.SendTimeout != time.Second || !env.Clock.Now().Equal(at) || env.Logger != slog.Default() {
 		t.Errorf("a given env changed: %+v", env)
 	}
 }

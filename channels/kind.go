@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"strings"
 	"time"
+
+	"github.com/heraldhq/herald/internal/clock"
 )
 
 // Descriptor is everything Herald knows of one channel kind. Every layer reads
@@ -149,19 +151,17 @@ type Env struct {
 	Data string
 	// SendTimeout bounds one send.
 	SendTimeout time.Duration
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
+	// Clock is the time; nil means the real clock.
+	Clock clock.Clock
 }
 
 // Defaults is env with what it leaves out filled: a send timeout of
-// timeout, time.Now, and a logger that discards.
+// timeout, the real clock, and a logger that discards.
 func (env Env) Defaults(timeout time.Duration) Env {
 	if env.SendTimeout <= 0 {
 		env.SendTimeout = timeout
 	}
-	if env.Now == nil {
-		env.Now = time.Now
-	}
+	env.Clock = clock.Or(env.Clock)
 	if env.Logger == nil {
 		env.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/heraldhq/herald/internal/clock"
 )
 
 // ReportResult is the answer of the execute endpoint (reportResult2).
@@ -168,12 +170,12 @@ func (c *Client) poll(ctx context.Context, uri string, done func(*http.Response,
 		if s, err := strconv.Atoi(resp.Header.Get("Refresh")); err == nil && s > 0 {
 			limit = time.Duration(s) * time.Second
 		}
-		t := time.NewTimer(min(wait, limit))
+		t := clock.Real().NewTimer(min(wait, limit)) // the server renders on its own time
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return ctx.Err()
-		case <-t.C:
+		case <-t.C():
 		}
 		wait *= 2
 	}

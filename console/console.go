@@ -14,9 +14,9 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/internal/clock"
 	"github.com/heraldhq/herald/internal/httpguard"
 )
 
@@ -39,8 +39,8 @@ type Options struct {
 	Key []byte
 	// Secure marks the console's cookie Secure (the service is served over TLS).
 	Secure bool
-	// Now is the clock. Default time.Now.
-	Now func() time.Time
+	// Clock is the time; nil means the real clock.
+	Clock clock.Clock
 	// Logger receives the log. Default: discarded.
 	Logger *slog.Logger
 }
@@ -54,9 +54,7 @@ type Console struct {
 
 // New returns the console.
 func New(opt Options) (*Console, error) {
-	if opt.Now == nil {
-		opt.Now = time.Now
-	}
+	opt.Clock = clock.Or(opt.Clock)
 	if opt.Logger == nil {
 		opt.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -47,7 +47,7 @@ func (c *Console) previewFile(w http.ResponseWriter, q *req) error {
 	if _, err := q.do(q.ctx, http.MethodPost, "/svc/exporter/executor", body, &started); err != nil {
 		return err
 	}
-	deadline := time.NewTimer(exportWait)
+	deadline := c.opt.Clock.NewTimer(exportWait)
 	defer deadline.Stop()
 	for wait := 5 * time.Millisecond; ; wait = min(2*wait, time.Second) {
 		rec, err := q.do(q.ctx, http.MethodGet, started.URI, nil, nil)
@@ -64,15 +64,15 @@ func (c *Console) previewFile(w http.ResponseWriter, q *req) error {
 			_, err := w.Write(rec.body.Bytes())
 			return err
 		}
-		t := time.NewTimer(wait)
+		t := c.opt.Clock.NewTimer(wait)
 		select {
 		case <-q.ctx.Done():
 			t.Stop()
 			return q.ctx.Err()
-		case <-deadline.C:
+		case <-deadline.C():
 			t.Stop()
 			return &apiError{Status: http.StatusGatewayTimeout, Message: "The report took too long to render; try again."}
-		case <-t.C:
+		case <-t.C():
 		}
 	}
 }

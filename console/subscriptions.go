@@ -155,7 +155,7 @@ func (c *Console) subscriptions(w http.ResponseWriter, q *req) error {
 	if _, err := q.do(q.ctx, http.MethodGet, subsPath(pid, q.user), nil, &out); err != nil {
 		return err
 	}
-	now := c.opt.Now()
+	now := c.opt.Clock.Now()
 	rows := make([]row, 0, len(out.Subscriptions.Items))
 	for _, it := range out.Subscriptions.Items {
 		s := it.Subscription
@@ -231,7 +231,7 @@ func (c *Console) subscription(w http.ResponseWriter, q *req) error {
 	}
 	names["email"] = "e-mail"
 	c.render(w, q, http.StatusOK, "subscription", map[string]any{
-		"Title": titleOf(s.Meta), "Project": p, "Sub": s, "ID": sid, "Schedule": scheduleOf(s.Triggers, c.opt.Now(), 5),
+		"Title": titleOf(s.Meta), "Project": p, "Sub": s, "ID": sid, "Schedule": scheduleOf(s.Triggers, c.opt.Clock.Now(), 5),
 		"Runs": list, "Page": page, "More": more, "Channels": names, "Names": mergeNames(reports, metrics),
 		"A": a, "Notice": notice(q),
 	})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/heraldhq/herald/internal/clock"
 	"github.com/heraldhq/herald/internal/gather"
 	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/store"
@@ -35,7 +36,7 @@ type Config struct {
 	// shared by the runs of that instant. Required.
 	FilesDir string `yaml:"-"`
 	// Clock is the time the engine runs on. Default: the real clock.
-	Clock Clock `yaml:"-"`
+	Clock clock.Clock `yaml:"-"`
 	// Registerer receives the engine's metrics. Default: none (they are kept nowhere).
 	Registerer prometheus.Registerer `yaml:"-"`
 	// Domain holds the rules of subscriptions and runs, and the access rules
@@ -77,9 +78,7 @@ func (c *Config) defaults() {
 	c.MetricTimeout = cmp.Or(c.MetricTimeout, d.MetricTimeout)
 	c.Grace = cmp.Or(c.Grace, d.Grace)
 	c.Retention = cmp.Or(c.Retention, d.Retention)
-	if c.Clock == nil {
-		c.Clock = realClock{}
-	}
+	c.Clock = clock.Or(c.Clock)
 }
 
 // Engine fires subscriptions: a scheduler and a pool of runners.

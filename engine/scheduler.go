@@ -11,6 +11,7 @@ import (
 	"unique"
 
 	"github.com/heraldhq/herald/engine/cron"
+	"github.com/heraldhq/herald/internal/clock"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -64,19 +65,6 @@ func (h *bucketHeap) Pop() any {
 	return b
 }
 
-// Clock is the time the engine runs on. Tests drive it; the default is the
-// real clock.
-type Clock interface {
-	Now() time.Time
-	// After returns a channel that receives once d has passed.
-	After(d time.Duration) <-chan time.Time
-}
-
-type realClock struct{}
-
-func (realClock) Now() time.Time                         { return time.Now() }
-func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
-
 // Scheduler keeps the next fire time of every trigger, grouped by instant in
 // a min-heap of buckets, and calls dispatch once with all the fires due when
 // it wakes: a burst of 100,000 triggers at one instant is handed over in one
@@ -86,7 +74,7 @@ func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) 
 // adds to the lateness of a fire.
 type Scheduler struct {
 	dispatch func([]Fire)
-	clock    Clock
+	clock    clock.Clock
 
 	mu      sync.Mutex
 	heap    bucketHeap
@@ -100,13 +88,10 @@ type Scheduler struct {
 
 // NewScheduler returns an empty scheduler that hands due fires to dispatch.
 // A nil clock is the real one.
-func NewScheduler(dispatch func([]Fire), clock Clock) *Scheduler {
-	if clock == nil {
-		clock = realClock{}
-	}
+func NewScheduler(dispatch func([]Fire), c clock.Clock) *Scheduler {
 	return &Scheduler{
 		dispatch: dispatch,
-		clock:    clock,
+		clock:    clock.Or(c),
 		buckets:  make(map[int64]*bucket),
 		bySub:    make(map[string][]*entry),
 		locs:     make(map[string]*time.Location),

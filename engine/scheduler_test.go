@@ -12,6 +12,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/heraldhq/herald/internal/clock"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -280,8 +281,9 @@ func TestSchedulerHandsOverAnInstantInOneStep(t *testing.T) {
 // jumpClock stands still but for one jump forward, taken as the scheduler
 // sets up a wait: a clock advanced by another goroutine (or a process paused)
 // can move between the scheduler's reading of the time and its wait. Its
-// waits never end.
+// waits never end; the scheduler uses no other of its waits.
 type jumpClock struct {
+	clock.Clock
 	t    atomic.Int64 // Unix nanoseconds
 	jump atomic.Int64 // nanoseconds, taken once
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/channels/email"
 	"github.com/heraldhq/herald/channels/sms"
+	"github.com/heraldhq/herald/internal/clock"
 	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/wire"
@@ -61,7 +62,7 @@ func audienceFixture(t testing.TB) (*fixture, *notify.Service) {
 		settings[d.Kind] = d.Settings()
 	}
 	svc := notify.New(fx.st, notify.DefaultConfig(), notify.Options{Kinds: kinds, Settings: settings, Box: fx.box,
-		Now: func() time.Time { return t0 }, Bursts: fakeBursts{}, Dates: allDates{}})
+		Clock: clock.NowFrom(func() time.Time { return t0 }), Bursts: fakeBursts{}, Dates: allDates{}})
 	return fx, svc
 }
 

@@ -33,7 +33,7 @@ func (s *Service) WakeHealth() {
 // RunHealth rolls finished runs up into their subscriptions' health until ctx
 // ends: at every Config.HealthInterval, and when WakeHealth asks.
 func (s *Service) RunHealth(ctx context.Context) error {
-	t := time.NewTicker(s.cfg.HealthInterval)
+	t := s.clock.NewTicker(s.cfg.HealthInterval)
 	defer t.Stop()
 	for {
 		for {
@@ -48,12 +48,12 @@ func (s *Service) RunHealth(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-t.C:
+		case <-t.C():
 		case <-s.wake:
 			select {
 			case <-ctx.Done():
 				return nil
-			case <-time.After(rateSettle):
+			case <-s.clock.After(rateSettle):
 			}
 		}
 	}

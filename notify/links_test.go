@@ -16,6 +16,7 @@ import (
 
 	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/channels/email"
+	"github.com/heraldhq/herald/internal/clock"
 	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/wire"
@@ -36,7 +37,7 @@ func newLinkWorld(t testing.TB) *linkWorld {
 	w := &linkWorld{fixture: f, now: t0}
 	kinds := channels.MustRegistry(email.Descriptor)
 	w.svc = notify.New(f.st, notify.DefaultConfig(), notify.Options{Kinds: kinds, Box: f.box,
-		Now: func() time.Time { return w.now }, PublicURL: "https://herald.example.com/", LinkKey: []byte("0123456789abcdef0123456789abcdef")})
+		Clock: clock.NowFrom(func() time.Time { return w.now }), PublicURL: "https://herald.example.com/", LinkKey: []byte("0123456789abcdef0123456789abcdef")})
 	ctx := context.Background()
 	ch, err := w.svc.CreateChannel(ctx, "u1", channelBody(t, `{"configuration":{"emailConfiguration":{"to":"a@example.com"}},"meta":{"title":"m"}}`))
 	must(t, err)

@@ -14,6 +14,7 @@ import (
 	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/channels/email"
 	"github.com/heraldhq/herald/channels/sms"
+	"github.com/heraldhq/herald/internal/clock"
 	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/secret"
 	"github.com/heraldhq/herald/store"
@@ -53,7 +54,7 @@ func newFixture(t testing.TB) *fixture {
 		settings[d.Kind] = d.Settings()
 	}
 	svc := notify.New(st, notify.DefaultConfig(), notify.Options{Kinds: kinds, Settings: settings, Box: box,
-		Now: func() time.Time { return t0 }})
+		Clock: clock.NowFrom(func() time.Time { return t0 })})
 	return &fixture{st: st, svc: svc, box: box}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/channels/email"
 	"github.com/heraldhq/herald/channels/sms"
+	"github.com/heraldhq/herald/internal/clock"
 	"github.com/heraldhq/herald/notify"
 )
 
@@ -22,7 +23,7 @@ func verifyService(w *testWorld, cfg notify.Config, verify bool, trusted ...stri
 		settings[d.Kind] = d.Settings()
 	}
 	return notify.New(w.st, cfg, notify.Options{Kinds: kinds, Settings: settings, Box: w.box,
-		Now: func() time.Time { return w.now }, Tester: w.tester, PublicURL: "https://herald.test", LinkKey: []byte("k"),
+		Clock: clock.NowFrom(func() time.Time { return w.now }), Tester: w.tester, PublicURL: "https://herald.test", LinkKey: []byte("k"),
 		VerifyRecipients: verify, TrustedDomains: trusted})
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/internal/clock"
 	"github.com/heraldhq/herald/secret"
 	"github.com/heraldhq/herald/store"
 )
@@ -43,8 +44,8 @@ type Options struct {
 	PublicURL string
 	// LinkKey signs the links of messages. Required with PublicURL.
 	LinkKey []byte
-	// Now is the clock. Default time.Now.
-	Now func() time.Time
+	// Clock is the time; nil means the real clock.
+	Clock clock.Clock
 	// Logger receives the log. Default: discarded.
 	Logger *slog.Logger
 	// Tester sends the test messages of TestChannel, and the confirmations
@@ -85,6 +86,7 @@ type Service struct {
 	publicURL string
 	linkKey   []byte
 	now       func() time.Time
+	clock     clock.Clock
 	log       *slog.Logger
 	tester    Tester
 	wake      chan struct{} // wakes the health roll-up
@@ -104,7 +106,7 @@ type Service struct {
 
 // New returns the service. cfg must have passed Validate.
 func New(st *store.Store, cfg Config, opt Options) *Service {
-	s := &Service{st: st, access: NewAccess(st, opt.Domain), cfg: cfg, kinds: opt.Kinds, settings: opt.Settings, box: opt.Box, now: opt.Now,
+	s := &Service{st: st, access: NewAccess(st, opt.Domain), cfg: cfg, kinds: opt.Kinds, settings: opt.Settings, box: opt.Box, now: clock.Or(opt.Clock).Now, clock: clock.Or(opt.Clock),
 		publicURL: strings.TrimRight(opt.PublicURL, "/"), linkKey: opt.LinkKey,
 		log: opt.Logger, tester: opt.Tester, wake: make(chan struct{}, 1),
 		sendNow: newLimiter(cfg.SendNowEvery), tests: newLimiter(cfg.TestEvery), budgets: newBudgets(),
@@ -112,9 +114,6 @@ func New(st *store.Store, cfg Config, opt Options) *Service {
 		scheduler: opt.Scheduler, handedOver: opt.HandedOver, deliveries: opt.Deliveries}
 	for _, d := range opt.TrustedDomains {
 		s.trusted = append(s.trusted, strings.ToLower(strings.Trim(strings.TrimSpace(d), ".")))
-	}
-	if s.now == nil {
-		s.now = time.Now
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)

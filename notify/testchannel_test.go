@@ -12,6 +12,7 @@ import (
 	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/channels/email"
 	"github.com/heraldhq/herald/channels/sms"
+	"github.com/heraldhq/herald/internal/clock"
 	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/store"
 )
@@ -51,7 +52,7 @@ func newTestWorld(t *testing.T, cfg notify.Config) *testWorld {
 		settings[d.Kind] = d.Settings()
 	}
 	w.svc = notify.New(f.st, cfg, notify.Options{Kinds: kinds, Settings: settings, Box: f.box,
-		Now: func() time.Time { return w.now }, Tester: w.tester})
+		Clock: clock.NowFrom(func() time.Time { return w.now }), Tester: w.tester})
 	return w
 }
 

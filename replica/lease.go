@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/heraldhq/herald/internal/clock"
 )
 
 // LeaseTTL is the term of the control lease: a holder that stops renewing it
@@ -53,6 +55,8 @@ type Lease struct {
 	me  Holder
 	ttl time.Duration
 	log *slog.Logger
+	// clock is real: the bucket's TTL runs on the server's time.
+	clock clock.Clock
 
 	mu      sync.Mutex
 	rev     uint64    // the revision of this process's entry while it holds the lease
@@ -72,7 +76,7 @@ func NewLease(kv jetstream.KeyValue, me Holder, ttl time.Duration, log *slog.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Lease{kv: kv, me: me, ttl: ttl, log: log, lost: make(chan struct{})}
+	return &Lease{kv: kv, me: me, ttl: ttl, log: log, clock: clock.Real(), lost: make(chan struct{})}
 }
 
 // margin is how long before the end of its term a holder stops counting on
@@ -98,12 +102,12 @@ func (l *Lease) Acquire(ctx context.Context) error {
 			l.mu.Unlock()
 			l.log.Info("waiting for the control lease", "holder", other.String())
 		}
-		t := time.NewTimer(l.ttl / 10)
+		t := l.clock.NewTimer(l.ttl / 10)
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return ctx.Err()
-		case <-t.C:
+		case <-t.C():
 		}
 	}
 }
@@ -183,13 +187,13 @@ var errTaken = errors.New("another process holds the control lease")
 // lost for good: Lost is closed, Check fails from then on, and Keep returns
 // why.
 func (l *Lease) Keep(ctx context.Context, hooks KeepHooks) error {
-	t := time.NewTicker(l.ttl / 4)
+	t := l.clock.NewTicker(l.ttl / 4)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-t.C:
+		case <-t.C():
 		}
 		err := l.renew(ctx)
 		if err == nil {
@@ -262,7 +266,7 @@ func (l *Lease) renew(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(l.ttl / 20):
+		case <-l.clock.After(l.ttl / 20):
 		}
 	}
 }
@@ -313,7 +317,7 @@ func (l *Lease) regain(ctx context.Context) (recreated bool, err error) {
 		select {
 		case <-ctx.Done():
 			return false, ctx.Err()
-		case <-time.After(l.ttl / 10):
+		case <-l.clock.After(l.ttl / 10):
 		}
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"os/exec"
 	"sync"
 	"time"
+
+	"github.com/heraldhq/herald/internal/clock"
 )
 
 // Replicator is the replicator running as a child process of the control
@@ -172,13 +174,13 @@ func (r *Replicator) tell(line string) {
 
 // keepTelling tells the replicator valid every tellEvery until it exits.
 func (r *Replicator) keepTelling(valid func() time.Time) {
-	t := time.NewTicker(tellEvery)
+	t := clock.Real().NewTicker(tellEvery) // the replicator reads the lease on the machine's time
 	defer t.Stop()
 	for {
 		select {
 		case <-r.exited:
 			return
-		case <-t.C:
+		case <-t.C():
 			r.tell(validLine(valid()))
 		}
 	}
@@ -194,7 +196,7 @@ func (r *Replicator) Stop(within time.Duration) error {
 		defer r.in.Unlock()
 		_ = r.stdin.Close()
 	}()
-	t := time.NewTimer(within)
+	t := clock.Real().NewTimer(within) // a process of its own ends in real time
 	defer t.Stop()
 	select {
 	case <-r.done:
@@ -203,7 +205,7 @@ func (r *Replicator) Stop(within time.Duration) error {
 			return fmt.Errorf("the replicator: %w", r.err)
 		}
 		return nil
-	case <-t.C:
+	case <-t.C():
 		r.Kill()
 		return fmt.Errorf("the replicator did not stop within %v; killed", within)
 	}

@@ -17,6 +17,8 @@ import (
 	"github.com/benbjohnson/litestream"
 	lsnats "github.com/benbjohnson/litestream/nats"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/heraldhq/herald/internal/clock"
 )
 
 // ReplicatorConfig is what the replicator process is told: the database, the
@@ -181,7 +183,7 @@ func RunReplicator(ctx context.Context, cfg ReplicatorConfig, in io.Reader, out 
 	}
 	w.write(report{Ready: true, Restored: restored})
 
-	tick := time.NewTicker(cfg.SyncInterval)
+	tick := clock.Real().NewTicker(cfg.SyncInterval) // a process of its own, on the machine's time
 	defer tick.Stop()
 	asked := false
 loop:
@@ -191,7 +193,7 @@ loop:
 			break loop
 		case asked = <-stopped:
 			break loop
-		case <-tick.C:
+		case <-tick.C():
 			w.write(report{TXID: uint64(rep.Pos().TXID), Synced: db.LastSuccessfulSyncAt(), Checkpoints: checkpoints()})
 		}
 	}

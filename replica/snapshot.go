@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/heraldhq/herald/internal/clock"
 )
 
 // Object names and headers of the snapshots in the replica's object store.
@@ -310,7 +312,7 @@ func (s *Snapshots) PutKeys(ctx context.Context, files map[string]string) error 
 func (s *Snapshots) Run(ctx context.Context, every time.Duration, read func(ctx context.Context) (map[string]int64, error),
 	wh Warehouses) error {
 	s.SetVersions(read)
-	t := time.NewTicker(every)
+	t := clock.Real().NewTicker(every) // the replica's store and its retention run on the machine's time
 	defer t.Stop()
 	for {
 		versions, err := read(ctx)
@@ -323,7 +325,7 @@ func (s *Snapshots) Run(ctx context.Context, every time.Duration, read func(ctx 
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-t.C:
+		case <-t.C():
 		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/mattn/go-sqlite3"
+
+	"github.com/heraldhq/herald/internal/clock"
 )
 
 // The write-ahead log is copied into the database file (a checkpoint) every
@@ -55,13 +57,13 @@ func (c connector) Driver() driver.Driver                        { return c.drv 
 // checkpoints runs a passive checkpoint (one that waits for no reader or
 // writer) every checkpointInterval until Close.
 func (s *Store) checkpoints() {
-	t := time.NewTicker(checkpointInterval)
+	t := clock.Real().NewTicker(checkpointInterval) // the log grows with the writes, on the machine's time
 	defer t.Stop()
 	for {
 		select {
 		case <-s.stopCheckpoints:
 			return
-		case <-t.C:
+		case <-t.C():
 			// A failed checkpoint leaves the log to the next one, or to the writer's.
 			_, _ = s.ck.Exec(`PRAGMA wal_checkpoint(PASSIVE)`)
 		}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/heraldhq/herald/internal/clock"
 )
 
 // JetStream can be unavailable for a while with nothing wrong: a cluster
@@ -41,12 +43,12 @@ func untilAvailable(ctx context.Context, log *slog.Logger, what string, step fun
 		}
 		wait := backoff(try, availableFirstWait, availableMaxWait, rand.Int64N)
 		log.Warn("JetStream is unavailable; trying again", "step", what, "try", try, "in", wait, "err", err)
-		t := time.NewTimer(wait)
+		t := clock.Real().NewTimer(wait) // JetStream comes back in real time
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return fmt.Errorf("%s: %w (last try: %v)", what, ctx.Err(), err)
-		case <-t.C:
+		case <-t.C():
 		}
 	}
 }

@@ -42,7 +42,7 @@ func (r *Relay) CallOff(ctx context.Context, c CallOff) error {
 	}
 	var errs []error
 	for _, id := range ids {
-		if _, err := r.st.MarkFailed(ctx, id, c.Reason, r.now()); err != nil && !errors.Is(err, store.ErrNotFound) {
+		if _, err := r.st.MarkFailed(ctx, id, c.Reason, r.clock.Now()); err != nil && !errors.Is(err, store.ErrNotFound) {
 			errs = append(errs, err)
 		}
 		if l := r.kvLedger.Load(); l != nil {

@@ -119,7 +119,7 @@ func (w *Worker) fetch(ctx context.Context, k *kind, c jetstream.Consumer) error
 				return fmt.Errorf("consume %s: %w", k.kind, err)
 			}
 			w.log.Warn("fetch deliveries", "kind", k.kind, "err", err)
-			pause(ctx, fetchPause)
+			w.pause(ctx, fetchPause)
 		}
 	}
 	return nil
@@ -164,7 +164,7 @@ func (w *Worker) taskOf(k *kind, msg jetstream.Msg) *task {
 		_ = msg.Term()
 		return nil
 	}
-	return &task{msg: msg, id: env.ID, env: env, size: len(msg.Data()), owner: env.Owner, touched: time.Now(),
+	return &task{msg: msg, id: env.ID, env: env, size: len(msg.Data()), owner: env.Owner, touched: w.clock.Now(),
 		destName: destination(k.sender, env, w.delivery)}
 }
 
@@ -190,14 +190,14 @@ func destination(s channels.Sender, env *envelope, delivery *secret.Box) string 
 // sends that take that long.
 func (w *Worker) heartbeat(k *kind, stop <-chan struct{}) {
 	every := w.cfg.AckWait / 3
-	t := time.NewTicker(every)
+	t := w.clock.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
 		case <-stop:
 			return
-		case <-t.C:
-			now := time.Now()
+		case <-t.C():
+			now := w.clock.Now()
 			stale := k.pool.stale(now.Add(-every), now)
 			for _, t := range stale {
 				_ = t.msg.InProgress()
@@ -249,11 +249,11 @@ func decodeEnvelope(msg jetstream.Msg) (*envelope, error) {
 }
 
 // pause waits d or until ctx ends.
-func pause(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
+func (w *Worker) pause(ctx context.Context, d time.Duration) {
+	t := w.clock.NewTimer(d)
 	defer t.Stop()
 	select {
-	case <-t.C:
+	case <-t.C():
 	case <-ctx.Done():
 	}
 }

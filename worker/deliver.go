@@ -59,7 +59,7 @@ func (w *Worker) deliver(stop context.Context, k *kind, t *task) outcome {
 // or is held.
 func (w *Worker) held(k *kind, t *task, sendErr error) bool {
 	probe := t.probe
-	held, change := k.pool.result(time.Now(), t, classify(sendErr), sendErr)
+	held, change := k.pool.result(w.clock.Now(), t, classify(sendErr), sendErr)
 	dest := t.destName
 	switch {
 	case change == changeHeld:
@@ -99,7 +99,7 @@ func (w *Worker) sent(stop context.Context, msg jetstream.Msg, id, providerID st
 		if stop.Err() != nil {
 			return w.settle(nil, id, outcomeReturned)
 		}
-		pause(stop, backoff(try, w.cfg.BackoffBase, w.cfg.BackoffCap, w.rnd))
+		w.pause(stop, backoff(try, w.cfg.BackoffBase, w.cfg.BackoffCap, w.rnd))
 	}
 	if errors.Is(err, ErrUnknown) {
 		w.log.Warn("delivery sent, but the ledger no longer has it", "delivery", id, "provider_id", providerID)

@@ -21,10 +21,10 @@ import (
 func (w *Worker) dispatch(ctx context.Context, k *kind) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	timer := time.NewTimer(time.Hour)
+	timer := w.clock.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
-		now := time.Now()
+		now := w.clock.Now()
 		picked, wakeAt := k.pool.pick(now, w.allowed(k, now))
 		if len(picked) > 0 {
 			w.start(ctx, k, picked, &wg)
@@ -43,7 +43,7 @@ func (w *Worker) dispatch(ctx context.Context, k *kind) {
 			w.handBack(k)
 			return
 		case <-k.pool.wake:
-		case <-timer.C:
+		case <-timer.C():
 		}
 	}
 }
@@ -91,7 +91,7 @@ func handBack(msg jetstream.Msg) error { return msg.NakWithDelay(handBackDelay) 
 // start claims the picked tasks and starts a send for each that is to be sent.
 func (w *Worker) start(ctx context.Context, k *kind, picked []*task, wg *sync.WaitGroup) {
 	if k.limiter != nil {
-		k.limiter.AllowN(time.Now(), len(picked))
+		k.limiter.AllowN(w.clock.Now(), len(picked))
 	}
 	mine := picked[:0]
 	for _, t := range picked {
@@ -111,7 +111,7 @@ func (w *Worker) start(ctx context.Context, k *kind, picked []*task, wg *sync.Wa
 		w.log.Error("claim deliveries", "kind", k.kind, "err", err)
 		for _, t := range mine {
 			w.running.Delete(t.id)
-			k.pool.requeue(t, time.Now().Add(w.cfg.BackoffBase))
+			k.pool.requeue(t, w.clock.Now().Add(w.cfg.BackoffBase))
 		}
 		return
 	}
@@ -124,7 +124,7 @@ func (w *Worker) start(ctx context.Context, k *kind, picked []*task, wg *sync.Wa
 			// Claimed by a process that is sending it: held until that
 			// claim is settled or lapses.
 			w.running.Delete(t.id)
-			k.pool.requeue(t, time.Now().Add(w.cfg.AckWait/2))
+			k.pool.requeue(t, w.clock.Now().Add(w.cfg.AckWait/2))
 			w.report(t.id, outcomeBusy)
 			continue
 		}

@@ -20,6 +20,8 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"golang.org/x/sync/singleflight"
+
+	"github.com/heraldhq/herald/internal/clock"
 )
 
 // Defaults for FilesConfig.
@@ -87,9 +89,9 @@ type FilesConfig struct {
 	// Local where it is, and keeps any other in Local, instead of putting it
 	// into the object store. Needs Local.
 	Private bool
-	// Now is the clock for refreshing objects and pruning copies. Default
-	// time.Now.
-	Now func() time.Time
+	// Clock is the clock for refreshing objects and pruning copies. Default:
+	// the real clock.
+	Clock clock.Clock
 	// Logger is told when the bucket waits for JetStream. Default: discard.
 	Logger *slog.Logger
 }
@@ -152,9 +154,7 @@ func OpenFiles(ctx context.Context, js jetstream.JetStream, cfg FilesConfig) (*F
 	if cfg.MaxBytes == 0 {
 		cfg.MaxBytes = DefaultMaxFileBytes
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	cfg.Clock = clock.Or(cfg.Clock)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -189,7 +189,7 @@ func OpenFiles(ctx context.Context, js jetstream.JetStream, cfg FilesConfig) (*F
 		scratch:  cfg.Scratch,
 		local:    localDir(cfg.Local),
 		private:  cfg.Private,
-		now:      cfg.Now,
+		now:      clock.Or(cfg.Clock).Now,
 		paths:    make(map[string]hashedFile),
 		objects:  make(map[string]storedAt),
 		writing:  make(map[string]bool),

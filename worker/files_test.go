@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/heraldhq/herald/internal/clock"
 )
 
 // testClock is a clock that moves only when told to. It starts at the real
@@ -48,11 +50,11 @@ func newFilesEnv(t *testing.T, cfg FilesConfig) *filesEnv {
 	t.Helper()
 	n := startNATS(t, t.TempDir())
 	ctx := awaitCtx(t)
-	clock := newTestClock()
+	tc := newTestClock()
 	if cfg.Scratch == "" {
 		cfg.Scratch = filepath.Join(t.TempDir(), "scratch")
 	}
-	cfg.Now = clock.Now
+	cfg.Clock = clock.NowFrom(tc.Now)
 	f, err := OpenFiles(ctx, n.JetStream(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +67,7 @@ func newFilesEnv(t *testing.T, cfg FilesConfig) *filesEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &filesEnv{files: f, obs: obs, clock: clock, dir: t.TempDir()}
+	return &filesEnv{files: f, obs: obs, clock: tc, dir: t.TempDir()}
 }
 
 // writeFile writes data to a new file called name and returns its path.

@@ -269,7 +269,7 @@ func (r *Relay) checkFlights(ctx context.Context) error {
 // loadFlights reads what was in flight when the relay last stopped: the
 // deliveries published and not yet final.
 func (r *Relay) loadFlights(ctx context.Context) error {
-	items, err := r.st.StalePending(ctx, r.now().Add(time.Hour), 1<<20)
+	items, err := r.st.StalePending(ctx, r.clock.Now().Add(time.Hour), 1<<20)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/heraldhq/herald/internal/clock"
 )
 
 // healer watches an embedded server's JetStream, which does not recover from
@@ -64,13 +66,13 @@ func (h *healer) sick() string {
 
 // watch heals JetStream every h.every, until stop.
 func (h *healer) watch() {
-	t := time.NewTicker(h.every)
+	t := clock.Real().NewTicker(h.every) // the server's disk heals in real time
 	defer t.Stop()
 	for {
 		select {
 		case <-h.done:
 			return
-		case <-t.C:
+		case <-t.C():
 		}
 		if h.sick() == "" {
 			continue

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/heraldhq/herald/internal/clock"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -67,8 +68,9 @@ type KVLedgerConfig struct {
 	// than Lease is one of a process presumed dead. Default DefaultAckWait,
 	// the consumers' ack wait, after which JetStream presumes the same.
 	Lease time.Duration
-	// Now stamps the entries and outcomes. Default time.Now.
-	Now func() time.Time
+	// Clock stamps the entries and outcomes and paces the retries. Default:
+	// the real clock.
+	Clock clock.Clock
 	// Logger is told of the results that could not be published. Default: none.
 	Logger *slog.Logger
 	// PublishFor is how long the publish of one result is tried (through a
@@ -102,7 +104,7 @@ type KVLedger struct {
 	results string
 	owner   string
 	lease   time.Duration
-	now     func() time.Time
+	clock   clock.Clock
 	log     *slog.Logger
 	// publishFor bounds the tries of one result's publish.
 	publishFor time.Duration
@@ -165,9 +167,7 @@ func NewKVLedger(ctx context.Context, js jetstream.JetStream, cfg KVLedgerConfig
 	if cfg.TTL <= 0 {
 		cfg.TTL = DefaultLedgerTTL
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	cfg.Clock = clock.Or(cfg.Clock)
 	if cfg.Lease <= 0 {
 		cfg.Lease = DefaultAckWait
 	}
@@ -194,7 +194,7 @@ func NewKVLedger(ctx context.Context, js jetstream.JetStream, cfg KVLedgerConfig
 	if err := createResultsStream(ctx, cfg.Logger, js, cfg.Results, cfg.Replicas, cfg.TTL); err != nil {
 		return nil, err
 	}
-	return &KVLedger{kv: kv, js: js, results: cfg.Results, owner: cfg.Owner, lease: cfg.Lease, now: cfg.Now, log: cfg.Logger, publishFor: cfg.PublishFor,
+	return &KVLedger{kv: kv, js: js, results: cfg.Results, owner: cfg.Owner, lease: cfg.Lease, clock: clock.Or(cfg.Clock), log: cfg.Logger, publishFor: cfg.PublishFor,
 		claims: make(map[string]kvClaim)}, nil
 }
 
@@ -286,7 +286,7 @@ func (l *KVLedger) Renew(ctx context.Context, ids []string) error {
 				if e.final() || e.Owner != l.owner {
 					return false, nil
 				}
-				e.Claimed = l.now()
+				e.Claimed = l.clock.Now()
 				return true, nil
 			})
 			if errors.Is(err, ErrUnknown) {
@@ -303,7 +303,7 @@ func (l *KVLedger) Renew(ctx context.Context, ids []string) error {
 func (l *KVLedger) claim(ctx context.Context, id string) (_ kvEntry, busy bool, _ error) {
 	var last kvEntry
 	for range kvCASTries {
-		now := l.now()
+		now := l.clock.Now()
 		kve, err := l.get(ctx, id)
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
 			e := kvEntry{State: store.DeliveryPending, Owner: l.owner, Claimed: now, Updated: now}
@@ -449,7 +449,7 @@ func (l *KVLedger) update(ctx context.Context, id string, change func(*kvEntry) 
 			}
 			return c.e, false, err
 		}
-		e.Updated = l.now()
+		e.Updated = l.clock.Now()
 		rev, err := l.put(ctx, id, e, c.rev)
 		switch {
 		case err == nil:
@@ -532,9 +532,9 @@ func (l *KVLedger) retry(ctx context.Context, op func(context.Context) error) er
 		if l.failedTry != nil {
 			l.failedTry(err)
 		}
-		t := time.NewTimer(pause)
+		t := l.clock.NewTimer(pause)
 		select {
-		case <-t.C:
+		case <-t.C():
 		case <-ctx.Done():
 			t.Stop()
 			return err
@@ -560,7 +560,7 @@ func unanswered(err error) bool {
 
 func (l *KVLedger) remember(id string, rev uint64, e kvEntry) {
 	l.mu.Lock()
-	l.claims[id] = kvClaim{rev: rev, e: e, at: l.now()}
+	l.claims[id] = kvClaim{rev: rev, e: e, at: l.clock.Now()}
 	l.mu.Unlock()
 }
 
@@ -579,7 +579,7 @@ func (l *KVLedger) forget(id string) {
 
 // sweep forgets, at most once per claimMemory, the claims older than that.
 func (l *KVLedger) sweep() {
-	now := l.now()
+	now := l.clock.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if now.Sub(l.lastSweep) < claimMemory {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/heraldhq/herald/internal/clock"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -27,7 +28,7 @@ func newKVLedger(t *testing.T, n *NATS, owner string, log *slog.Logger) *KVLedge
 func newKVLedgerAt(t *testing.T, n *NATS, owner string, log *slog.Logger, now func() time.Time) *KVLedger {
 	t.Helper()
 	l, err := NewKVLedger(awaitCtx(t), n.JetStream(), KVLedgerConfig{Owner: owner, Logger: log,
-		Now: now, PublishFor: 200 * time.Millisecond})
+		Clock: clock.NowFrom(now), PublishFor: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +287,7 @@ func TestKVLedgerInvalidKey(t *testing.T) {
 func TestKVLedgerResultOutlivesAnOutage(t *testing.T) {
 	ctx := awaitCtx(t)
 	n := startNATS(t, t.TempDir())
-	l, err := NewKVLedger(ctx, n.JetStream(), KVLedgerConfig{Owner: "a", Now: func() time.Time { return t0 }})
+	l, err := NewKVLedger(ctx, n.JetStream(), KVLedgerConfig{Owner: "a", Clock: clock.NowFrom(func() time.Time { return t0 })})
 	if err != nil {
 		t.Fatal(err)
 	}

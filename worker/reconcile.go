@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -16,13 +15,13 @@ const reconcileBatch = 500
 
 // reconcileLoop runs reconcile every Config.ReconcileInterval until ctx ends.
 func (r *Relay) reconcileLoop(ctx context.Context) {
-	t := time.NewTicker(r.cfg.ReconcileInterval)
+	t := r.clock.NewTicker(r.cfg.ReconcileInterval)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-t.C():
 			if n, err := r.reconcile(ctx); err != nil && ctx.Err() == nil {
 				r.log.Warn("reconcile deliveries", "err", err)
 			} else if n > 0 {
@@ -39,7 +38,7 @@ func (r *Relay) reconcileLoop(ctx context.Context) {
 // still remembers within its dedupe window is dropped, and tried again at a later sweep.
 // It returns how many it published.
 func (r *Relay) reconcile(ctx context.Context) (int, error) {
-	stale, err := r.st.StalePending(ctx, r.now().Add(-r.cfg.ReconcileAfter), reconcileBatch)
+	stale, err := r.st.StalePending(ctx, r.clock.Now().Add(-r.cfg.ReconcileAfter), reconcileBatch)
 	if err != nil || len(stale) == 0 {
 		return 0, err
 	}

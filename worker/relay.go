@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/heraldhq/herald/internal/clock"
 	"github.com/heraldhq/herald/secret"
 	"github.com/heraldhq/herald/store"
 )
@@ -39,7 +40,7 @@ type Relay struct {
 	js       jetstream.JetStream
 	cfg      Config
 	log      *slog.Logger
-	now      func() time.Time
+	clock    clock.Clock
 	sweep    <-chan time.Time
 	wake     chan struct{}
 	recorded func()
@@ -64,7 +65,7 @@ func NewRelay(st *store.Store, js jetstream.JetStream, files *Files, atRest, del
 		return nil, err
 	}
 	r := &Relay{st: st, atRest: atRest, delivery: delivery, files: files, js: js, cfg: cfg, log: opt.logger(),
-		now: opt.now(), sweep: opt.Sweep, wake: make(chan struct{}, 1), recorded: opt.recorded(), flights: newFlights(cfg.MaxInFlightPerOwner)}
+		clock: opt.clock(), sweep: opt.Sweep, wake: make(chan struct{}, 1), recorded: opt.recorded(), flights: newFlights(cfg.MaxInFlightPerOwner)}
 	if opt.Registerer != nil {
 		if err := opt.Registerer.Register(&outboxCollector{r: r, depth: prometheus.NewDesc("herald_worker_outbox_depth",
 			"Deliveries written by runs and not yet published to JetStream.", nil, nil)}); err != nil {
@@ -114,7 +115,7 @@ func (r *Relay) note(err error) {
 		return
 	}
 	if r.failing.Load() == nil {
-		r.failing.Store(&publishFailing{since: r.now(), err: err})
+		r.failing.Store(&publishFailing{since: r.clock.Now(), err: err})
 	}
 }
 
@@ -132,7 +133,7 @@ func (r *Relay) Run(ctx context.Context) error {
 			return err
 		}
 		l, err := NewKVLedger(ctx, r.js, KVLedgerConfig{Results: r.cfg.ResultsStream, Replicas: r.cfg.Replicas,
-			TTL: r.cfg.Keep(), Owner: "relay-" + rand.Text(), Lease: r.cfg.AckWait, Now: r.now, Logger: r.log})
+			TTL: r.cfg.Keep(), Owner: "relay-" + rand.Text(), Lease: r.cfg.AckWait, Clock: r.clock, Logger: r.log})
 		if err != nil {
 			return err
 		}
@@ -167,9 +168,9 @@ func (r *Relay) Run(ctx context.Context) error {
 func (r *Relay) relay(ctx context.Context) {
 	sweep := r.sweep
 	if sweep == nil {
-		t := time.NewTicker(r.cfg.SweepInterval)
+		t := r.clock.NewTicker(r.cfg.SweepInterval)
 		defer t.Stop()
-		sweep = t.C
+		sweep = t.C()
 	}
 	for {
 		if err := r.publishOutbox(ctx); ctx.Err() == nil {
@@ -319,7 +320,7 @@ func (r *Relay) awaitAcks(ctx context.Context, futures []jetstream.PubAckFuture)
 		pending[i] = i
 	}
 	for len(pending) > 0 {
-		again, failed, rerr := awaitRound(ctx, futures, pending, ok, min(publishRound, time.Until(deadline)))
+		again, failed, rerr := r.awaitRound(ctx, futures, pending, ok, min(publishRound, time.Until(deadline)))
 		if err == nil {
 			err = failed
 		}
@@ -347,8 +348,8 @@ func (r *Relay) awaitAcks(ctx context.Context, futures []jetstream.PubAckFuture)
 // within d, or turned away for now. It lasts d whenever some are to be
 // published again, so that a stream without a leader is not asked again at
 // once. failed is the first publish refused for good; err is ctx's.
-func awaitRound(ctx context.Context, futures []jetstream.PubAckFuture, pending []int, ok []bool, d time.Duration) (again []int, failed, err error) {
-	round := time.NewTimer(d)
+func (r *Relay) awaitRound(ctx context.Context, futures []jetstream.PubAckFuture, pending []int, ok []bool, d time.Duration) (again []int, failed, err error) {
+	round := r.clock.NewTimer(d)
 	defer round.Stop()
 	for k, i := range pending {
 		select {
@@ -360,7 +361,7 @@ func awaitRound(ctx context.Context, futures []jetstream.PubAckFuture, pending [
 			} else if failed == nil {
 				failed = fmt.Errorf("publish %s: %w", futures[i].Msg().Header.Get(jetstream.MsgIDHeader), perr)
 			}
-		case <-round.C:
+		case <-round.C():
 			return append(again, pending[k:]...), failed, nil
 		case <-ctx.Done():
 			return nil, failed, ctx.Err()
@@ -368,7 +369,7 @@ func awaitRound(ctx context.Context, futures []jetstream.PubAckFuture, pending [
 	}
 	if len(again) > 0 {
 		select {
-		case <-round.C:
+		case <-round.C():
 		case <-ctx.Done():
 			return nil, failed, ctx.Err()
 		}
@@ -384,7 +385,7 @@ func (r *Relay) envelope(ctx context.Context, d store.Outgoing) ([]byte, error) 
 
 // undeliverable fails a delivery no sender could send.
 func (r *Relay) undeliverable(ctx context.Context, id string, reason error) error {
-	if _, err := r.st.MarkFailed(context.WithoutCancel(ctx), id, reason.Error(), r.now()); err != nil {
+	if _, err := r.st.MarkFailed(context.WithoutCancel(ctx), id, reason.Error(), r.clock.Now()); err != nil {
 		return fmt.Errorf("record failed delivery %s: %w", id, err)
 	}
 	r.log.Warn("delivery failed", "delivery", id, "reason", reason)

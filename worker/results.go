@@ -125,11 +125,11 @@ func (r *Relay) record(ctx context.Context, batch []jetstream.Msg) {
 
 // pause waits a moment before the next try after an error, or until ctx ends.
 func (r *Relay) pause(ctx context.Context) {
-	t := time.NewTimer(r.cfg.BackoffBase)
+	t := r.clock.NewTimer(r.cfg.BackoffBase)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
-	case <-t.C:
+	case <-t.C():
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/heraldhq/herald/internal/clock"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -41,17 +42,14 @@ type sentResult struct {
 	err     error
 }
 
-// NewSQLiteLedger returns the ledger kept in st. now stamps its writes
-// (default time.Now); recorded, when set, is told after each write of final
+// NewSQLiteLedger returns the ledger kept in st. c stamps its writes
+// (nil: the real clock); recorded, when set, is told after each write of final
 // states, which may have settled runs, of the deliveries it made final.
-func NewSQLiteLedger(st *store.Store, now func() time.Time, recorded func(ids []string)) *SQLiteLedger {
-	if now == nil {
-		now = time.Now
-	}
+func NewSQLiteLedger(st *store.Store, c clock.Clock, recorded func(ids []string)) *SQLiteLedger {
 	if recorded == nil {
 		recorded = func([]string) {}
 	}
-	return &SQLiteLedger{st: st, now: now, recorded: recorded}
+	return &SQLiteLedger{st: st, now: clock.Or(c).Now, recorded: recorded}
 }
 
 // Claim reads the entries of the deliveries in one query. A delivery has no

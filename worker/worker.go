@@ -16,6 +16,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/internal/clock"
 	"github.com/heraldhq/herald/secret"
 )
 
@@ -37,8 +38,9 @@ func durable(kind channels.Kind) string { return "herald-" + string(kind) }
 type Options struct {
 	// Logger receives the log. Default: discarded.
 	Logger *slog.Logger
-	// Now is the clock of the relay's timestamps. Default time.Now.
-	Now func() time.Time
+	// Clock stamps the relay's writes and paces the relay and the consumers
+	// (sweeps, retries, heartbeats). Default: the real clock.
+	Clock clock.Clock
 	// Sweep, when set, replaces the relay's ticker that sweeps the outbox every
 	// Config.SweepInterval: each value received starts a sweep.
 	Sweep <-chan time.Time
@@ -59,12 +61,7 @@ func (o Options) logger() *slog.Logger {
 	return o.Logger
 }
 
-func (o Options) now() func() time.Time {
-	if o.Now == nil {
-		return time.Now
-	}
-	return o.Now
-}
+func (o Options) clock() clock.Clock { return clock.Or(o.Clock) }
 
 func (o Options) recorded() func() {
 	if o.Recorded == nil {
@@ -84,6 +81,7 @@ type Worker struct {
 	delivery *secret.Box // opens the secrets the relay sealed
 	cfg      Config
 	log      *slog.Logger
+	clock    clock.Clock // paces the sends: rate, backoff, heartbeats
 	rnd      func(int64) int64
 	kinds    []*kind
 	running  sync.Map // delivery ids being handled in this process
@@ -116,7 +114,7 @@ func New(js jetstream.JetStream, ledger Ledger, files *Files, delivery *secret.B
 	}
 	w := &Worker{
 		js: js, ledger: ledger, files: files, delivery: delivery, cfg: cfg,
-		log: opt.logger(), rnd: rand.Int64N, metrics: newMetrics(opt.Registerer), onHeartbeat: opt.onHeartbeat,
+		log: opt.logger(), clock: opt.clock(), rnd: rand.Int64N, metrics: newMetrics(opt.Registerer), onHeartbeat: opt.onHeartbeat,
 	}
 	seen := make(map[channels.Kind]bool)
 	for _, s := range senders {
@@ -223,13 +221,13 @@ const (
 
 // pruneLoop keeps the scratch folder to the files in use, until ctx ends.
 func (w *Worker) pruneLoop(ctx context.Context) {
-	t := time.NewTicker(pruneEvery)
+	t := w.clock.NewTicker(pruneEvery)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-t.C():
 			if err := w.files.Prune(scratchAge); err != nil {
 				w.log.Warn("prune the scratch folder", "err", err)
 			}

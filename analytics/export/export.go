@@ -17,6 +17,7 @@ import (
 
 	"github.com/heraldhq/herald/analytics/grid"
 	"github.com/heraldhq/herald/analytics/render"
+	"github.com/heraldhq/herald/internal/clock"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -44,8 +45,8 @@ type Options struct {
 	Config
 	// Dir holds the exported files. Required.
 	Dir string
-	// Now is the clock. Default time.Now.
-	Now func() time.Time
+	// Clock is the time; nil means the real clock.
+	Clock clock.Clock
 	// Registerer receives the exporter's metrics. Default: none (they are kept nowhere).
 	Registerer prometheus.Registerer
 }
@@ -81,9 +82,7 @@ const maxQueued = 4096
 // New returns an exporter; Run starts its pool.
 func New(st *store.Store, src Source, cfg Options, log *slog.Logger) *Service {
 	cfg.Config = cfg.withDefaults()
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	cfg.Clock = clock.Or(cfg.Clock)
 	f := promauto.With(cfg.Registerer)
 	s := &Service{st: st, src: src, cfg: cfg, log: log, slots: make(chan struct{}, cfg.Workers), wake: make(chan struct{}, 1),
 		queued: map[string]bool{}, rendering: map[string]bool{}, maxQueued: maxQueued,
@@ -121,7 +120,7 @@ func (s *Service) Start(ctx context.Context, projectID, resultID, format string)
 	case !ok:
 		return store.Export{}, ErrNoResult
 	}
-	now := s.cfg.Now()
+	now := s.cfg.Clock.Now()
 	e := store.Export{ID: store.NewID(24), ProjectID: projectID, ResultID: resultID, Format: f,
 		State: store.ExportRunning, Created: now, Expires: now.Add(s.cfg.Retention)}
 	if err := s.st.CreateExport(ctx, e); err != nil {
@@ -223,7 +222,7 @@ func (s *Service) Get(ctx context.Context, id string) (store.Export, error) {
 	if err != nil {
 		return e, err
 	}
-	if !s.cfg.Now().Before(e.Expires) {
+	if !s.cfg.Clock.Now().Before(e.Expires) {
 		return store.Export{}, store.ErrNotFound
 	}
 	return e, nil
@@ -268,7 +267,7 @@ func (s *Service) render(ctx context.Context, id string) {
 	if err != nil || e.State != store.ExportRunning {
 		return
 	}
-	e.Finished = s.cfg.Now()
+	e.Finished = s.cfg.Clock.Now()
 	began := time.Now()
 	g, err := s.src.ResultGrid(ctx, e.ProjectID, e.ResultID)
 	if err == nil {
@@ -326,7 +325,7 @@ func (s *Service) Write(ctx context.Context, projectID, resultID, format string,
 		return File{}, err
 	}
 	state := store.ExportDone
-	err = s.renderCounted(w, g, f, s.cfg.Now())
+	err = s.renderCounted(w, g, f, s.cfg.Clock.Now())
 	switch {
 	case errors.Is(err, ErrEmpty):
 		state = store.ExportEmpty
@@ -406,20 +405,20 @@ func (s *Service) renderTo(w io.Writer, g *grid.Grid, format string, at time.Tim
 
 // pruneLoop removes expired exports and their files every few minutes.
 func (s *Service) pruneLoop(ctx context.Context) {
-	t := time.NewTicker(5 * time.Minute)
+	t := s.cfg.Clock.NewTicker(5 * time.Minute)
 	defer t.Stop()
 	for {
 		s.prune(ctx)
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-t.C():
 		}
 	}
 }
 
 func (s *Service) prune(ctx context.Context) {
-	expired, err := s.st.ExpiredExports(ctx, s.cfg.Now())
+	expired, err := s.st.ExpiredExports(ctx, s.cfg.Clock.Now())
 	if err != nil {
 		return
 	}

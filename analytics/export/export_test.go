@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/heraldhq/herald/analytics/grid"
+	"github.com/heraldhq/herald/internal/clock"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -78,7 +79,7 @@ func must(t *testing.T, err error) {
 }
 
 func (b *bundle) service() *Service {
-	return New(b.st, grids{}, Options{Dir: filepath.Join(b.dir, "exports"), Now: func() time.Time { return b.now }},
+	return New(b.st, grids{}, Options{Dir: filepath.Join(b.dir, "exports"), Clock: clock.NowFrom(func() time.Time { return b.now })},
 		slog.New(slog.NewTextHandler(io.Discard, nil)))
 }
 

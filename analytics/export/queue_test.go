@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/analytics/grid"
+	"github.com/heraldhq/herald/internal/clock"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -63,7 +64,7 @@ func TestAFullQueueLeavesExportsToTheStore(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := newBundle(t)
 		src := gated{open: make(chan struct{})}
-		s := New(b.st, src, Config{Dir: t.TempDir(), Workers: 1, Now: func() time.Time { return b.now }},
+		s := New(b.st, src, Options{Config: Config{Workers: 1}, Dir: t.TempDir(), Clock: clock.NowFrom(func() time.Time { return b.now })},
 			slog.New(slog.DiscardHandler))
 		s.maxQueued = 2
 		ctx, cancel := context.WithCancel(t.Context())

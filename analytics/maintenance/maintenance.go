@@ -10,10 +10,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/heraldhq/herald/analytics"
 	"github.com/heraldhq/herald/analytics/task"
+	"github.com/heraldhq/herald/internal/clock"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -34,8 +34,8 @@ type Options struct {
 	Dir string
 	// AdminRole is the identifier of the role that manages a project. Default "adminRole".
 	AdminRole string
-	// Now is the clock. Default time.Now.
-	Now func() time.Time
+	// Clock is the time; nil means the real clock.
+	Clock clock.Clock
 }
 
 // Service runs the maintenance of projects on a task pool.
@@ -54,9 +54,7 @@ func New(ctx context.Context, md *analytics.Service, st *store.Store, pool *task
 	if cfg.AdminRole == "" {
 		cfg.AdminRole = store.RoleAdmin
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	cfg.Clock = clock.Or(cfg.Clock)
 	if log == nil {
 		log = slog.Default()
 	}
@@ -141,7 +139,7 @@ func (s *Service) startExport(ctx context.Context, c Caller, pid, kind, artifact
 	if err != nil {
 		return Artifact{}, err
 	}
-	now := s.cfg.Now()
+	now := s.cfg.Clock.Now()
 	if aerr := s.st.CreateArtifact(ctx, store.Artifact{TokenHash: hash, Kind: artifactKind, ProjectID: pid, TaskID: t.ID,
 		Path: path, Author: c.UserID, Authorized: authorized, Created: now, Expires: now.Add(s.cfg.ArchiveRetention)}); aerr != nil {
 		return Artifact{}, aerr

@@ -18,23 +18,24 @@ import (
 
 	"github.com/heraldhq/herald/analytics"
 	"github.com/heraldhq/herald/analytics/task"
+	"github.com/heraldhq/herald/internal/clock"
 	"github.com/heraldhq/herald/store"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-type clock struct {
+type testClock struct {
 	mu sync.Mutex
 	t  time.Time
 }
 
-func (c *clock) now() time.Time {
+func (c *testClock) now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.t
 }
 
-func (c *clock) advance(d time.Duration) {
+func (c *testClock) advance(d time.Duration) {
 	c.mu.Lock()
 	c.t = c.t.Add(d)
 	c.mu.Unlock()
@@ -46,7 +47,7 @@ type fixture struct {
 	st    *store.Store
 	md    *analytics.Service
 	m     *Service
-	clock *clock
+	clock *testClock
 	users map[string]Caller
 	src   string
 	dir   string
@@ -60,7 +61,7 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{st: st, clock: &clock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}, users: map[string]Caller{}, dir: dir}
+	f := &fixture{st: st, clock: &testClock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}, users: map[string]Caller{}, dir: dir}
 	now := f.clock.now()
 	if err := st.EnsureDomain(ctx, "default", now); err != nil {
 		t.Fatal(err)
@@ -75,11 +76,11 @@ func newFixture(t *testing.T) *fixture {
 	}
 	f.src = f.project(t, "owner")
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if f.md, err = analytics.New(ctx, analytics.Options{Store: st, Dir: filepath.Join(dir, "warehouse"), Now: f.clock.now}); err != nil {
+	if f.md, err = analytics.New(ctx, analytics.Options{Store: st, Dir: filepath.Join(dir, "warehouse"), Clock: clock.NowFrom(f.clock.now)}); err != nil {
 		t.Fatal(err)
 	}
-	pool := task.New(st, task.Config{Now: f.clock.now}, log)
-	if f.m, err = New(ctx, f.md, st, pool, Options{Dir: filepath.Join(dir, "archives"), Now: f.clock.now}, log); err != nil {
+	pool := task.New(st, task.Config{Clock: clock.NowFrom(f.clock.now)}, log)
+	if f.m, err = New(ctx, f.md, st, pool, Options{Dir: filepath.Join(dir, "archives"), Clock: clock.NowFrom(f.clock.now)}, log); err != nil {
 		t.Fatal(err)
 	}
 	runCtx, cancel := context.WithCancel(ctx)

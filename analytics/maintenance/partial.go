@@ -23,7 +23,7 @@ func (s *Service) ExportObjects(ctx context.Context, c Caller, pid string, uris 
 		if err != nil {
 			return nil, err
 		}
-		a := archive{Manifest: manifest{Kind: store.ArtifactPartial, Project: pid, Created: s.cfg.Now()}, Snapshot: snap}
+		a := archive{Manifest: manifest{Kind: store.ArtifactPartial, Project: pid, Created: s.cfg.Clock.Now()}, Snapshot: snap}
 		if err := writeArchive(path, a, ""); err != nil {
 			return nil, err
 		}

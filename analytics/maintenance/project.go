@@ -52,7 +52,7 @@ func (s *Service) ExportProject(ctx context.Context, c Caller, pid string, opt E
 		if err != nil {
 			return nil, err
 		}
-		a := archive{Manifest: manifest{Kind: store.ArtifactProject, Project: pid, Created: s.cfg.Now(), Users: opt.Users, Data: opt.Data},
+		a := archive{Manifest: manifest{Kind: store.ArtifactProject, Project: pid, Created: s.cfg.Clock.Now(), Users: opt.Users, Data: opt.Data},
 			Snapshot: snap}
 		if opt.Users {
 			if a.Members, err = s.members(ctx, pid); err != nil {
@@ -219,7 +219,7 @@ func (s *Service) importMembers(ctx context.Context, c Caller, pid string, membe
 		changes = append(changes, store.MemberChange{UserID: u.ID, Status: m.Status, Roles: m.Roles, Add: true})
 		logins = append(logins, m.Login)
 	}
-	results, err := s.st.ApplyMemberChanges(ctx, pid, s.cfg.AdminRole, changes, s.cfg.Now())
+	results, err := s.st.ApplyMemberChanges(ctx, pid, s.cfg.AdminRole, changes, s.cfg.Clock.Now())
 	if err != nil {
 		return nil, err
 	}

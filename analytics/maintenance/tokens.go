@@ -38,7 +38,7 @@ func (s *Service) artifact(ctx context.Context, c Caller, token, kind string) (s
 	if !allowed || a.Kind != kind {
 		return a, errNotValid
 	}
-	if !s.cfg.Now().Before(a.Expires) {
+	if !s.cfg.Clock.Now().Before(a.Expires) {
 		return a, &TokenError{Reason: "has expired"}
 	}
 	t, err := s.st.TaskByID(ctx, a.ProjectID, a.TaskID)
@@ -59,13 +59,13 @@ func (s *Service) artifact(ctx context.Context, c Caller, token, kind string) (s
 
 // Run removes archives as they expire until ctx ends.
 func (s *Service) Run(ctx context.Context) error {
-	t := time.NewTicker(10 * time.Minute)
+	t := s.cfg.Clock.NewTicker(10 * time.Minute)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-t.C:
+		case <-t.C():
 			s.Prune(ctx)
 		}
 	}
@@ -73,7 +73,7 @@ func (s *Service) Run(ctx context.Context) error {
 
 // Prune removes the archives that have expired and forgets their tokens.
 func (s *Service) Prune(ctx context.Context) {
-	expired, err := s.st.ExpiredArtifacts(ctx, s.cfg.Now())
+	expired, err := s.st.ExpiredArtifacts(ctx, s.cfg.Clock.Now())
 	if err != nil {
 		s.log.Warn("prune archives", "err", err)
 		return

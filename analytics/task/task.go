@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
 
+	"github.com/heraldhq/herald/internal/clock"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -30,8 +31,8 @@ type Config struct {
 	Workers int
 	// Queue is how many tasks may wait for a worker. Default 64.
 	Queue int
-	// Now is the clock. Default time.Now.
-	Now func() time.Time
+	// Clock is the time; nil means the real clock.
+	Clock clock.Clock
 	// Registerer receives the pool's metrics. Default: none (they are kept nowhere).
 	Registerer prometheus.Registerer
 }
@@ -62,9 +63,7 @@ func New(st *store.Store, cfg Config, log *slog.Logger) *Pool {
 	if cfg.Queue <= 0 {
 		cfg.Queue = 64
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	cfg.Clock = clock.Or(cfg.Clock)
 	if log == nil {
 		log = slog.Default()
 	}
@@ -95,7 +94,7 @@ var (
 // Recover marks the tasks that a previous process left running as failed, since nothing
 // will finish them, and returns how many there were. Call it once, before Start.
 func (p *Pool) Recover(ctx context.Context) (int64, error) {
-	n, err := p.st.AbandonTasks(ctx, Messages(errRestarted), p.cfg.Now())
+	n, err := p.st.AbandonTasks(ctx, Messages(errRestarted), p.cfg.Clock.Now())
 	if n > 0 {
 		p.log.Warn("tasks cut off by a restart marked as failed", "tasks", n)
 	}
@@ -109,7 +108,7 @@ func (p *Pool) Start(ctx context.Context, t store.Task, fn Func) (store.Task, er
 	if t.ID == "" {
 		t.ID = store.NewID(24)
 	}
-	t.Status, t.Created = store.TaskRunning, p.cfg.Now()
+	t.Status, t.Created = store.TaskRunning, p.cfg.Clock.Now()
 	t.Messages, t.Result, t.Finished = nil, nil, time.Time{}
 	if err := p.st.CreateTask(ctx, t); err != nil {
 		return store.Task{}, err
@@ -183,7 +182,7 @@ func (p *Pool) call(ctx context.Context, j job) (result []byte, err error) {
 
 // finish records the outcome of a task.
 func (p *Pool) finish(ctx context.Context, t store.Task, result []byte, err error) {
-	t.Status, t.Result, t.Finished = store.TaskOK, result, p.cfg.Now()
+	t.Status, t.Result, t.Finished = store.TaskOK, result, p.cfg.Clock.Now()
 	if err != nil {
 		var te *Error
 		if !errors.As(err, &te) {

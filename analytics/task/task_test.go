@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/goleak"
 
+	"github.com/heraldhq/herald/internal/clock"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -45,7 +46,7 @@ func openStore(t *testing.T) *store.Store {
 }
 
 func newPool(st *store.Store, cfg Config) *Pool {
-	cfg.Now = func() time.Time { return t0 }
+	cfg.Clock = clock.NowFrom(func() time.Time { return t0 })
 	return New(st, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 }
 

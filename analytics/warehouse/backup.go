@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/heraldhq/herald/internal/clock"
 )
 
 // checkpointTries bounds the checkpoints Checkpoint tries while a write
@@ -39,7 +41,7 @@ func (w *Warehouse) Checkpoint(ctx context.Context, pid string) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
+		case <-clock.Real().After(50 * time.Millisecond): // DuckDB's writers end in real time
 		}
 	}
 	if err != nil {

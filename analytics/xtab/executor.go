@@ -16,6 +16,7 @@ import (
 	"github.com/heraldhq/herald/analytics"
 	"github.com/heraldhq/herald/analytics/export"
 	"github.com/heraldhq/herald/analytics/query"
+	"github.com/heraldhq/herald/internal/clock"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -47,8 +48,8 @@ type Config struct {
 
 	// Dir holds the result files. Required.
 	Dir string `yaml:"-"`
-	// Now is the clock. Default time.Now.
-	Now func() time.Time `yaml:"-"`
+	// Clock is the time; nil means the real clock.
+	Clock clock.Clock `yaml:"-"`
 }
 
 // DefaultConfig returns the documented defaults, the execution section of the configuration.
@@ -104,9 +105,7 @@ func New(st *store.Store, md *analytics.Service, cfg Config, log *slog.Logger) *
 	cfg.Timeout = cmp.Or(max(cfg.Timeout, 0), d.Timeout)
 	cfg.Retention = cmp.Or(max(cfg.Retention, 0), d.Retention)
 	cfg.MaxSQL = cmp.Or(max(cfg.MaxSQL, 0), d.MaxSQL)
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	cfg.Clock = clock.Or(cfg.Clock)
 	base, stop := context.WithCancel(context.Background())
 	return &Executor{st: st, md: md, cfg: cfg, log: log, base: base, stop: stop, findSeed: maphash.MakeSeed(),
 		jobs: map[string]chan struct{}{}, sems: map[string]chan struct{}{}}
@@ -158,7 +157,7 @@ func (e *Executor) Execute(ctx context.Context, pid, author string, src Source) 
 	if err != nil {
 		return Result{}, err
 	}
-	now := e.cfg.Now()
+	now := e.cfg.Clock.Now()
 	obj := store.ResultObject{ID: store.NewID(24), ProjectID: pid, Author: author, Created: now}
 	r, err := e.findOrCreate(ctx, p, store.Result{ID: store.NewID(24), ProjectID: pid, Digest: digest, DataVersion: version,
 		State: store.ResultRunning, Title: p.View.ReportName, Author: author, Plan: data, Created: now,
@@ -348,7 +347,7 @@ func (e *Executor) compute(r store.Result, p *plan) {
 	if err != nil {
 		e.log.Warn("report execution failed", "project", r.ProjectID, "result", r.ID, "err", err)
 	}
-	r.Finished = e.cfg.Now()
+	r.Finished = e.cfg.Clock.Now()
 	if err := e.st.FinishResult(context.WithoutCancel(ctx), r); err != nil {
 		e.log.Error("record report result", "result", r.ID, "err", err)
 	}
@@ -447,14 +446,14 @@ func (e *Executor) DataResult(ctx context.Context, pid, id string, pg Page) (str
 		return "", nil, err
 	}
 	if done != nil {
-		t := time.NewTimer(hold)
+		t := e.cfg.Clock.NewTimer(hold)
 		select {
 		case <-done:
 			t.Stop()
 			if r, _, err = e.result(ctx, pid, id); err != nil {
 				return "", nil, err
 			}
-		case <-t.C:
+		case <-t.C():
 		case <-ctx.Done():
 			t.Stop()
 		}
@@ -495,7 +494,7 @@ func (e *Executor) recompute(ctx context.Context, r store.Result, p *plan) error
 // Run removes expired results every few minutes until ctx ends, then stops computing
 // and waits for the computations in flight to end.
 func (e *Executor) Run(ctx context.Context) error {
-	t := time.NewTicker(5 * time.Minute)
+	t := e.cfg.Clock.NewTicker(5 * time.Minute)
 	defer t.Stop()
 	for {
 		e.prune(ctx)
@@ -507,13 +506,13 @@ func (e *Executor) Run(ctx context.Context) error {
 			e.stop()
 			e.wg.Wait()
 			return nil
-		case <-t.C:
+		case <-t.C():
 		}
 	}
 }
 
 func (e *Executor) prune(ctx context.Context) {
-	expired, err := e.st.ExpiredResults(ctx, e.cfg.Now())
+	expired, err := e.st.ExpiredResults(ctx, e.cfg.Clock.Now())
 	if err != nil {
 		if ctx.Err() == nil {
 			e.log.Warn("list expired results", "err", err)

@@ -17,6 +17,7 @@ import (
 	"github.com/heraldhq/herald/analytics"
 	"github.com/heraldhq/herald/analytics/demo"
 	"github.com/heraldhq/herald/analytics/grid"
+	"github.com/heraldhq/herald/internal/clock"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -85,14 +86,14 @@ func newEnv(t *testing.T, cfg Config) *env {
 			t.Fatal(err)
 		}
 	}
-	if e.md, err = analytics.New(ctx, analytics.Options{Store: st, Dir: filepath.Join(e.dir, "warehouse"), Now: e.clock}); err != nil {
+	if e.md, err = analytics.New(ctx, analytics.Options{Store: st, Dir: filepath.Join(e.dir, "warehouse"), Clock: clock.NowFrom(e.clock)}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.md.Close() })
 	if e.demo, err = demo.Setup(ctx, e.md, os.DirFS("../../testdata/demo"), e.pid, "u"); err != nil {
 		t.Fatal(err)
 	}
-	cfg.Dir, cfg.Now = filepath.Join(e.dir, "results"), e.clock
+	cfg.Dir, cfg.Clock = filepath.Join(e.dir, "results"), clock.NowFrom(e.clock)
 	e.ex = New(st, e.md, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)

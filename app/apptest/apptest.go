@@ -12,61 +12,17 @@ import (
 
 	"github.com/heraldhq/herald/app"
 	"github.com/heraldhq/herald/client"
+	"github.com/heraldhq/herald/internal/clock/clocktest"
 )
 
 // AdminPassword is the password of the bootstrap admin in every Bundle.
 const AdminPassword = "Adm1n-Passw0rd"
 
 // Clock is a clock for tests that moves only when told to.
-type Clock struct {
-	mu      sync.Mutex
-	t       time.Time
-	waiters []waiter
-}
-
-type waiter struct {
-	at time.Time
-	ch chan time.Time
-}
+type Clock = clocktest.Clock
 
 // NewClock returns a clock stopped at t.
-func NewClock(t time.Time) *Clock { return &Clock{t: t} }
-
-// Now returns the clock's time.
-func (c *Clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-// After returns a channel that receives once the clock has been advanced by d.
-func (c *Clock) After(d time.Duration) <-chan time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ch := make(chan time.Time, 1)
-	if d <= 0 {
-		ch <- c.t
-		return ch
-	}
-	c.waiters = append(c.waiters, waiter{at: c.t.Add(d), ch: ch})
-	return ch
-}
-
-// Advance moves the clock forward by d and wakes what waits until then.
-func (c *Clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	kept := c.waiters[:0]
-	for _, w := range c.waiters {
-		if w.at.After(c.t) {
-			kept = append(kept, w)
-			continue
-		}
-		w.ch <- c.t
-	}
-	c.waiters = kept
-	c.mu.Unlock()
-}
+func NewClock(t time.Time) *Clock { return clocktest.New(t) }
 
 // Bundle is one running service and what a test needs to drive it.
 type Bundle struct {

@@ -128,7 +128,7 @@ var Descriptor = channels.Descriptor{
 			return o, nil, nil
 		}
 		snd, err := New(Config{Host: s.Host, Port: s.Port, TLSPolicy: s.TLSPolicy, Username: s.Username,
-			Password: s.Password, From: s.From, Timeout: env.SendTimeout, Now: env.Now, dkim: signer,
+			Password: s.Password, From: s.From, Timeout: env.SendTimeout, Clock: env.Clock, dkim: signer,
 			MaxIdle: s.Concurrency, MaxIdleTime: s.MaxIdleTime, MaxAttachmentBytes: s.MaxAttachmentBytes}, env.Logger)
 		if err != nil {
 			return nil, nil, err

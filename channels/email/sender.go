@@ -14,6 +14,7 @@ import (
 	"github.com/wneessen/go-mail/smtp"
 
 	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/internal/clock"
 )
 
 // DefaultMaxIdle is how many SMTP connections a Sender keeps open between
@@ -43,8 +44,8 @@ type Config struct {
 	// MaxIdleTime is how long a connection may stay idle and still be used: relays and
 	// firewalls drop quiet connections without a word. 0 means DefaultMaxIdleTime.
 	MaxIdleTime time.Duration
-	// Now is the clock for the Date header; nil means time.Now.
-	Now func() time.Time
+	// Clock is the clock for the Date header; nil means the real clock.
+	Clock clock.Clock
 	// MaxAttachmentBytes bounds a mail's files in total: beyond it they
 	// travel as download links (channels.FitFiles). 0: no bound.
 	MaxAttachmentBytes int64
@@ -89,7 +90,7 @@ func New(cfg Config, logger *slog.Logger) (*Sender, error) {
 	if err != nil {
 		return nil, err
 	}
-	comp, err := newComposer(cfg.From, cfg.Now, cfg.dkim)
+	comp, err := newComposer(cfg.From, clock.Or(cfg.Clock).Now, cfg.dkim)
 	if err != nil {
 		return nil, fmt.Errorf("email: %w", err)
 	}
@@ -144,11 +145,7 @@ func New(cfg Config, logger *slog.Logger) (*Sender, error) {
 	if idleTime <= 0 {
 		idleTime = DefaultMaxIdleTime
 	}
-	now := cfg.Now
-	if now == nil {
-		now = time.Now
-	}
-	return &Sender{client: client, compose: comp, log: logger, maxIdle: max(maxIdle, 0), idleTime: idleTime, now: now}, nil
+	return &Sender{client: client, compose: comp, log: logger, maxIdle: max(maxIdle, 0), idleTime: idleTime, now: clock.Or(cfg.Clock).Now}, nil
 }
 
 func tlsPolicy(s string) (mail.TLSPolicy, error) {

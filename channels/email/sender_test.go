@@ -19,6 +19,7 @@ import (
 	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/channels/channeltest"
 	"github.com/heraldhq/herald/channels/email"
+	"github.com/heraldhq/herald/internal/clock"
 )
 
 const from = "Herald <herald@example.com>"
@@ -97,7 +98,7 @@ func TestSendBuildsMessage(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "chart.bin"), png)
 	at := time.Date(2026, 3, 1, 8, 0, 0, 0, time.UTC)
 	srv := channeltest.NewSMTPServer(t)
-	s := newSender(t, srv, nil, func(c *email.Config) { c.Now = func() time.Time { return at } })
+	s := newSender(t, srv, nil, func(c *email.Config) { c.Clock = clock.NowFrom(func() time.Time { return at }) })
 
 	m := message("sub-1.2026-03-01T08-00-00Z.c1")
 	m.Subject = "Tržby klesly — €12"
@@ -491,8 +492,8 @@ func TestSendRetiresConnectionsIdleTooLong(t *testing.T) {
 	srv := channeltest.NewSMTPServer(t)
 	now := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 	var mu sync.Mutex
-	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	s := newSender(t, srv, nil, func(c *email.Config) { c.Now, c.MaxIdleTime = clock, 30*time.Second })
+	at := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	s := newSender(t, srv, nil, func(c *email.Config) { c.Clock, c.MaxIdleTime = clock.NowFrom(at), 30*time.Second })
 	send := func(id string) {
 		t.Helper()
 		if _, err := s.Send(t.Context(), message(id)); err != nil {

@@ -84,6 +84,6 @@ var Descriptor = channels.Descriptor{
 	NewSender: func(set channels.Settings, env channels.Env) (channels.Sender, func() error, error) {
 		s := set.(*Settings)
 		return New(Config{LoginURL: s.LoginURL, ClientID: s.ClientID, ClientSecret: s.ClientSecret,
-			APIVersion: s.APIVersion, Timeout: env.SendTimeout, Now: env.Now, Conns: s.Concurrency}, nil), nil, nil
+			APIVersion: s.APIVersion, Timeout: env.SendTimeout, Clock: env.Clock, Conns: s.Concurrency}, nil), nil, nil
 	},
 }

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/internal/clock"
 )
 
 // Defaults for Config.
@@ -39,8 +40,8 @@ type Config struct {
 	ClientSecret string // connected app consumer secret
 	APIVersion   string // REST API version such as "59.0"; empty means DefaultAPIVersion
 	Timeout      time.Duration
-	// Now is the clock for token expiry; nil means time.Now.
-	Now func() time.Time
+	// Clock is the clock for token expiry; nil means the real clock.
+	Clock clock.Clock
 	// Conns is how many connections to each server the default client keeps
 	// open: the sends run at once; at least 2.
 	Conns int
@@ -77,10 +78,7 @@ func New(cfg Config, httpClient *http.Client) *Sender {
 	if httpClient == nil {
 		httpClient = &http.Client{Transport: channels.Transport(cfg.Conns)}
 	}
-	s := &Sender{cfg: cfg, client: httpClient, now: cfg.Now, tokens: make(map[string]cached)}
-	if s.now == nil {
-		s.now = time.Now
-	}
+	s := &Sender{cfg: cfg, client: httpClient, now: clock.Or(cfg.Clock).Now, tokens: make(map[string]cached)}
 	_, _ = rand.Read(s.salt[:])
 	return s
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/channels/channeltest"
 	"github.com/heraldhq/herald/channels/feedchat"
+	"github.com/heraldhq/herald/internal/clock"
 )
 
 func newSender(srv *channeltest.ChatterServer, mod ...func(*feedchat.Config)) *feedchat.Sender {
@@ -110,8 +111,8 @@ func TestTokenRefreshedOnceOn401(t *testing.T) {
 func TestTokenExpiresIn(t *testing.T) {
 	srv := channeltest.NewChatterServer(t)
 	srv.SetTokenLifetime(time.Hour)
-	clock := &fakeClock{t: time.Date(2026, 1, 1, 8, 0, 0, 0, time.UTC)}
-	s := newSender(srv, func(c *feedchat.Config) { c.Now = clock.Now })
+	fake := &fakeClock{t: time.Date(2026, 1, 1, 8, 0, 0, 0, time.UTC)}
+	s := newSender(srv, func(c *feedchat.Config) { c.Clock = clock.NowFrom(fake.Now) })
 	steps := []struct {
 		advance time.Duration
 		logins  int
@@ -122,7 +123,7 @@ func TestTokenExpiresIn(t *testing.T) {
 		{time.Minute, 2},
 	}
 	for i, st := range steps {
-		clock.Advance(st.advance)
+		fake.Advance(st.advance)
 		if _, err := s.Send(t.Context(), message(srv.Channel(), fmt.Sprint("d", i))); err != nil {
 			t.Fatalf("step %d: Send: %v", i, err)
 		}

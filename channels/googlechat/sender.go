@@ -48,7 +48,7 @@ func New(set *Settings, env channels.Env) (*Sender, error) {
 	}
 	env = env.Defaults(DefaultTimeout)
 	base, _ := parseBase(set.BaseURL)
-	s := &Sender{base: base, timeout: env.SendTimeout, now: env.Now, log: env.Logger, transport: channels.Transport(set.Concurrency)}
+	s := &Sender{base: base, timeout: env.SendTimeout, now: env.Clock.Now, log: env.Logger, transport: channels.Transport(set.Concurrency)}
 	return s, nil
 }
 

@@ -42,7 +42,7 @@ func New(set *Settings, env channels.Env) (*Sender, error) {
 		return nil, fmt.Errorf("teams: %w", err)
 	}
 	env = env.Defaults(DefaultTimeout)
-	s := &Sender{guard: set.guard(), timeout: env.SendTimeout, now: env.Now, log: env.Logger}
+	s := &Sender{guard: set.guard(), timeout: env.SendTimeout, now: env.Clock.Now, log: env.Logger}
 	s.guard.Warm()
 	s.secure = s.guard.Transport(false, set.Concurrency)
 	s.plain = s.guard.Transport(true, set.Concurrency)

@@ -91,7 +91,7 @@ func New(set *Settings, env channels.Env) (*Sender, error) {
 		maxInline: set.MaxInlineBytes,
 		maxFiles:  set.MaxAttachmentBytes,
 		timeout:   env.SendTimeout,
-		now:       env.Now,
+		now:       env.Clock.Now,
 		log:       env.Logger,
 	}
 	s.guard.Warm()

@@ -26,6 +26,7 @@ import (
 	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/channels/channeltest"
 	"github.com/heraldhq/herald/channels/webhook"
+	"github.com/heraldhq/herald/internal/clock"
 )
 
 const tolerance = 5 * time.Minute
@@ -172,7 +173,7 @@ func TestRequest(t *testing.T) {
 	set := settings("127.0.0.0/8")
 	p := newPeer(t, set)
 	now := time.Now().Truncate(time.Second)
-	s := newSender(t, set, channels.Env{Now: func() time.Time { return now }})
+	s := newSender(t, set, channels.Env{Clock: clock.NowFrom(func() time.Time { return now })})
 	twelve := 12.5
 	m := message(p.Channel(), "d1")
 	m.HTML = "<p>Revenue fell.</p>"
@@ -475,7 +476,7 @@ func TestResponses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, requests := fixed(t, tc.status, tc.header, tc.body)
 			var log bytes.Buffer
-			s := newSender(t, set, channels.Env{Now: func() time.Time { return now }, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+			s := newSender(t, set, channels.Env{Clock: clock.NowFrom(func() time.Time { return now }), Logger: slog.New(slog.NewTextHandler(&log, nil))})
 			id, err := s.Send(t.Context(), message(channel(t, set, srv.URL+"/hook", secret), "d1"))
 			if requests.Load() != 1 {
 				t.Fatalf("the receiver got %d requests, want 1", requests.Load())
