@@ -35,17 +35,24 @@ const drillSubscriptions = 1000
 // mails is how many deliveries the drill's instant makes.
 func (d *drill) mails() int { return drillSubscriptions * d.perRun }
 
-func newDrill(t *testing.T, env ...string) *drill { return newDrillOf(t, 1, env...) }
-
-// newDrillOf is newDrill with perRun channels to each subscription: channel i and the
-// perRun-1 after it.
-func newDrillOf(t *testing.T, perRun int, env ...string) *drill {
+func newDrill(t *testing.T, env ...string) *drill {
 	t.Helper()
-	return newDrillIn(t, t.TempDir(), perRun, env...)
+	return newDrillIn(t, t.TempDir(), 1, 0, env...)
 }
 
-// newDrillIn is newDrillOf with the data folder dir.
-func newDrillIn(t *testing.T, dir string, perRun int, env ...string) *drill {
+// drillSpare is the time a drill whose test starts processes of its own
+// between making the subscriptions and their instant leaves for them.
+const drillSpare = 20 * time.Second
+
+// newDrillOf is newDrill with perRun channels to each subscription (channel i and the
+// perRun-1 after it), for a test that starts workers of its own before the instant.
+func newDrillOf(t *testing.T, perRun int, env ...string) *drill {
+	t.Helper()
+	return newDrillIn(t, t.TempDir(), perRun, drillSpare, env...)
+}
+
+// newDrillIn is newDrillOf with the data folder dir and spare time before the instant.
+func newDrillIn(t *testing.T, dir string, perRun int, spare time.Duration, env ...string) *drill {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("kills the herald binary mid-burst")
@@ -64,10 +71,8 @@ func newDrillIn(t *testing.T, dir string, perRun int, env ...string) *drill {
 	pid := strings.TrimPrefix(r.json(t)["uri"].(string), "/svc/projects/")
 	profile := admin.do("GET", "/svc/account/profile/current", "").header.Get("Location")
 	base := "/svc/projects/" + pid + "/users/" + uid(profile) + "/subscriptions"
-	// Far enough ahead for 1,000 subscriptions to be made, on a whole second.
-	d.at = time.Now().UTC().Add(25 * time.Second).Truncate(time.Second)
-	cron := fmt.Sprintf("%d %d %d * * *", d.at.Second(), d.at.Minute(), d.at.Hour())
 	var wg sync.WaitGroup
+	began := time.Now()
 	sem := make(chan struct{}, 8)
 	chans := make([]string, drillSubscriptions)
 	for i := range drillSubscriptions {
@@ -84,6 +89,10 @@ func newDrillIn(t *testing.T, dir string, perRun int, env ...string) *drill {
 		})
 	}
 	wg.Wait()
+	channelsTook := time.Since(began)
+	d.at = drillInstant(time.Now(), channelsTook, spare)
+	cron := fmt.Sprintf("%d %d %d * * *", d.at.Second(), d.at.Minute(), d.at.Hour())
+	began = time.Now()
 	for i := range drillSubscriptions {
 		sem <- struct{}{}
 		wg.Go(func() {
@@ -108,7 +117,18 @@ func newDrillIn(t *testing.T, dir string, perRun int, env ...string) *drill {
 	if time.Now().After(d.at.Add(-2 * time.Second)) {
 		t.Fatalf("making the subscriptions took until %s, past the instant %s", time.Now().UTC(), d.at)
 	}
+	t.Logf("the channels took %s, the subscriptions %s; the burst is due %s after",
+		channelsTook.Round(time.Millisecond), time.Since(began).Round(time.Millisecond), time.Until(d.at).Round(time.Millisecond))
 	return d
+}
+
+// drillInstant is the whole second the drill's subscriptions fire at: far
+// enough after now for the subscriptions to be made, plus spare for what
+// the test does between, such as starting workers. A subscription costs two
+// to three times what its channel did, on this machine under its load now:
+// four times is allowed, and 4 s more.
+func drillInstant(now time.Time, channelsTook, spare time.Duration) time.Time {
+	return now.UTC().Add(4*time.Second + 4*channelsTook + spare).Truncate(time.Second).Add(time.Second)
 }
 
 func (d *drill) start() { d.p = apptest.StartProcess(d.t, d.dir, d.env...) }
