@@ -37,22 +37,20 @@ func (d *drill) mails() int { return drillSubscriptions * d.perRun }
 
 func newDrill(t *testing.T, env ...string) *drill {
 	t.Helper()
-	return newDrillIn(t, t.TempDir(), 1, 0, env...)
+	return newDrillIn(t, t.TempDir(), 1, nil, env...)
 }
-
-// drillSpare is the time a drill whose test starts processes of its own
-// between making the subscriptions and their instant leaves for them.
-const drillSpare = 20 * time.Second
 
 // newDrillOf is newDrill with perRun channels to each subscription (channel i and the
-// perRun-1 after it), for a test that starts workers of its own before the instant.
-func newDrillOf(t *testing.T, perRun int, env ...string) *drill {
+// perRun-1 after it), for a test that starts processes of its own, such as workers:
+// ready starts them and waits until they are, once the binary serves and before the
+// subscriptions are made.
+func newDrillOf(t *testing.T, perRun int, ready func(*drill), env ...string) *drill {
 	t.Helper()
-	return newDrillIn(t, t.TempDir(), perRun, drillSpare, env...)
+	return newDrillIn(t, t.TempDir(), perRun, ready, env...)
 }
 
-// newDrillIn is newDrillOf with the data folder dir and spare time before the instant.
-func newDrillIn(t *testing.T, dir string, perRun int, spare time.Duration, env ...string) *drill {
+// newDrillIn is newDrillOf with the data folder dir.
+func newDrillIn(t *testing.T, dir string, perRun int, ready func(*drill), env ...string) *drill {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("kills the herald binary mid-burst")
@@ -64,6 +62,9 @@ func newDrillIn(t *testing.T, dir string, perRun int, spare time.Duration, env .
 		"HERALD_SUBSCRIPTIONS_MAXCHANNELSPERUSER=5000", "HERALD_LOG_ACCESS=off", "HERALD_LOG_LEVEL=warn",
 	}, env...)
 	d.start()
+	if ready != nil {
+		ready(d)
+	}
 	admin := newBrowser(t, d.p.URL, "ua")
 	admin.loginWithToken("admin@herald.local", apptest.AdminPassword)
 	r := admin.do("POST", "/svc/projects/", `{"project":{"meta":{"title":"Drill"}}}`)
@@ -90,7 +91,7 @@ func newDrillIn(t *testing.T, dir string, perRun int, spare time.Duration, env .
 	}
 	wg.Wait()
 	channelsTook := time.Since(began)
-	d.at = drillInstant(time.Now(), channelsTook, spare)
+	d.at = drillInstant(time.Now(), channelsTook)
 	cron := fmt.Sprintf("%d %d %d * * *", d.at.Second(), d.at.Minute(), d.at.Hour())
 	began = time.Now()
 	for i := range drillSubscriptions {
@@ -123,12 +124,11 @@ func newDrillIn(t *testing.T, dir string, perRun int, spare time.Duration, env .
 }
 
 // drillInstant is the whole second the drill's subscriptions fire at: far
-// enough after now for the subscriptions to be made, plus spare for what
-// the test does between, such as starting workers. A subscription costs two
+// enough after now for the subscriptions to be made. A subscription costs two
 // to three times what its channel did, on this machine under its load now:
 // four times is allowed, and 4 s more.
-func drillInstant(now time.Time, channelsTook, spare time.Duration) time.Time {
-	return now.UTC().Add(4*time.Second + 4*channelsTook + spare).Truncate(time.Second).Add(time.Second)
+func drillInstant(now time.Time, channelsTook time.Duration) time.Time {
+	return now.UTC().Add(4*time.Second + 4*channelsTook).Truncate(time.Second).Add(time.Second)
 }
 
 func (d *drill) start() { d.p = apptest.StartProcess(d.t, d.dir, d.env...) }
