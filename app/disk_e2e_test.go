@@ -22,7 +22,7 @@ func TestDiskFullAtTheInstant(t *testing.T) {
 		t.Skipf("cannot mount a tmpfs for a disk that fills (needs root): %v", err)
 	}
 	t.Cleanup(func() { _ = syscall.Unmount(dir, syscall.MNT_DETACH) })
-	d := newDrillIn(t, dir, 1)
+	d := newDrillIn(t, dir, 1, nil)
 	outage := max(drillOutage(t)/2, 5*time.Second)
 	time.Sleep(time.Until(d.at.Add(-time.Second)))
 	free := fillDisk(t, dir)

@@ -43,24 +43,26 @@ func newRecovery(t *testing.T) *recovery {
 		"HERALD_DELIVERY_KEYFILE=" + writeKey(t), "HERALD_DELIVERY_ACKWAIT=2s"}
 	control := append(slices.Clone(shared), "HERALD_ROLES=api,engine",
 		"HERALD_REPLICA_URL="+cluster.Nodes[0].ClientURL+"/HERALD_REPLICA")
-	d := newDrillOf(t, 1, control...)
-	r := &recovery{drill: d, cluster: cluster, control: d.env}
-	workerEnv := append(slices.Clone(d.env[:len(d.env)-len(control)]), shared...)
-	workerEnv = append(workerEnv, "HERALD_ROLES=worker", "HERALD_SMTP_RATE=40")
-	for range 2 {
-		r.workers = append(r.workers, apptest.StartProcess(t, t.TempDir(), workerEnv...))
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("control printed:\n%s", tail(r.p.Out.String(), 6000))
-			for i, w := range r.workers {
-				t.Logf("worker %d printed:\n%s", i+1, tail(w.Out.String(), 3000))
-			}
+	r := &recovery{cluster: cluster, control: control}
+	r.drill = newDrillOf(t, 1, func(d *drill) {
+		r.control = d.env
+		workerEnv := append(slices.Clone(d.env[:len(d.env)-len(control)]), shared...)
+		workerEnv = append(workerEnv, "HERALD_ROLES=worker", "HERALD_SMTP_RATE=40")
+		for range 2 {
+			r.workers = append(r.workers, apptest.StartProcess(t, t.TempDir(), workerEnv...))
 		}
-	})
-	for _, w := range r.workers {
-		waitFor(t, func() bool { code, _ := readyz(t, w.OpsURL); return code == 200 })
-	}
+		t.Cleanup(func() {
+			if t.Failed() {
+				t.Logf("control printed:\n%s", tail(d.p.Out.String(), 6000))
+				for i, w := range r.workers {
+					t.Logf("worker %d printed:\n%s", i+1, tail(w.Out.String(), 3000))
+				}
+			}
+		})
+		for _, w := range r.workers {
+			waitFor(t, func() bool { code, _ := readyz(t, w.OpsURL); return code == 200 })
+		}
+	}, control...)
 	return r
 }
 

@@ -34,28 +34,30 @@ func TestScaleOutSurvivesLosingAWorkerAndANATSNode(t *testing.T) {
 	}
 	shared := []string{"HERALD_NATS_URL=" + cluster.URL(), "HERALD_NATS_REPLICAS=3",
 		"HERALD_DELIVERY_LEDGER=jetstream", "HERALD_DELIVERY_KEYFILE=" + keyFile, "HERALD_DELIVERY_ACKWAIT=2s"}
-	d := newDrillOf(t, perRun, append(shared, "HERALD_ROLES=api,engine")...)
-	// Each worker sends from an address of its own, which tells the SMTP
-	// server which one sent a mail.
-	workerEnv := append(slices.Clone(d.env[:len(d.env)-1]), "HERALD_ROLES=worker")
-	workers := []*apptest.Process{
-		apptest.StartProcess(t, t.TempDir(), append(workerEnv, "HERALD_SMTP_FROM="+workerFrom(1))...),
-		apptest.StartProcess(t, t.TempDir(), append(workerEnv, "HERALD_SMTP_FROM="+workerFrom(2))...),
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("control printed:\n%s", tail(d.p.Out.String(), 4000))
-			for i, w := range workers {
-				t.Logf("worker %d printed:\n%s", i+1, tail(w.Out.String(), 4000))
-			}
+	var workers []*apptest.Process
+	d := newDrillOf(t, perRun, func(d *drill) {
+		// Each worker sends from an address of its own, which tells the SMTP
+		// server which one sent a mail.
+		workerEnv := append(slices.Clone(d.env[:len(d.env)-1]), "HERALD_ROLES=worker")
+		workers = []*apptest.Process{
+			apptest.StartProcess(t, t.TempDir(), append(workerEnv, "HERALD_SMTP_FROM="+workerFrom(1))...),
+			apptest.StartProcess(t, t.TempDir(), append(workerEnv, "HERALD_SMTP_FROM="+workerFrom(2))...),
 		}
-	})
-
-	// A worker is ready once its consumers are set up, which a cluster still
-	// electing its leaders can delay; both are to take part from the start.
-	for _, w := range workers {
-		waitFor(t, func() bool { code, _ := readyz(t, w.OpsURL); return code == 200 })
-	}
+		t.Cleanup(func() {
+			if t.Failed() {
+				t.Logf("control printed:\n%s", tail(d.p.Out.String(), 4000))
+				for i, w := range workers {
+					t.Logf("worker %d printed:\n%s", i+1, tail(w.Out.String(), 4000))
+				}
+			}
+		})
+		// A worker is ready once its consumers are set up, which a cluster
+		// still electing its leaders can delay; both are to take part from
+		// the start.
+		for _, w := range workers {
+			waitFor(t, func() bool { code, _ := readyz(t, w.OpsURL); return code == 200 })
+		}
+	}, append(shared, "HERALD_ROLES=api,engine")...)
 	d.waitAccepted(d.mails() / 2)
 	byWorker := bySender(d.smtp.Messages())
 	workers[0].Kill()
