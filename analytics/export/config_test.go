@@ -3,36 +3,20 @@ package export
 import (
 	"testing"
 	"time"
+
+	"github.com/heraldhq/herald/internal/configtest"
 )
 
-func TestDefaultConfigIsValid(t *testing.T) {
-	t.Parallel()
-	if err := DefaultConfig().Validate(); err != nil {
-		t.Fatal(err)
-	}
-}
-
+// TestValidateNamesTheKey: the defaults are valid, and each value that
+// makes no sense is refused naming its key.
 func TestValidateNamesTheKey(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		name   string
-		change func(*Config)
-		want   string
-	}{
-		{"no workers", func(c *Config) { c.Workers = 0 }, "workers: must be at least 1"},
-		{"no html rows", func(c *Config) { c.HTMLRows = 0 }, "htmlRows: must be from 1 to 10000, got 0"},
-		{"too many html rows", func(c *Config) { c.HTMLRows = 10_001 }, "htmlRows: must be from 1 to 10000, got 10001"},
-		{"short retention", func(c *Config) { c.Retention = 999 * time.Millisecond }, "retention: must be at least 1s, got 999ms"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			c := DefaultConfig()
-			tc.change(&c)
-			if err := c.Validate(); err == nil || err.Error() != tc.want {
-				t.Errorf("err = %v, want %q", err, tc.want)
-			}
-		})
-	}
+	configtest.Check(t, DefaultConfig, Config.Validate,
+		configtest.Bad("no workers", func(c *Config) { c.Workers = 0 }, "workers: must be at least 1"),
+		configtest.Bad("no html rows", func(c *Config) { c.HTMLRows = 0 }, "htmlRows: must be from 1 to 10000, got 0"),
+		configtest.Bad("too many html rows", func(c *Config) { c.HTMLRows = 10_001 }, "htmlRows: must be from 1 to 10000, got 10001"),
+		configtest.Bad("short retention", func(c *Config) { c.Retention = 999 * time.Millisecond }, "retention: must be at least 1s, got 999ms"),
+	)
 }
 
 // TestZeroValuesTakeTheDefaults: a Service built with an empty Config runs

@@ -3,35 +3,19 @@ package maintenance
 import (
 	"testing"
 	"time"
+
+	"github.com/heraldhq/herald/internal/configtest"
 )
 
-func TestDefaultConfigIsValid(t *testing.T) {
-	t.Parallel()
-	if err := DefaultConfig().Validate(); err != nil {
-		t.Fatal(err)
-	}
-}
-
+// TestValidateNamesTheKey: the defaults are valid, and each value that
+// makes no sense is refused naming its key.
 func TestValidateNamesTheKey(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		name   string
-		change func(*Config)
-		want   string
-	}{
-		{"no workers", func(c *Config) { c.Workers = 0 }, "workers: maintenance.workers and maintenance.queue must be at least 1"},
-		{"no queue", func(c *Config) { c.Queue = 0 }, "workers: maintenance.workers and maintenance.queue must be at least 1"},
-		{"short retention", func(c *Config) { c.ArchiveRetention = 59 * time.Second }, "archiveRetention: must be at least 1m, got 59s"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			c := DefaultConfig()
-			tc.change(&c)
-			if err := c.Validate(); err == nil || err.Error() != tc.want {
-				t.Errorf("err = %v, want %q", err, tc.want)
-			}
-		})
-	}
+	configtest.Check(t, DefaultConfig, Config.Validate,
+		configtest.Bad("no workers", func(c *Config) { c.Workers = 0 }, "workers: maintenance.workers and maintenance.queue must be at least 1"),
+		configtest.Bad("no queue", func(c *Config) { c.Queue = 0 }, "workers: maintenance.workers and maintenance.queue must be at least 1"),
+		configtest.Bad("short retention", func(c *Config) { c.ArchiveRetention = 59 * time.Second }, "archiveRetention: must be at least 1m, got 59s"),
+	)
 }
 
 // TestZeroValuesTakeTheDefaults: a Service built with an empty Config runs

@@ -4,36 +4,20 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/heraldhq/herald/internal/configtest"
 )
 
-func TestDefaultConfigIsValid(t *testing.T) {
-	t.Parallel()
-	if err := DefaultConfig().Validate(); err != nil {
-		t.Fatal(err)
-	}
-}
-
+// TestValidateNamesTheKey: the defaults are valid, and each value that
+// makes no sense is refused naming its key.
 func TestValidateNamesTheKey(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		name   string
-		change func(*Config)
-		want   string
-	}{
-		{"no unit", func(c *Config) { c.MemoryLimit = "512" }, `memoryLimit: "512" is not a size such as 512MiB or 2GB`},
-		{"empty size", func(c *Config) { c.MemoryLimit = "" }, `memoryLimit: "" is not a size such as 512MiB or 2GB`},
-		{"a statement", func(c *Config) { c.MemoryLimit = "1GB'; DROP" }, `memoryLimit: "1GB'; DROP" is not a size such as 512MiB or 2GB`},
-		{"negative threads", func(c *Config) { c.Threads = -1 }, "threads: must not be negative, got -1"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			c := DefaultConfig()
-			tc.change(&c)
-			if err := c.Validate(); err == nil || err.Error() != tc.want {
-				t.Errorf("err = %v, want %q", err, tc.want)
-			}
-		})
-	}
+	configtest.Check(t, DefaultConfig, Config.Validate,
+		configtest.Bad("no unit", func(c *Config) { c.MemoryLimit = "512" }, `memoryLimit: "512" is not a size such as 512MiB or 2GB`),
+		configtest.Bad("empty size", func(c *Config) { c.MemoryLimit = "" }, `memoryLimit: "" is not a size such as 512MiB or 2GB`),
+		configtest.Bad("a statement", func(c *Config) { c.MemoryLimit = "1GB'; DROP" }, `memoryLimit: "1GB'; DROP" is not a size such as 512MiB or 2GB`),
+		configtest.Bad("negative threads", func(c *Config) { c.Threads = -1 }, "threads: must not be negative, got -1"),
+	)
 	for _, ok := range []string{"512MiB", "2GB", "1.5 GiB", "100B"} {
 		if err := (Config{MemoryLimit: ok}).Validate(); err != nil {
 			t.Errorf("%q: %v", ok, err)

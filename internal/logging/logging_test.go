@@ -6,38 +6,22 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/heraldhq/herald/internal/configtest"
 )
 
-func TestDefaultConfigIsValid(t *testing.T) {
-	t.Parallel()
-	if err := DefaultConfig().Validate(); err != nil {
-		t.Fatal(err)
-	}
-}
-
+// TestValidateNamesTheKey: the defaults are valid, and each value that
+// makes no sense is refused naming its key.
 func TestValidateNamesTheKey(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		name   string
-		change func(*Config)
-		want   string
-	}{
-		{"level", func(c *Config) { c.Level = "loud" }, `level: "loud" is not one of debug, info, warn, error`},
-		{"level off", func(c *Config) { c.Level = "off" }, `level: "off" is not one of debug, info, warn, error`},
-		{"format", func(c *Config) { c.Format = "xml" }, `format: "xml" is not one of text, json`},
-		{"access", func(c *Config) { c.Access = "trace" }, `access: "trace" is not one of debug, info, warn, error, off`},
-		{"sample below", func(c *Config) { c.AccessSample = -0.1 }, "accessSample: must be between 0 and 1, got -0.1"},
-		{"sample above", func(c *Config) { c.AccessSample = 1.5 }, "accessSample: must be between 0 and 1, got 1.5"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			c := DefaultConfig()
-			tc.change(&c)
-			if err := c.Validate(); err == nil || err.Error() != tc.want {
-				t.Errorf("err = %v, want %q", err, tc.want)
-			}
-		})
-	}
+	configtest.Check(t, DefaultConfig, Config.Validate,
+		configtest.Bad("level", func(c *Config) { c.Level = "loud" }, `level: "loud" is not one of debug, info, warn, error`),
+		configtest.Bad("level off", func(c *Config) { c.Level = "off" }, `level: "off" is not one of debug, info, warn, error`),
+		configtest.Bad("format", func(c *Config) { c.Format = "xml" }, `format: "xml" is not one of text, json`),
+		configtest.Bad("access", func(c *Config) { c.Access = "trace" }, `access: "trace" is not one of debug, info, warn, error, off`),
+		configtest.Bad("sample below", func(c *Config) { c.AccessSample = -0.1 }, "accessSample: must be between 0 and 1, got -0.1"),
+		configtest.Bad("sample above", func(c *Config) { c.AccessSample = 1.5 }, "accessSample: must be between 0 and 1, got 1.5"),
+	)
 }
 
 // TestNewLogsAtTheLevelInTheFormat: the logger drops what is below the
