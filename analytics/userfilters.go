@@ -146,9 +146,6 @@ func (s Slice) Whole() bool { return len(s.conds) == 0 }
 // Key names the slice: equal keys, the same data. "" for all the data.
 func (s Slice) Key() string { return strings.Join(s.conds, "\n") }
 
-// And returns the part of the data that both slices see.
-func (s Slice) And(o Slice) Slice { return NewSlice(append(s.Conditions(), o.conds...)...) }
-
 // UserSlice returns the slice user sees in the project: the conditions of
 // every user filter assigned to them.
 func (s *Service) UserSlice(ctx context.Context, pid, user string) (Slice, error) {

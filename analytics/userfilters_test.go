@@ -66,7 +66,4 @@ func TestSliceIsCanonical(t *testing.T) {
 	if a.Key() != b.Key() || a.Key() != "a\nb" || a.Whole() || !NewSlice().Whole() || NewSlice("  ").Key() != "" {
 		t.Errorf("slices %q and %q", a.Key(), b.Key())
 	}
-	if got := NewSlice("a").And(NewSlice("c", "a")).Key(); got != "a\nc" {
-		t.Errorf("and: %q", got)
-	}
 }

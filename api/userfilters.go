@@ -169,7 +169,11 @@ func (s *Server) listUserFilters(w http.ResponseWriter, r *http.Request, c *call
 	}
 	count = min(count, 1000)
 	aq := analytics.AssignmentQuery{Offset: offset, Count: count, Filters: splitList(q["userFilters"])}
-	for _, u := range splitList(q["users"]) {
+	users := splitList(q["users"])
+	if len(users) > maxAssignments || len(aq.Filters) > maxAssignments {
+		return badRequest("api", "Query parameters %s list at most 1000 values", "users, userFilters")
+	}
+	for _, u := range users {
 		uid, ok := strings.CutPrefix(u, "/svc/account/profile/")
 		if !ok || uid == "" || strings.Contains(uid, "/") {
 			return badRequest("api", "Query parameter %s must list profile URIs /svc/account/profile/<user id>", "users")
@@ -179,9 +183,6 @@ func (s *Server) listUserFilters(w http.ResponseWriter, r *http.Request, c *call
 			return err
 		}
 		aq.Users = append(aq.Users, uid)
-	}
-	if len(aq.Users) > maxAssignments || len(aq.Filters) > maxAssignments {
-		return badRequest("api", "Query parameters %s list at most 1000 values", "users, userFilters")
 	}
 	list, total, err := s.analytics.Assignments(r.Context(), c.project.ID, aq)
 	if err != nil {

@@ -235,6 +235,13 @@ func TestDataPermissionsRestrictEveryExecution(t *testing.T) {
 	if fmt.Sprint(byFilter["items"]) != fmt.Sprintf("[map[user:%s userFilters:[%s]]]", w.uris["bob"], w.filters["East"]) {
 		t.Errorf("the assignments of the East filter: %v", byFilter)
 	}
+	// The bound on the users listed comes before any of them is looked up:
+	// past it, the request is refused whatever the users are.
+	r = w.admin.do("GET", w.m.md+"/userfilters?users="+strings.Repeat("/svc/account/profile/x,", 1000)+"nope", "")
+	wantStatus(t, r, 400)
+	if !strings.Contains(r.body, "at most 1000") {
+		t.Errorf("1,001 users listed: %s", r.body)
+	}
 	all := w.m.get(w.m.md + "/userfilters?count=2&offset=0")["userFilters"].(map[string]any)
 	if len(all["items"].([]any)) != 2 || all["length"] != 3.0 || all["count"] != 2.0 {
 		t.Errorf("a page of the assignments: %v", all)

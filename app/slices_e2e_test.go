@@ -3,6 +3,7 @@ package app_test
 import (
 	"encoding/csv"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -166,7 +167,7 @@ func TestRecipientsGetTheirOwnSlice(t *testing.T) {
 		w.uris["cid"]+`"}}}]}`), 200)
 	run, mails = w.fire(t, sub, 3, 2)
 	if _, ok := mails["cid@example.com"]; ok || run["skipped"] != 1.0 {
-		t.Errorf("after cid was disabled: mails to %v, run %v", slices.Collect(mapsKeys(mails)), run)
+		t.Errorf("after cid was disabled: mails to %v, run %v", slices.Collect(maps.Keys(mails)), run)
 	}
 	if s := fmt.Sprint(dig(run, "audience", "skips")); !strings.Contains(s, w.uris["cid"]) || !strings.Contains(s, "not an enabled member") {
 		t.Errorf("the skip of cid: %s", s)
@@ -176,7 +177,7 @@ func TestRecipientsGetTheirOwnSlice(t *testing.T) {
 	wantStatus(t, w.do(t, w.admin, "DELETE", w.uris["bob"], ""), 200)
 	run, mails = w.fire(t, sub, 4, 1)
 	if _, ok := mails["ann@example.com"]; !ok || run["skipped"] != 2.0 {
-		t.Errorf("after bob was deleted: mails to %v, run skipped %v", slices.Collect(mapsKeys(mails)), run["skipped"])
+		t.Errorf("after bob was deleted: mails to %v, run skipped %v", slices.Collect(maps.Keys(mails)), run["skipped"])
 	}
 }
 
@@ -199,16 +200,6 @@ func TestAlertFiresForTheSlicesThatMeetIt(t *testing.T) {
 	aud := run["audience"].(map[string]any)
 	if aud["notTriggered"] != 1.0 || aud["recipients"] != 2.0 || aud["slices"] != 3.0 {
 		t.Errorf("the run's audience: %v", aud)
-	}
-}
-
-func mapsKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
 	}
 }
 

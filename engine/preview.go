@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -50,22 +51,13 @@ func (e *Engine) Preview(ctx context.Context, sub store.Subscription) (Preview, 
 // the reason.
 func (e *Engine) PreviewAs(ctx context.Context, sub store.Subscription, recipient string) (Preview, error) {
 	now := e.now()
-	progs, err := e.programs.get(sub.Def)
+	progs, as, err := e.authorized(ctx, sub, now)
 	if err != nil {
 		return Preview{}, err
 	}
-	d, err := e.authorize(ctx, sub, progs, now)
-	switch {
-	case err != nil:
-		return Preview{}, err
-	case d.skip != "":
-		return Preview{}, errors.New(d.skip)
-	case d.refusal != nil:
-		return Preview{}, d.refusal
-	}
-	as, addresses, err := d.as, []string(nil), error(nil)
+	var addresses []string
 	if recipient != "" {
-		if as, addresses, err = e.recipient(ctx, sub, progs, d.as, recipient, now); err != nil {
+		if as, addresses, err = e.recipient(ctx, sub, progs, as, recipient, now); err != nil {
 			return Preview{}, err
 		}
 	}
@@ -107,25 +99,13 @@ func (e *Engine) PreviewAs(ctx context.Context, sub store.Subscription, recipien
 func (e *Engine) recipient(ctx context.Context, sub store.Subscription, progs *programs, owner Principal, who string,
 	at time.Time) (Principal, []string, error) {
 	aud := &audience{}
-	var targets []*target
-	var err error
-	switch {
-	case sub.Def.Recipients != nil:
-		targets, err = e.memberTargets(ctx, sub, progs, at, aud)
-	case sub.Def.Burst != nil:
-		targets, err = e.burstTargets(ctx, sub, owner, aud)
-	}
+	targets, err := e.audienceTargets(ctx, sub, progs, owner, at, aud)
 	if err != nil {
 		return Principal{}, nil, err
 	}
 	for _, t := range targets {
-		var addresses []string
-		match := t.member == who
-		for _, d := range t.dests {
-			addresses = append(addresses, d.address)
-			match = match || (t.member == "" && strings.EqualFold(d.address, who))
-		}
-		if match {
+		addresses := t.addresses()
+		if t.member == who || t.member == "" && slices.ContainsFunc(addresses, func(a string) bool { return strings.EqualFold(a, who) }) {
 			return t.as, addresses, nil
 		}
 	}
@@ -164,27 +144,12 @@ type Recipient struct {
 // owner may not have run gives the refusal.
 func (e *Engine) Recipients(ctx context.Context, sub store.Subscription) (Recipients, error) {
 	now := e.now()
-	progs, err := e.programs.get(sub.Def)
+	progs, as, err := e.authorized(ctx, sub, now)
 	if err != nil {
 		return Recipients{}, err
 	}
-	d, err := e.authorize(ctx, sub, progs, now)
-	switch {
-	case err != nil:
-		return Recipients{}, err
-	case d.skip != "":
-		return Recipients{}, errors.New(d.skip)
-	case d.refusal != nil:
-		return Recipients{}, d.refusal
-	}
 	aud := &audience{}
-	var targets []*target
-	switch {
-	case sub.Def.Recipients != nil:
-		targets, err = e.memberTargets(ctx, sub, progs, now, aud)
-	case sub.Def.Burst != nil:
-		targets, err = e.burstTargets(ctx, sub, d.as, aud)
-	}
+	targets, err := e.audienceTargets(ctx, sub, progs, as, now, aud)
 	if err != nil {
 		return Recipients{}, err
 	}
@@ -196,12 +161,28 @@ func (e *Engine) Recipients(ctx context.Context, sub store.Subscription) (Recipi
 			n = len(numbers)
 			numbers[t.as.Filters] = n
 		}
-		r := Recipient{Member: t.member, Filters: t.as.Filters.Conditions(), Slice: n}
-		for _, d := range t.dests {
-			r.Addresses = append(r.Addresses, d.address)
-		}
-		out.Items = append(out.Items, r)
+		out.Items = append(out.Items, Recipient{Member: t.member, Addresses: t.addresses(), Filters: t.as.Filters.Conditions(), Slice: n})
 	}
 	out.Slices = len(numbers)
 	return out, nil
+}
+
+// authorized returns the programs of sub and the principal its owner runs it
+// as at an instant, or why its owner may not have it run: why it is skipped,
+// or the refusal (a *notify.Refusal).
+func (e *Engine) authorized(ctx context.Context, sub store.Subscription, at time.Time) (*programs, Principal, error) {
+	progs, err := e.programs.get(sub.Def)
+	if err != nil {
+		return nil, Principal{}, err
+	}
+	d, err := e.authorize(ctx, sub, progs, at)
+	switch {
+	case err != nil:
+		return nil, Principal{}, err
+	case d.skip != "":
+		return nil, Principal{}, errors.New(d.skip)
+	case d.refusal != nil:
+		return nil, Principal{}, d.refusal
+	}
+	return progs, d.as, nil
 }

@@ -55,16 +55,15 @@ type dest struct {
 	address string
 }
 
-// audience collects what a run did with its recipients.
+// audience collects what a run did with its recipients, as their targets
+// are listed and then handed over, one after the other: the slices rendered
+// at once never touch it.
 type audience struct {
-	mu sync.Mutex
 	notify.Audience
 	skipped int
 }
 
 func (a *audience) skip(s notify.Skip) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
 	a.skipped++
 	if len(a.Skips) < maxSkips {
 		a.Skips = append(a.Skips, s)
@@ -101,21 +100,24 @@ func (e *Engine) targets(ctx context.Context, run store.Run, sub store.Subscript
 	} else if own != nil {
 		out = append(out, own)
 	}
+	others, err := e.audienceTargets(ctx, sub, progs, as, run.ScheduledAt, aud)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, others...), nil
+}
+
+// audienceTargets lists the recipients sub goes to at an instant beyond its
+// owner's channels: its members, or its burst's addresses (read as the owner, as).
+func (e *Engine) audienceTargets(ctx context.Context, sub store.Subscription, progs *programs, as Principal, at time.Time,
+	aud *audience) ([]*target, error) {
 	switch {
 	case sub.Def.Recipients != nil:
-		members, err := e.memberTargets(ctx, sub, progs, run.ScheduledAt, aud)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, members...)
+		return e.memberTargets(ctx, sub, progs, at, aud)
 	case sub.Def.Burst != nil:
-		addresses, err := e.burstTargets(ctx, sub, as, aud)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, addresses...)
+		return e.burstTargets(ctx, sub, as, aud)
 	}
-	return out, nil
+	return nil, nil
 }
 
 // ownerTarget is the owner on those of the subscription's own channels that
@@ -461,6 +463,16 @@ func sliceDetail(s *slice, o rendered) notify.SliceDetail {
 	cond := o.ev.condition
 	sd.Condition, sd.Values = &cond, o.ev.detailValues()
 	return sd
+}
+
+// addresses lists where a target's deliveries go, one per delivery ("" for
+// a channel's own address).
+func (t *target) addresses() []string {
+	var out []string
+	for _, d := range t.dests {
+		out = append(out, d.address)
+	}
+	return out
 }
 
 // firstAddress is the address of a target's first delivery, for the run's record.

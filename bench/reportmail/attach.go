@@ -3,15 +3,13 @@ package main
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/base64"
 	"fmt"
-	"io"
-	"mime"
-	"mime/multipart"
 	"net/textproto"
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/heraldhq/herald/channels/channeltest"
 )
 
 // mails keeps the mails the sink accepted, undecoded, to check their
@@ -42,7 +40,7 @@ func (m *mails) check(n, formats int) (string, error) {
 	defer m.mu.Unlock()
 	bySum := map[string]int{}
 	for i, mb := range m.msgs {
-		sums, err := attachments(mb.h.Get("Content-Type"), mb.body, mb.h.Get("Content-Transfer-Encoding"))
+		sums, err := attachments(mb.h, mb.body)
 		if err != nil {
 			return "", fmt.Errorf("mail %d: %w", i, err)
 		}
@@ -60,44 +58,27 @@ func (m *mails) check(n, formats int) (string, error) {
 	return "", fmt.Errorf("no %d of the %d mails carry the same %d attachments (sets seen, by checksum: %v)", n, len(m.msgs), formats, bySum)
 }
 
-// attachments returns "name:sha256" of each attachment in a MIME body (not
-// of the images shown inline).
-func attachments(contentType string, body []byte, encoding string) ([]string, error) {
-	mt, params, err := mime.ParseMediaType(contentType)
+// attachments returns "name:sha256" of each file a mail attaches (not of
+// the images it shows inline), read by the parser the tests read mails with
+// from the headers it needs and the body as the sink kept it.
+func attachments(h textproto.MIMEHeader, body []byte) ([]string, error) {
+	var raw bytes.Buffer
+	for _, k := range []string{"Content-Type", "Content-Transfer-Encoding"} {
+		if v := h.Get(k); v != "" {
+			fmt.Fprintf(&raw, "%s: %s\r\n", k, v)
+		}
+	}
+	raw.WriteString("\r\n")
+	raw.Write(body)
+	m, err := channeltest.ParseEmail(raw.Bytes())
 	if err != nil {
 		return nil, err
 	}
-	if strings.HasPrefix(mt, "multipart/") {
-		var out []string
-		r := multipart.NewReader(bytes.NewReader(body), params["boundary"])
-		for {
-			p, err := r.NextRawPart()
-			if err == io.EOF {
-				return out, nil
-			}
-			if err != nil {
-				return nil, err
-			}
-			b, err := io.ReadAll(p)
-			if err != nil {
-				return nil, err
-			}
-			if disp, dp, err := mime.ParseMediaType(p.Header.Get("Content-Disposition")); err == nil && disp == "attachment" {
-				data := b
-				if strings.EqualFold(p.Header.Get("Content-Transfer-Encoding"), "base64") {
-					if data, err = io.ReadAll(base64.NewDecoder(base64.StdEncoding, bytes.NewReader(b))); err != nil {
-						return nil, fmt.Errorf("attachment %s: %w", dp["filename"], err)
-					}
-				}
-				out = append(out, fmt.Sprintf("%s:%x", dp["filename"], sha256.Sum256(data)))
-				continue
-			}
-			sub, err := attachments(p.Header.Get("Content-Type"), b, p.Header.Get("Content-Transfer-Encoding"))
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, sub...)
+	var out []string
+	for _, a := range m.Attachments {
+		if !a.Inline {
+			out = append(out, fmt.Sprintf("%s:%x", a.Name, sha256.Sum256(a.Data)))
 		}
 	}
-	return nil, nil
+	return out, nil
 }
