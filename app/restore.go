@@ -282,7 +282,7 @@ func (rr *replicatorRunner) start(ctx context.Context, restore bool) (*replica.R
 	if rr.a.lease != nil {
 		valid = rr.a.lease.ValidUntil
 	}
-	r, err := replica.StartFencedReplicator(ctx, cmd, valid, rr.a.log.With("component", "replica"))
+	r, err := replica.StartReplicator(ctx, cmd, valid, rr.a.log.With("component", "replica"))
 	if err != nil {
 		return nil, err
 	}
