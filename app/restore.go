@@ -24,9 +24,6 @@ import (
 // those it took a while to record.
 const replayBehind = time.Minute
 
-// replicatorStopWithin bounds the replicator's last upload at a stop.
-const replicatorStopWithin = 30 * time.Second
-
 // restoredState is what a control process restored at its start.
 type restoredState struct {
 	from       string
@@ -373,7 +370,7 @@ func (rr *replicatorRunner) stop() error {
 	if idle || r == nil || r.Check() != nil {
 		return nil
 	}
-	if err := r.Stop(replicatorStopWithin); err != nil {
+	if err := r.Stop(replica.StopWithin); err != nil {
 		return err
 	}
 	rr.a.log.Info("the replicator stopped", "synced", r.Synced().UTC())
