@@ -2,7 +2,6 @@ package app_test
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
@@ -19,7 +18,6 @@ import (
 
 	"github.com/heraldhq/herald/app/apptest"
 	"github.com/heraldhq/herald/channels/channeltest"
-	"github.com/heraldhq/herald/client"
 )
 
 // TestFrozenHolderWritesNothingOnceThawed is the split brain an
@@ -73,10 +71,7 @@ func TestFrozenHolderWritesNothingOnceThawed(t *testing.T) {
 		settled = time.Now()
 		return true
 	})
-	waitFor(t, func() bool {
-		age, ok := scrape(t, a.OpsURL)["herald_replica_sync_age_seconds"]
-		return ok && age < time.Since(settled).Seconds()
-	})
+	waitReplicated(t, a.OpsURL, settled)
 	a.SignalAll(syscall.SIGSTOP)
 	frozen := mails()
 	t.Cleanup(func() { a.SignalAll(syscall.SIGCONT) })
@@ -114,20 +109,11 @@ func TestFrozenHolderWritesNothingOnceThawed(t *testing.T) {
 		lastMail = time.Now()
 		return true
 	})
-	seen := map[string]bool{}
-	for _, m := range smtp.Messages() {
-		if seen[m.MessageID] {
-			t.Errorf("Message-ID %s twice", m.MessageID)
-		}
-		seen[m.MessageID] = true
-	}
+	distinct := noMailTwice(t, smtp)
 
 	// B's replica, which A's replicator shared the bucket of once it
 	// thawed, restores what B made.
-	waitFor(t, func() bool {
-		age, ok := scrape(t, b.OpsURL)["herald_replica_sync_age_seconds"]
-		return ok && age < time.Since(lastMail).Seconds()
-	})
+	waitReplicated(t, b.OpsURL, lastMail)
 	b.KillAll()
 	c = apptest.StartProcess(t, t.TempDir(), control...)
 	cURL := c.API(time.Minute)
@@ -138,7 +124,7 @@ func TestFrozenHolderWritesNothingOnceThawed(t *testing.T) {
 		t.Errorf("the channel made on B after A thawed is not on C: %d %s", got.status, got.body)
 	}
 	t.Logf("A frozen after %d mails; B fired meanwhile; A stopped %v after it thawed, its database untouched; %d mails, none twice; C restored B's replica",
-		frozen, stopped.Round(time.Millisecond), len(seen))
+		frozen, stopped.Round(time.Millisecond), distinct)
 }
 
 // fingerprint sums up the runs and deliveries in the database of the data
@@ -186,27 +172,15 @@ func TestRestoreOnStartBringsTheWarehousesAndKeys(t *testing.T) {
 		"HERALD_DELIVERY_KEYFILE=" + writeKey(t), "HERALD_REPLICA_URL=" + cluster.Nodes[0].ClientURL + "/HERALD_REPLICA",
 		"HERALD_LOG_ACCESS=off"}
 	a := apptest.StartDemoProcess(t, t.TempDir(), env...)
-	m := demoProject.FindStringSubmatch(a.Out.String())
-	if m == nil {
-		t.Fatalf("no demo project:\n%s", a.Out.String())
-	}
-	pid := m[1]
-	ctx := context.Background()
-	c := client.New(a.URL)
-	if _, err := c.Login(ctx, "admin@herald.local", apptest.AdminPassword); err != nil {
-		t.Fatal(err)
-	}
-	_, want := executeDemoReports(t, c, pid)
+	pid := demoPID(t, a)
+	want := demoAnswers(t, a.URL, pid)
 	key, err := os.ReadFile(filepath.Join(a.Dir, "secret.key"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, func() bool { return strings.Contains(a.Out.String(), "put a snapshot of a project's warehouse") })
 	done := time.Now()
-	waitFor(t, func() bool {
-		age, ok := scrape(t, a.OpsURL)["herald_replica_sync_age_seconds"]
-		return ok && age < time.Since(done).Seconds()
-	})
+	waitReplicated(t, a.OpsURL, done)
 	a.KillAll()
 	if err := os.RemoveAll(a.Dir); err != nil {
 		t.Fatal(err)
@@ -221,11 +195,7 @@ func TestRestoreOnStartBringsTheWarehousesAndKeys(t *testing.T) {
 	if got, err := os.ReadFile(filepath.Join(b.Dir, "secret.key")); err != nil || !bytes.Equal(got, key) {
 		t.Errorf("B's secret.key is not A's: %v", err)
 	}
-	again := client.New(url)
-	if _, err := again.Login(ctx, "admin@herald.local", apptest.AdminPassword); err != nil {
-		t.Fatal(err)
-	}
-	_, got := executeDemoReports(t, again, pid)
+	got := demoAnswers(t, url, pid)
 	for title, x := range want {
 		if got[title] == nil || !reflect.DeepEqual(got[title].Data, x.Data) {
 			t.Errorf("%s answers otherwise on B", title)

@@ -339,6 +339,18 @@ func TestStandbyFiresNothingWhileTheLeaseIsHeld(t *testing.T) {
 	waitFor(t, func() bool {
 		return runStates(t, bDir)["delivered"] == mails()
 	})
+	noMailTwice(t, smtp)
+	if r := newBrowserAs(t, url).do("GET", "/svc/projects/"+pid+"/users/"+uid(profile)+"/subscriptions", ""); r.status != 200 {
+		t.Errorf("A's subscriptions on B: %d %s", r.status, r.body)
+	}
+	t.Logf("A mailed %d while B waited; B served %v after A stopped and mailed %d since",
+		atHandover-start, took.Round(time.Millisecond), mails()-atHandover)
+}
+
+// noMailTwice fails t for each Message-ID the SMTP server accepted more
+// than once, and returns how many distinct ones it accepted.
+func noMailTwice(t *testing.T, smtp *channeltest.SMTPServer) int {
+	t.Helper()
 	seen := map[string]bool{}
 	for _, m := range smtp.Messages() {
 		if seen[m.MessageID] {
@@ -346,11 +358,39 @@ func TestStandbyFiresNothingWhileTheLeaseIsHeld(t *testing.T) {
 		}
 		seen[m.MessageID] = true
 	}
-	if r := newBrowserAs(t, url).do("GET", "/svc/projects/"+pid+"/users/"+uid(profile)+"/subscriptions", ""); r.status != 200 {
-		t.Errorf("A's subscriptions on B: %d %s", r.status, r.body)
+	return len(seen)
+}
+
+// waitReplicated waits until the control process whose operator's listener
+// is opsURL says its replica took the database after since.
+func waitReplicated(t *testing.T, opsURL string, since time.Time) {
+	t.Helper()
+	waitFor(t, func() bool {
+		age, ok := scrape(t, opsURL)["herald_replica_sync_age_seconds"]
+		return ok && age < time.Since(since).Seconds()
+	})
+}
+
+// demoPID is the id of the demo project process p set up at its start.
+func demoPID(t *testing.T, p *apptest.Process) string {
+	t.Helper()
+	m := demoProject.FindStringSubmatch(p.Out.String())
+	if m == nil {
+		t.Fatalf("no demo project:\n%s", p.Out.String())
 	}
-	t.Logf("A mailed %d while B waited; B served %v after A stopped and mailed %d since",
-		atHandover-start, took.Round(time.Millisecond), mails()-atHandover)
+	return m[1]
+}
+
+// demoAnswers logs in to the API at url as the domain admin and returns the
+// data of each report of the demo project pid, by title.
+func demoAnswers(t *testing.T, url, pid string) map[string]*client.XTab {
+	t.Helper()
+	c := client.New(url)
+	if _, err := c.Login(context.Background(), "admin@herald.local", apptest.AdminPassword); err != nil {
+		t.Fatal(err)
+	}
+	_, answers := executeDemoReports(t, c, pid)
+	return answers
 }
 
 // runStates counts the runs by state in the database of the data folder dir.
@@ -370,17 +410,8 @@ func TestBackupOfAProcessUnderLoad(t *testing.T) {
 	}
 	dir := t.TempDir()
 	p := apptest.StartDemoProcess(t, dir, "HERALD_LOG_ACCESS=off")
-	m := demoProject.FindStringSubmatch(p.Out.String())
-	if m == nil {
-		t.Fatalf("no demo project:\n%s", p.Out.String())
-	}
-	pid := m[1]
-	ctx := context.Background()
-	admin := client.New(p.URL)
-	if _, err := admin.Login(ctx, "admin@herald.local", apptest.AdminPassword); err != nil {
-		t.Fatal(err)
-	}
-	_, want := executeDemoReports(t, admin, pid)
+	pid := demoPID(t, p)
+	want := demoAnswers(t, p.URL, pid)
 
 	stop := make(chan struct{})
 	load := underLoad(t, p.URL, pid, stop)
@@ -410,11 +441,7 @@ func TestBackupOfAProcessUnderLoad(t *testing.T) {
 		t.Fatalf("herald restore: %v\n%s", err, said)
 	}
 	q := apptest.StartProcess(t, restored, "HERALD_LOG_ACCESS=off")
-	again := client.New(q.URL)
-	if _, err := again.Login(ctx, "admin@herald.local", apptest.AdminPassword); err != nil {
-		t.Fatal(err)
-	}
-	_, got := executeDemoReports(t, again, pid)
+	got := demoAnswers(t, q.URL, pid)
 	for title, x := range want {
 		if got[title] == nil || !reflect.DeepEqual(got[title].Data, x.Data) || got[title].OverallSize != x.OverallSize {
 			t.Errorf("%s answers otherwise on the restored folder", title)

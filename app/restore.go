@@ -24,9 +24,6 @@ import (
 // those it took a while to record.
 const replayBehind = time.Minute
 
-// replicatorStopWithin bounds the replicator's last upload at a stop.
-const replicatorStopWithin = 30 * time.Second
-
 // restoredState is what a control process restored at its start.
 type restoredState struct {
 	from       string
@@ -282,7 +279,7 @@ func (rr *replicatorRunner) start(ctx context.Context, restore bool) (*replica.R
 	if rr.a.lease != nil {
 		valid = rr.a.lease.ValidUntil
 	}
-	r, err := replica.StartFencedReplicator(ctx, cmd, valid, rr.a.log.With("component", "replica"))
+	r, err := replica.StartReplicator(ctx, cmd, valid, rr.a.log.With("component", "replica"))
 	if err != nil {
 		return nil, err
 	}
@@ -373,7 +370,7 @@ func (rr *replicatorRunner) stop() error {
 	if idle || r == nil || r.Check() != nil {
 		return nil
 	}
-	if err := r.Stop(replicatorStopWithin); err != nil {
+	if err := r.Stop(replica.StopWithin); err != nil {
 		return err
 	}
 	rr.a.log.Info("the replicator stopped", "synced", r.Synced().UTC())

@@ -32,10 +32,7 @@ func Extract(r io.Reader, dir string, keepManifest bool) (m Manifest, err error)
 			undo()
 		}
 	}()
-	m, err = read(r, func(name string) (io.WriteCloser, error) {
-		f, err := create(dir, name)
-		return syncCloser{f}, err
-	})
+	m, err = read(r, createIn(dir))
 	if err != nil {
 		return m, err
 	}
@@ -124,12 +121,15 @@ func claimEmpty(dir string) (undo func(), err error) {
 	case len(entries) > 0:
 		return nil, fmt.Errorf("%s is not empty (it holds %s): a backup goes into an empty folder only", dir, entries[0].Name())
 	}
-	return func() {
-		entries, _ := os.ReadDir(dir)
-		for _, e := range entries {
-			os.RemoveAll(filepath.Join(dir, e.Name()))
-		}
-	}, nil
+	return func() { emptyFolder(dir) }, nil
+}
+
+// emptyFolder removes everything in dir, and leaves dir.
+func emptyFolder(dir string) {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		os.RemoveAll(filepath.Join(dir, e.Name()))
+	}
 }
 
 // create creates the file name (a valid name, with slashes) under dir,
@@ -140,6 +140,15 @@ func create(dir, name string) (*os.File, error) {
 		return nil, err
 	}
 	return os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+}
+
+// createIn returns what creates each file of a backup under dir (see
+// create), synced to disk when it is closed.
+func createIn(dir string) func(name string) (io.WriteCloser, error) {
+	return func(name string) (io.WriteCloser, error) {
+		f, err := create(dir, name)
+		return syncCloser{f}, err
+	}
 }
 
 // writeManifest writes m into dir as ManifestName.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -102,10 +101,7 @@ func Restore(ctx context.Context, from, dataDir string) (Manifest, error) {
 		err = fmt.Errorf("herald.db: %w", err)
 	}
 	if err != nil {
-		entries, _ := os.ReadDir(dataDir)
-		for _, e := range entries {
-			os.RemoveAll(filepath.Join(dataDir, e.Name()))
-		}
+		emptyFolder(dataDir)
 	}
 	return m, err
 }
@@ -140,10 +136,7 @@ func restoreFolder(from, dataDir string) (m Manifest, err error) {
 		if err != nil {
 			return m, fmt.Errorf("%s: %w", f.Path, err)
 		}
-		g, err := copyOut(src, f.Path, func(name string) (io.WriteCloser, error) {
-			file, err := create(dataDir, name)
-			return syncCloser{file}, err
-		})
+		g, err := copyOut(src, f.Path, createIn(dataDir))
 		src.Close()
 		if err != nil {
 			return m, err

@@ -3,8 +3,6 @@ package replica
 import (
 	"context"
 	"database/sql"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -31,22 +29,7 @@ func TestFencedReplicatorWritesNothingPastItsLease(t *testing.T) {
 	until.Store(time.Now().Add(time.Hour).UnixNano())
 	cfg := ReplicatorConfig{DB: path, Server: url, Bucket: worker.DefaultReplicaBucket, SyncInterval: 200 * time.Millisecond,
 		ParentGoneWithin: time.Second, Fenced: true}
-	cmd := exec.Command(os.Args[0], cfg.Args()...)
-	cmd.Env = append(os.Environ(), "HERALD_TEST_REPLICATOR=1")
-	log := &syncBuffer{}
-	cmd.Stderr = log
-	ctx, cancel := context.WithTimeout(context.Background(), waitWithin)
-	defer cancel()
-	r, err := StartFencedReplicator(ctx, cmd, func() time.Time { return time.Unix(0, until.Load()) }, nil)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, log)
-	}
-	t.Cleanup(func() {
-		r.Kill()
-		if t.Failed() {
-			t.Logf("the replicator wrote:\n%s", log)
-		}
-	})
+	r, log := startReplicatorOf(t, cfg, func() time.Time { return time.Unix(0, until.Load()) })
 	st, chans := seededStore(t, path, 1)
 	enqueue := func(id string) time.Time {
 		t.Helper()

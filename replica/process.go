@@ -34,22 +34,17 @@ type Replicator struct {
 	last     report // the last report
 }
 
-// StartReplicator starts cmd, a replicator process (RunReplicator), and
-// returns once it said it is ready: it restored the database, or found
-// nothing to restore. cmd's standard input and output are the replicator's
-// own; its standard error is left as set (the control process's log).
-func StartReplicator(ctx context.Context, cmd *exec.Cmd, log *slog.Logger) (*Replicator, error) {
-	return StartFencedReplicator(ctx, cmd, nil, log)
-}
-
 // tellEvery is how often a fenced replicator is told the lease's validity.
 const tellEvery = LeaseTTL / 20
 
-// StartFencedReplicator is StartReplicator for a replicator started with
-// ReplicatorConfig.Fenced: it tells it valid, until when this process holds
-// the control lease (zero: it does not), at once and every tellEvery until
-// it exits. A nil valid tells it nothing.
-func StartFencedReplicator(ctx context.Context, cmd *exec.Cmd, valid func() time.Time, log *slog.Logger) (*Replicator, error) {
+// StartReplicator starts cmd, a replicator process (RunReplicator), and
+// returns once it said it is ready: it restored the database, or found
+// nothing to restore. cmd's standard input and output are the replicator's
+// own; its standard error is left as set (the control process's log). A
+// replicator started with ReplicatorConfig.Fenced is told valid, until when
+// this process holds the control lease (zero: it does not), at once and
+// every tellEvery until it exits; a nil valid tells it nothing.
+func StartReplicator(ctx context.Context, cmd *exec.Cmd, valid func() time.Time, log *slog.Logger) (*Replicator, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}

@@ -18,7 +18,7 @@ func TestAKilledReplicatorLeavesNoGoroutine(t *testing.T) {
 	cmd := exec.Command("/bin/sh", "-c", `echo '{"ready":true}'; exec cat >/dev/null`)
 	ctx, cancel := context.WithTimeout(context.Background(), waitWithin)
 	defer cancel()
-	r, err := StartFencedReplicator(ctx, cmd, func() time.Time { return time.Now().Add(time.Minute) }, nil)
+	r, err := StartReplicator(ctx, cmd, func() time.Time { return time.Now().Add(time.Minute) }, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

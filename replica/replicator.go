@@ -50,9 +50,10 @@ type ReplicatorConfig struct {
 	Fenced bool
 }
 
-// stopWithin bounds the last upload when the control process asks the
-// replicator to stop: it holds the lease meanwhile.
-const stopWithin = 30 * time.Second
+// StopWithin bounds the last upload when the control process asks the
+// replicator to stop (it holds the lease meanwhile), and so how long it
+// waits for the replicator to exit before it kills it.
+const StopWithin = 30 * time.Second
 
 // Args are the command-line arguments of the replicator that ParseReplicatorArgs reads.
 func (c ReplicatorConfig) Args() []string {
@@ -200,7 +201,7 @@ loop:
 	made := checkpoints() // Close forgets them
 	within := cfg.ParentGoneWithin
 	if asked {
-		within = stopWithin
+		within = StopWithin
 	}
 	s.SetShutdownSyncTimeout(within)
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), within)

@@ -70,15 +70,22 @@ func replicaServer(t *testing.T) (string, *worker.NATS) {
 // startReplicator starts the test binary as the replicator of db.
 func startReplicator(t *testing.T, url, db string, restore bool) (*Replicator, *syncBuffer) {
 	t.Helper()
-	cfg := ReplicatorConfig{DB: db, Server: url, Bucket: worker.DefaultReplicaBucket, SyncInterval: time.Second,
-		ParentGoneWithin: time.Second, Restore: restore}
+	return startReplicatorOf(t, ReplicatorConfig{DB: db, Server: url, Bucket: worker.DefaultReplicaBucket,
+		SyncInterval: time.Second, ParentGoneWithin: time.Second, Restore: restore}, nil)
+}
+
+// startReplicatorOf starts the test binary as the replicator cfg says, told
+// valid as StartReplicator tells it, and returns it with what it logs; it is
+// killed when the test ends, and its log shown if the test failed.
+func startReplicatorOf(t *testing.T, cfg ReplicatorConfig, valid func() time.Time) (*Replicator, *syncBuffer) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], cfg.Args()...)
 	cmd.Env = append(os.Environ(), "HERALD_TEST_REPLICATOR=1")
 	log := &syncBuffer{}
 	cmd.Stderr = log
 	ctx, cancel := context.WithTimeout(context.Background(), waitWithin)
 	defer cancel()
-	r, err := StartReplicator(ctx, cmd, nil)
+	r, err := StartReplicator(ctx, cmd, valid, nil)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log)
 	}

@@ -81,12 +81,7 @@ func (s *Snapshots) RestoreKeys(ctx context.Context, files map[string]string) ([
 		if _, err := os.Stat(path); err == nil {
 			continue
 		}
-		newest := sns[0]
-		for _, sn := range sns[1:] {
-			if sn.taken.After(newest.taken) {
-				newest = sn
-			}
-		}
+		newest := sns[0] // list sorts a key file's snapshots newest first
 		if err := s.fetch(ctx, newest, path); err != nil {
 			return out, fmt.Errorf("restore %s: %w", name, err)
 		}
