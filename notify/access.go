@@ -226,11 +226,11 @@ func (a *Access) Objects(ctx context.Context, projectID string, needs Needs) (ma
 
 // objectIDIn returns the id of an object URI of the project.
 func objectIDIn(projectID, uri string) (int64, bool) {
-	m := objURI.FindStringSubmatch(uri)
-	if m == nil || m[1] != projectID {
+	s, ok := objectIn(projectID, uri)
+	if !ok {
 		return 0, false
 	}
-	id, err := strconv.ParseInt(m[2], 10, 64)
+	id, err := strconv.ParseInt(s, 10, 64)
 	return id, err == nil && id > 0
 }
 

@@ -150,13 +150,12 @@ func (s *Service) parseRecipients(ctx context.Context, pid, owner string, in *Re
 
 func (s *Service) parseBurst(ctx context.Context, pid, owner string, in *BurstInput, needs *Needs) (*store.Burst, error) {
 	const root = subRoot + ".burst"
-	m := objURI.FindStringSubmatch(in.Report)
-	if m == nil || m[1] != pid {
+	if _, ok := objectIn(pid, in.Report); !ok {
 		return nil, invalid(root+".report", "must be a report URI of this project, /svc/md/"+pid+"/obj/<id>")
 	}
 	needs.Objects = append(needs.Objects, Report(in.Report, root+".report"))
 	for _, f := range []struct{ name, uri string }{{"address", in.Address}, {"by", in.By}} {
-		if m := objURI.FindStringSubmatch(f.uri); m == nil || m[1] != pid {
+		if _, ok := objectIn(pid, f.uri); !ok {
 			return nil, invalid(root+"."+f.name, "must be an object URI of this project, /svc/md/"+pid+"/obj/<id>")
 		}
 	}

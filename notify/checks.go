@@ -50,8 +50,7 @@ func (s *Service) parseNewRows(ctx context.Context, pid string, in SubscriptionI
 		}
 		path := fmt.Sprintf("%s.attachments[%d].newRowsBy", subRoot, i)
 		uri := *a.NewRowsBy
-		m := objURI.FindStringSubmatch(uri)
-		if m == nil || m[1] != pid {
+		if _, ok := objectIn(pid, uri); !ok {
 			return invalid(path, "must be the URI of a date attribute of this project, /svc/md/"+pid+"/obj/<id>")
 		}
 		ok := false

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -13,14 +12,18 @@ import (
 	"github.com/heraldhq/herald/engine/cron"
 	"github.com/heraldhq/herald/engine/jexl"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/wire"
 )
 
-var (
-	// objURI is an object URI, /svc/md/<project>/obj/<id>: how expressions
-	// (f:executeMetric) and a subscription name metadata objects.
-	objURI        = regexp.MustCompile(`^/svc/md/([a-z0-9]+)/obj/([A-Za-z0-9_.-]+)$`)
-	exportFormats = []string{"PDF", "CSV", "PNG", "XLS", "XLSX"}
-)
+var exportFormats = []string{"PDF", "CSV", "PNG", "XLS", "XLSX"}
+
+// objectIn returns the object id of uri when it is an object URI of project
+// pid, /svc/md/<pid>/obj/<id>: how expressions (f:executeMetric) and a
+// subscription name metadata objects.
+func objectIn(pid, uri string) (id string, ok bool) {
+	p, id, ok := wire.ParseObjURI(uri)
+	return id, ok && p == pid
+}
 
 // The span and the number of fires over which the triggers of one subscription are checked
 // together against the minimum interval.
@@ -301,8 +304,7 @@ func parseAttachments(needs *Needs, pid string, in SubscriptionInput) ([]store.R
 	var out []store.ReportAttachment
 	for i, a := range in.Attachments {
 		p := fmt.Sprintf("%s.attachments[%d]", subRoot, i)
-		m := objURI.FindStringSubmatch(a.Report)
-		if m == nil || m[1] != pid {
+		if _, ok := objectIn(pid, a.Report); !ok {
 			return nil, invalid(p+".report", "must be a report URI of this project, /svc/md/"+pid+"/obj/<id>")
 		}
 		needs.Objects = append(needs.Objects, Report(a.Report, p+".report"))
@@ -432,11 +434,11 @@ func parseHTML(needs *Needs, path, pid string, in TemplateInput) (string, error)
 // may read.
 func nameMetrics(needs *Needs, path, pid string, uris []string) error {
 	for _, u := range uris {
-		m := objURI.FindStringSubmatch(u)
-		if m == nil {
+		p, _, ok := wire.ParseObjURI(u)
+		if !ok {
 			return invalid(path, fmt.Sprintf("runs f:executeMetric('%s'), which is not a metric URI /svc/md/%s/obj/<id>", u, pid))
 		}
-		if m[1] != pid {
+		if p != pid {
 			return invalid(path, fmt.Sprintf("runs f:executeMetric('%s'), a metric of another project", u))
 		}
 		needs.Objects = append(needs.Objects, Metric(u, path))

@@ -307,28 +307,33 @@ func (r *Relay) publishBatch(ctx context.Context, items []store.OutboxItem) (don
 // publishTimeout, in which time the senders would run dry.
 const publishRound = time.Second
 
+// errNoAck is awaitAcks' answer when publishes are still unanswered once
+// publishTimeout has passed.
+var errNoAck = fmt.Errorf("publish: no acknowledgement within %v", publishTimeout)
+
 // awaitAcks waits for JetStream's acknowledgement of each publish, for up to
 // publishTimeout, publishing again every publishRound what is still
-// unanswered or was turned away for now (see unanswered). ok[i] reports
-// whether futures[i]'s message was stored; err is the first publish that
-// failed for good, or the timeout.
+// unanswered or was turned away for now (see unanswered); both waits are the
+// relay's clock's. ok[i] reports whether futures[i]'s message was stored;
+// err is the first publish that failed for good, or the timeout.
 func (r *Relay) awaitAcks(ctx context.Context, futures []jetstream.PubAckFuture) (ok []bool, err error) {
 	ok = make([]bool, len(futures))
-	deadline := time.Now().Add(publishTimeout)
+	expiry := r.clock.NewTimer(publishTimeout)
+	defer expiry.Stop()
 	pending := make([]int, len(futures))
 	for i := range futures {
 		pending[i] = i
 	}
 	for len(pending) > 0 {
-		again, failed, rerr := r.awaitRound(ctx, futures, pending, ok, min(publishRound, time.Until(deadline)))
+		again, failed, rerr := r.awaitRound(ctx, futures, pending, ok, expiry.C())
 		if err == nil {
 			err = failed
 		}
 		switch {
+		case errors.Is(rerr, errNoAck):
+			return ok, errors.Join(err, rerr)
 		case rerr != nil:
 			return ok, rerr
-		case len(again) > 0 && !time.Now().Before(deadline):
-			return ok, errors.Join(err, fmt.Errorf("publish: no acknowledgement within %v", publishTimeout))
 		}
 		pending = pending[:0]
 		for _, i := range again {
@@ -343,13 +348,14 @@ func (r *Relay) awaitAcks(ctx context.Context, futures []jetstream.PubAckFuture)
 	return ok, err
 }
 
-// awaitRound waits up to d for the answers to the pending publishes, marking
-// the stored ones in ok, and returns those to publish again: unanswered
-// within d, or turned away for now. It lasts d whenever some are to be
-// published again, so that a stream without a leader is not asked again at
-// once. failed is the first publish refused for good; err is ctx's.
-func (r *Relay) awaitRound(ctx context.Context, futures []jetstream.PubAckFuture, pending []int, ok []bool, d time.Duration) (again []int, failed, err error) {
-	round := r.clock.NewTimer(d)
+// awaitRound waits up to publishRound for the answers to the pending
+// publishes, marking the stored ones in ok, and returns those to publish
+// again: unanswered within the round, or turned away for now. It lasts the
+// round whenever some are to be published again, so that a stream without a
+// leader is not asked again at once. failed is the first publish refused for
+// good; err is errNoAck once expired fires, or ctx's.
+func (r *Relay) awaitRound(ctx context.Context, futures []jetstream.PubAckFuture, pending []int, ok []bool, expired <-chan time.Time) (again []int, failed, err error) {
+	round := r.clock.NewTimer(publishRound)
 	defer round.Stop()
 	for k, i := range pending {
 		select {
@@ -363,6 +369,8 @@ func (r *Relay) awaitRound(ctx context.Context, futures []jetstream.PubAckFuture
 			}
 		case <-round.C():
 			return append(again, pending[k:]...), failed, nil
+		case <-expired:
+			return nil, failed, errNoAck
 		case <-ctx.Done():
 			return nil, failed, ctx.Err()
 		}
@@ -370,6 +378,8 @@ func (r *Relay) awaitRound(ctx context.Context, futures []jetstream.PubAckFuture
 	if len(again) > 0 {
 		select {
 		case <-round.C():
+		case <-expired:
+			return nil, failed, errNoAck
 		case <-ctx.Done():
 			return nil, failed, ctx.Err()
 		}

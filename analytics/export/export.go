@@ -177,8 +177,7 @@ func (s *Service) next(ctx context.Context) (string, bool) {
 		spilled := s.spilled
 		s.spilled = false
 		s.mu.Unlock()
-		if spilled {
-			s.requeue(ctx)
+		if spilled && s.requeue(ctx) {
 			continue
 		}
 		select {
@@ -190,23 +189,31 @@ func (s *Service) next(ctx context.Context) (string, bool) {
 }
 
 // requeue queues the exports recorded running: those left out of a full
-// queue, or by a previous process.
-func (s *Service) requeue(ctx context.Context) {
+// queue, or by a previous process. It says whether it could read them; when
+// not, they are read again at the next request or on the next start.
+func (s *Service) requeue(ctx context.Context) bool {
+	err := s.queueRunning(ctx)
+	if err != nil && ctx.Err() == nil {
+		s.log.Warn("read the exports waiting", "err", err)
+		s.mu.Lock()
+		s.spilled = true
+		s.mu.Unlock()
+	}
+	return err == nil
+}
+
+// queueRunning queues the exports the store records running.
+func (s *Service) queueRunning(ctx context.Context) error {
 	left, err := s.st.RunningExports(ctx)
 	if err != nil {
-		if ctx.Err() == nil {
-			s.log.Warn("read the exports waiting", "err", err)
-			s.mu.Lock()
-			s.spilled = true // tried again at the next request or on the next start
-			s.mu.Unlock()
-		}
-		return
+		return err
 	}
 	ids := make([]string, len(left))
 	for i, e := range left {
 		ids[i] = e.ID
 	}
 	s.enqueue(ids...)
+	return nil
 }
 
 // done tells that a worker has rendered export id.
@@ -234,12 +241,8 @@ func (s *Service) Run(ctx context.Context) error {
 	s.mu.Lock()
 	s.spilled = false // the read below finds them
 	s.mu.Unlock()
-	left, err := s.st.RunningExports(ctx)
-	if err != nil {
+	if err := s.queueRunning(ctx); err != nil {
 		return err
-	}
-	for _, e := range left {
-		s.enqueue(e.ID)
 	}
 	var wg sync.WaitGroup
 	for range s.cfg.Workers {

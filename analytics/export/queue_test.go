@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -89,5 +90,47 @@ func TestAFullQueueLeavesExportsToTheStore(t *testing.T) {
 		if err := <-ran; err != nil {
 			t.Fatal(err)
 		}
+	})
+}
+
+// warnings is a log handler that counts warnings and calls second at the second.
+type warnings struct {
+	n      atomic.Int32
+	second func()
+}
+
+func (w *warnings) Enabled(context.Context, slog.Level) bool { return true }
+func (w *warnings) WithAttrs([]slog.Attr) slog.Handler       { return w }
+func (w *warnings) WithGroup(string) slog.Handler            { return w }
+func (w *warnings) Handle(_ context.Context, r slog.Record) error {
+	if r.Level >= slog.LevelWarn && w.n.Add(1) == 2 {
+		w.second()
+	}
+	return nil
+}
+
+// TestAFailedReadOfTheWaitingExportsWaitsForTheNextRequest: when the store
+// cannot tell the exports left out of a full queue, a worker says so once
+// and waits for the next request, rather than asking the store again at once.
+func TestAFailedReadOfTheWaitingExportsWaitsForTheNextRequest(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		b := newBundle(t)
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		warns := &warnings{second: cancel} // a second read ends the run: a loop would never block
+		s := New(b.st, grids{}, Options{Dir: t.TempDir(), Clock: clock.NowFrom(func() time.Time { return b.now })}, slog.New(warns))
+		s.maxQueued = 0 // every export waits in the store only
+		ran := make(chan error, 1)
+		go func() { ran <- s.Run(ctx) }()
+		synctest.Wait()
+		must(t, b.st.Close())
+		s.enqueue("x")
+		synctest.Wait()
+		if n := warns.n.Load(); n != 1 {
+			t.Errorf("%d warnings of a store that cannot be read, want 1: the worker is to wait for the next request", n)
+		}
+		cancel()
+		<-ran
 	})
 }
