@@ -14,6 +14,7 @@ import (
 	"github.com/heraldhq/herald/analytics/xtab"
 	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/wire"
 )
 
 // Exporter renders report results into files off the request path.
@@ -74,19 +75,19 @@ func (s *Server) startExport(w http.ResponseWriter, r *http.Request, c *caller) 
 	if err != nil {
 		return err
 	}
-	m := objURI.FindStringSubmatch(report)
-	if m == nil {
+	pid, id, ok := wire.ParseObjURI(report)
+	if !ok {
 		return badField(field, "must be the report result URI an execution returned, /svc/md/<project>/obj/<id>")
 	}
 	if _, ok := export.Formats[strings.ToUpper(in.Format)]; !ok {
 		return badField("result_req.format", "must be one of PDF, CSV, PNG, XLS, HTML")
 	}
-	if err := s.authorizeProject(r, c, m[1], permProjectView, notify.Needs{Export: true}); err != nil {
+	if err := s.authorizeProject(r, c, pid, permProjectView, notify.Needs{Export: true}); err != nil {
 		return err
 	}
 	if s.executor != nil {
 		// Only a result of the slice of the data the caller sees is theirs to export.
-		err := s.executor.Visible(r.Context(), m[1], c.UserID, m[2])
+		err := s.executor.Visible(r.Context(), pid, c.UserID, id)
 		if errors.Is(err, xtab.ErrNoResult) {
 			return notFound("exporter", "Report result %s not found", report)
 		}
@@ -94,7 +95,7 @@ func (s *Server) startExport(w http.ResponseWriter, r *http.Request, c *caller) 
 			return err
 		}
 	}
-	return s.startExportOf(w, r, m[1], m[2], in.Format, report)
+	return s.startExportOf(w, r, pid, id, in.Format, report)
 }
 
 // startExportOf starts exporting a result and answers 201 with the URI to poll.

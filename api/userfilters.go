@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/heraldhq/herald/analytics"
+	"github.com/heraldhq/herald/wire"
 )
 
 // Data permissions: user filters are metadata objects of category userFilter,
@@ -115,7 +116,7 @@ func (s *Server) assignUserFilters(w http.ResponseWriter, r *http.Request, c *ca
 			return badField(path+".userFilters", fmt.Sprintf("may hold at most %d filters", maxAssignments))
 		}
 		for j, f := range it.UserFilters {
-			if m := objURI.FindStringSubmatch(f); m == nil || m[1] != c.project.ID {
+			if pid, _, ok := wire.ParseObjURI(f); !ok || pid != c.project.ID {
 				return badField(fmt.Sprintf("%s.userFilters[%d]", path, j), "must be a user filter URI of this project, /svc/md/"+c.project.ID+"/obj/<id>")
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/heraldhq/herald/analytics/xtab"
 	"github.com/heraldhq/herald/notify"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/wire"
 )
 
 // ReportExecutor executes reports and serves their data results.
@@ -60,17 +61,17 @@ func (req *executeRequest) source() (string, xtab.Source, error) {
 	}
 	switch {
 	case in.ReportDefinition != nil:
-		m := objURI.FindStringSubmatch(*in.ReportDefinition)
-		if m == nil {
+		pid, _, ok := wire.ParseObjURI(*in.ReportDefinition)
+		if !ok {
 			return "", xtab.Source{}, badField(xtab.FieldDefinition, "must be a report definition URI, /svc/md/<project>/obj/<id>")
 		}
-		return m[1], xtab.Source{Definition: *in.ReportDefinition}, nil
+		return pid, xtab.Source{Definition: *in.ReportDefinition}, nil
 	case in.Report != nil:
-		m := objURI.FindStringSubmatch(*in.Report)
-		if m == nil {
+		pid, _, ok := wire.ParseObjURI(*in.Report)
+		if !ok {
 			return "", xtab.Source{}, badField(xtab.FieldReport, "must be a report URI, /svc/md/<project>/obj/<id>")
 		}
-		return m[1], xtab.Source{Report: *in.Report}, nil
+		return pid, xtab.Source{Report: *in.Report}, nil
 	}
 	dc := in.DefinitionContent
 	m := projectMetadataForm.FindStringSubmatch(dc.ProjectMetadata)
@@ -282,9 +283,6 @@ func (s *Server) dataResult(w http.ResponseWriter, r *http.Request, c *caller) e
 	}
 	return nil
 }
-
-// objURI is a metadata object URI: the project id and the object id.
-var objURI = regexp.MustCompile(`^/svc/md/([a-z0-9]+)/obj/([A-Za-z0-9_.-]+)$`)
 
 func countSet(bs ...bool) int {
 	n := 0
