@@ -200,8 +200,14 @@ func checkDemoSubscription(t *testing.T, st *store.Store, pid, report string) st
 // delivery worker to write it.
 func waitForMail(t *testing.T, dir string) string {
 	t.Helper()
+	return waitForMailWithin(t, dir, 30*time.Second)
+}
+
+// waitForMailWithin is waitForMail with a bound of d.
+func waitForMailWithin(t *testing.T, dir string, d time.Duration) string {
+	t.Helper()
 	var files []string
-	waitFor(t, func() bool {
+	waitForWithin(t, d, func() bool {
 		files, _ = filepath.Glob(filepath.Join(dir, "*.eml"))
 		return len(files) > 0
 	})

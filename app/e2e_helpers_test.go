@@ -127,14 +127,20 @@ func tt(b *browser) string {
 // goroutines of the service do (a computation, a task, a delivery).
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
+	waitForWithin(t, 30*time.Second, cond)
+}
+
+// waitForWithin is waitFor with a bound of d.
+func waitForWithin(t *testing.T, d time.Duration, cond func() bool) {
+	t.Helper()
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
-	deadline := time.After(30 * time.Second)
+	deadline := time.After(d)
 	for !cond() {
 		select {
 		case <-tick.C:
 		case <-deadline:
-			t.Fatal("condition not met in 30s")
+			t.Fatalf("condition not met in %v", d)
 		}
 	}
 }
