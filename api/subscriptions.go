@@ -16,8 +16,7 @@ import (
 // Previewer evaluates a subscription now without sending anything, as its
 // owner or as one of its recipients, and lists its recipients.
 type Previewer interface {
-	Preview(ctx context.Context, sub store.Subscription) (engine.Preview, error)
-	PreviewAs(ctx context.Context, sub store.Subscription, recipient string) (engine.Preview, error)
+	Preview(ctx context.Context, sub store.Subscription, recipient string) (engine.Preview, error)
 	Recipients(ctx context.Context, sub store.Subscription) (engine.Recipients, error)
 }
 
@@ -254,12 +253,7 @@ func (s *Server) previewSubscription(w http.ResponseWriter, r *http.Request, c *
 	if uid, ok := strings.CutPrefix(recipient, "/svc/account/profile/"); ok {
 		recipient = uid
 	}
-	var p engine.Preview
-	if recipient == "" {
-		p, err = s.previewer.Preview(r.Context(), sub)
-	} else {
-		p, err = s.previewer.PreviewAs(r.Context(), sub, recipient)
-	}
+	p, err := s.previewer.Preview(r.Context(), sub, recipient)
 	var refusal *notify.Refusal
 	switch {
 	case errors.As(err, &refusal):

@@ -38,18 +38,13 @@ type Preview struct {
 var ErrNoRecipient = errors.New("the subscription does not go to that recipient")
 
 // Preview evaluates the subscription's condition and renders its message
-// now, as its owner, without claiming an instant, exporting or sending
-// anything. A subscription its owner may not have run gives the refusal
-// (a *notify.Refusal) or why it is skipped.
-func (e *Engine) Preview(ctx context.Context, sub store.Subscription) (Preview, error) {
-	return e.PreviewAs(ctx, sub, "")
-}
-
-// PreviewAs is Preview as one of the subscription's recipients: a member,
-// by user id, or an address of its burst ("" for the owner). Someone it
-// does not go to now gives ErrNoRecipient, a member who may not have it run
-// the reason.
-func (e *Engine) PreviewAs(ctx context.Context, sub store.Subscription, recipient string) (Preview, error) {
+// now, without claiming an instant, exporting or sending anything: as its
+// owner (recipient "") or as one of its recipients, a member by user id or
+// an address of its burst. A subscription its owner may not have run gives
+// the refusal (a *notify.Refusal) or why it is skipped; someone it does not
+// go to now gives ErrNoRecipient, a member who may not have it run the
+// reason.
+func (e *Engine) Preview(ctx context.Context, sub store.Subscription, recipient string) (Preview, error) {
 	now := e.now()
 	progs, as, err := e.authorized(ctx, sub, now)
 	if err != nil {
