@@ -15,6 +15,7 @@ import (
 )
 
 func TestLoginSetsSSTCookieAndTokenSetsTT(t *testing.T) {
+	t.Parallel()
 	b := apptest.Start(t)
 	br := newBrowser(t, b.URL, "ua-1")
 	r := br.login(b.Config.AdminLogin, apptest.AdminPassword)
@@ -66,6 +67,7 @@ func cookieHeader(h http.Header, name string) string {
 }
 
 func TestNoCookiesGetSSTChallenge(t *testing.T) {
+	t.Parallel()
 	b := apptest.Start(t)
 	br := newBrowser(t, b.URL, "ua")
 	for _, path := range []string{"/svc/account/token", "/svc/projects/abc", "/svc/account/profile/current"} {
@@ -78,6 +80,7 @@ func TestNoCookiesGetSSTChallenge(t *testing.T) {
 }
 
 func TestTemporaryTokenExpiresAndIsRenewed(t *testing.T) {
+	t.Parallel()
 	b := apptest.Start(t)
 	br := newBrowser(t, b.URL, "ua")
 	br.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)
@@ -96,6 +99,7 @@ func TestTemporaryTokenExpiresAndIsRenewed(t *testing.T) {
 }
 
 func TestNewerTTDoesNotInvalidateOlder(t *testing.T) {
+	t.Parallel()
 	b := apptest.Start(t)
 	first := newBrowser(t, b.URL, "ua")
 	first.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)
@@ -111,6 +115,7 @@ func TestNewerTTDoesNotInvalidateOlder(t *testing.T) {
 }
 
 func TestSSTExpiryNeedsNewLogin(t *testing.T) {
+	t.Parallel()
 	b := apptest.Start(t)
 	br := newBrowser(t, b.URL, "ua")
 	br.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)
@@ -125,6 +130,7 @@ func TestSSTExpiryNeedsNewLogin(t *testing.T) {
 }
 
 func TestTokenNeedsTheLoginUserAgent(t *testing.T) {
+	t.Parallel()
 	b := apptest.Start(t)
 	br := newBrowser(t, b.URL, "agent-at-login")
 	wantStatus(t, br.login(b.Config.AdminLogin, apptest.AdminPassword), 200)
@@ -139,6 +145,7 @@ func TestTokenNeedsTheLoginUserAgent(t *testing.T) {
 }
 
 func TestLogoutRevokesSessionAndTokens(t *testing.T) {
+	t.Parallel()
 	b := apptest.Start(t)
 	br := newBrowser(t, b.URL, "ua")
 	r := br.login(b.Config.AdminLogin, apptest.AdminPassword)
@@ -164,6 +171,7 @@ func TestLogoutRevokesSessionAndTokens(t *testing.T) {
 }
 
 func TestYAMLResponses(t *testing.T) {
+	t.Parallel()
 	b := apptest.Start(t)
 	br := newBrowser(t, b.URL, "ua")
 	r := br.do("POST", "/svc/account/login",
@@ -205,6 +213,7 @@ func TestYAMLResponses(t *testing.T) {
 }
 
 func TestFailedLoginsAreSlowedDownNotLockedOut(t *testing.T) {
+	t.Parallel()
 	b := apptest.Start(t)
 	br := newBrowser(t, b.URL, "ua")
 	for i := range 5 {
@@ -240,6 +249,7 @@ func TestFailedLoginsAreSlowedDownNotLockedOut(t *testing.T) {
 }
 
 func TestClientRenewsTokensAndLogsInAgain(t *testing.T) {
+	t.Parallel()
 	b := apptest.Start(t)
 	ctx := context.Background()
 	c := b.Client("go-client")
@@ -279,6 +289,7 @@ func TestClientRenewsTokensAndLogsInAgain(t *testing.T) {
 }
 
 func TestStartsQuicklyAndSaysHowToLogIn(t *testing.T) {
+	// Not parallel: it holds the start to a time, which other tests would share the CPUs of.
 	start := time.Now()
 	b := apptest.Start(t)
 	if d := time.Since(start); d > 2*time.Second {

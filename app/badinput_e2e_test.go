@@ -11,6 +11,7 @@ import (
 // 4xx with the reference error body naming what is wrong, and that nothing
 // was stored.
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	b := apptest.Start(t)
 	admin := newBrowser(t, b.URL, "ua")
 	admin.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)
@@ -84,6 +85,7 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestRequestLimitsAndCompatibility(t *testing.T) {
+	t.Parallel()
 	b := apptest.Start(t)
 	admin := newBrowser(t, b.URL, "ua")
 	admin.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)
@@ -116,6 +118,7 @@ func TestRequestLimitsAndCompatibility(t *testing.T) {
 }
 
 func TestAddingUnknownUserIsAFailedItem(t *testing.T) {
+	t.Parallel()
 	b := apptest.Start(t)
 	admin := newBrowser(t, b.URL, "ua")
 	admin.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)
@@ -134,6 +137,7 @@ func TestAddingUnknownUserIsAFailedItem(t *testing.T) {
 }
 
 func TestDuplicateLogin(t *testing.T) {
+	t.Parallel()
 	b := apptest.Start(t)
 	admin := newBrowser(t, b.URL, "ua")
 	admin.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)

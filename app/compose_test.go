@@ -23,6 +23,7 @@ import (
 // one control process, workers, and every Herald process on the same NATS
 // servers, replicas, ledger and delivery key.
 func TestComposeDescribesTheScaleOutTopology(t *testing.T) {
+	t.Parallel()
 	f := loadCompose(t, filepath.Join("..", "compose.yaml"))
 
 	nodes := map[string]natsNode{} // by service name

@@ -17,6 +17,7 @@ import (
 // TestExampleConfigDocumentsTheDefaults loads configs/herald.yaml over an
 // empty configuration: it must set every key, to its default.
 func TestExampleConfigDocumentsTheDefaults(t *testing.T) {
+	t.Parallel()
 	cfg := Config{Channels: map[string]channels.Settings{}}
 	for key, s := range DefaultConfig().Channels { // each kind's section, empty
 		cfg.Channels[key] = reflect.New(reflect.TypeOf(s).Elem()).Interface().(channels.Settings)
@@ -33,6 +34,7 @@ func TestExampleConfigDocumentsTheDefaults(t *testing.T) {
 }
 
 func TestConfigFileErrorsNameTheKey(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ name, yaml, want string }{
 		{"unknown key", "auth:\n  ttLifetim: 5m\n", `line 2: unknown key "auth.ttLifetim"`},
 		{"wrong type", "auth:\n  ttLifetime: soon\n", "line 2: auth.ttLifetime:"},
@@ -55,6 +57,7 @@ func TestConfigFileErrorsNameTheKey(t *testing.T) {
 }
 
 func TestValidateNamesTheKey(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name   string
 		change func(*Config)
@@ -105,6 +108,7 @@ func TestValidateNamesTheKey(t *testing.T) {
 }
 
 func TestEnvironmentOverrides(t *testing.T) {
+	t.Parallel()
 	cfg := DefaultConfig()
 	env := map[string]string{"HERALD_AUTH_TTLIFETIME": "5m", "HERALD_SMTP_HOST": "mail.example.com", "HERALD_SMTP_RATE": "2.5"}
 	if err := ApplyEnv(&cfg, func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
@@ -125,6 +129,7 @@ func smtpOf(c *Config) *email.Settings { return c.Channels["smtp"].(*email.Setti
 // TestMovedKeysSayWhereTheyWent: a file written for an earlier version names
 // the key that took the old one's place.
 func TestMovedKeysSayWhereTheyWent(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "old.yaml")
 	if err := os.WriteFile(path, []byte("delivery:\n  maxAttempts: 5\n  emailConcurrency: 4\n"), 0o600); err != nil {
 		t.Fatal(err)

@@ -80,6 +80,7 @@ func (c *consoleClient) signIn(login, password string) {
 // script; a channel's secret never appears in a page; values are escaped;
 // another user's channel is not found.
 func TestConsoleGuardsItsForms(t *testing.T) {
+	t.Parallel()
 	w := newSubWorld(t)
 	c := newConsoleClient(t, w.b.URL)
 
@@ -168,6 +169,7 @@ var (
 // test message" mails the channel and shows the channel saying the provider
 // accepted it.
 func TestConsoleDownloadsAndTestMessage(t *testing.T) {
+	t.Parallel()
 	smtp := channeltest.NewSMTPServer(t)
 	b := apptest.StartDemo(t, func(cfg *app.Config) {
 		sec := smtpOf(cfg)

@@ -105,6 +105,7 @@ func methodFlood(t *testing.T, base string, n, size, conns int, rng *rand.Rand) 
 // It runs the binary as a child and reads its VmRSS and VmHWM: a test binary's own memory
 // holds every other test of the package running beside it.
 func TestMethodFloodAddsNoSeries(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts the herald binary")
 	}
@@ -276,10 +277,10 @@ func selfSigned(t *testing.T, dir string) (certFile, keyFile string, pool *x509.
 // the console and the API answer over HTTPS, and a request with both lengths is refused
 // there too, since TLS ends where the framing of requests is followed.
 func TestTLSServesAndRefusesTwoLengths(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts the herald binary")
 	}
-	t.Parallel()
 	certFile, keyFile, pool := selfSigned(t, t.TempDir())
 	p := apptest.StartProcess(t, t.TempDir(), "HERALD_HTTP_TLSCERT="+certFile, "HERALD_HTTP_TLSKEY="+keyFile)
 	if !strings.HasPrefix(p.URL, "https://") {

@@ -47,6 +47,7 @@ func salesProject(t *testing.T, b *apptest.Bundle, admin *browser, sales string)
 }
 
 func TestPartialMetadataRoundTrip(t *testing.T) {
+	t.Parallel()
 	b := apptest.Start(t)
 	admin, c := adminOf(t, b.URL)
 	src, report := salesProject(t, b, admin, salesCSV)
@@ -98,6 +99,7 @@ func TestPartialMetadataRoundTrip(t *testing.T) {
 }
 
 func TestPartialImportOverwriteNewer(t *testing.T) {
+	t.Parallel()
 	b := apptest.Start(t)
 	admin, _ := adminOf(t, b.URL)
 	src, _ := salesProject(t, b, admin, salesCSV)
@@ -129,6 +131,7 @@ func TestPartialImportOverwriteNewer(t *testing.T) {
 }
 
 func TestPartialImportUpdateLDMObjects(t *testing.T) {
+	t.Parallel()
 	b := apptest.Start(t)
 	admin, _ := adminOf(t, b.URL)
 	src, _ := salesProject(t, b, admin, salesCSV)
@@ -157,6 +160,7 @@ func TestPartialImportUpdateLDMObjects(t *testing.T) {
 }
 
 func TestValidateEndpoint(t *testing.T) {
+	t.Parallel()
 	b := apptest.Start(t)
 	admin, _ := adminOf(t, b.URL)
 	m, _ := salesProject(t, b, admin, salesCSV)
@@ -218,6 +222,7 @@ func TestValidateEndpoint(t *testing.T) {
 }
 
 func TestRestartFailsTasksLeftRunning(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a, out, stop := startDemo(t, dir)
 	pid := demoProject.FindStringSubmatch(out.String())[1]

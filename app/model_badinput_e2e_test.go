@@ -38,6 +38,7 @@ func loadedSales(t *testing.T, b *apptest.Bundle, admin *browser) *mdClient {
 }
 
 func TestModelBadMAQL(t *testing.T) {
+	t.Parallel()
 	b := apptest.Start(t)
 	admin := newBrowser(t, b.URL, "ua")
 	admin.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)
@@ -102,6 +103,7 @@ func TestModelBadMAQL(t *testing.T) {
 }
 
 func TestModelBadCSV(t *testing.T) {
+	t.Parallel()
 	b := apptest.Start(t)
 	admin := newBrowser(t, b.URL, "ua")
 	admin.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)
@@ -141,6 +143,7 @@ func TestModelBadCSV(t *testing.T) {
 }
 
 func TestModelBadObjects(t *testing.T) {
+	t.Parallel()
 	b := apptest.Start(t)
 	admin := newBrowser(t, b.URL, "ua")
 	admin.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)
@@ -216,6 +219,7 @@ func TestModelBadObjects(t *testing.T) {
 }
 
 func TestModelPermissions(t *testing.T) {
+	t.Parallel()
 	b := apptest.Start(t)
 	admin := newBrowser(t, b.URL, "ua")
 	admin.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)

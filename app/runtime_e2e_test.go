@@ -11,6 +11,7 @@ import (
 // runtime.gcPercent, or at GOGC when that is set, as Go has it; /metrics shows
 // which.
 func TestProcessGCTarget(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		env  []string

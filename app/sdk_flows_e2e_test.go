@@ -30,7 +30,6 @@ type rubyFlow struct {
 }
 
 func startRubyFlow(t *testing.T, kind sdkKind) *rubyFlow {
-	t.Parallel()
 	b := apptest.Start(t)
 	f := &rubyFlow{t: t, b: b, c: newSDK(t, b, kind), data: newBrowser(t, b.URL, "ua-data")}
 	f.data.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)
@@ -199,6 +198,7 @@ func (f *rubyFlow) end() {
 }
 
 func TestSDKFlowRubyHead(t *testing.T) {
+	t.Parallel()
 	f := startRubyFlow(t, rubyHead)
 	f.usersAndProject()
 	f.model()
@@ -210,6 +210,7 @@ func TestSDKFlowRubyHead(t *testing.T) {
 }
 
 func TestSDKFlowRuby0627(t *testing.T) {
+	t.Parallel()
 	f := startRubyFlow(t, ruby0627)
 	f.usersAndProject()
 	f.model()

@@ -47,6 +47,7 @@ func goroutines() string {
 // although the context Run was given never ends. Not parallel: it reads the
 // goroutines of the whole test binary.
 func TestRunStopsEveryUnitWhenServingFails(t *testing.T) {
+	// Not parallel: it counts the goroutines of the whole process.
 	cfg := DefaultConfig()
 	cfg.Data = t.TempDir()
 	cfg.Listen, cfg.Metrics.Listen = "127.0.0.1:0", "127.0.0.1:0"

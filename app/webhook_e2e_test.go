@@ -62,6 +62,7 @@ func (h *hookReceiver) payloads() ([]webhook.Payload, []string) {
 // receiver that verifies the signature accepts the run's JSON with the values
 // the condition saw and the report attached inline; the run is delivered.
 func TestWebhookFiresSigned(t *testing.T) {
+	t.Parallel()
 	w := newSubWorldWith(t, func(c *app.Config) {
 		c.Channels["webhook"].(*webhook.Settings).AllowNetworks = []string{"127.0.0.0/8"}
 	})
@@ -114,6 +115,7 @@ func TestWebhookFiresSigned(t *testing.T) {
 // time: the delivery fails for good, saying no more than that the receiver
 // could not be reached, and the receiver sees nothing.
 func TestWebhookRefusesInternalAddresses(t *testing.T) {
+	t.Parallel()
 	w := newSubWorldWith(t, func(c *app.Config) {
 		c.Channels["webhook"].(*webhook.Settings).Resolver = staticResolver{"hooks.example.test": "127.0.0.1"}
 	})
@@ -182,6 +184,7 @@ func (r staticResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.
 // with a 400 naming the URL field; nothing is dialled. Public addresses and
 // their IPv6 forms are kept.
 func TestWebhookRefusesEverySpecialPurposeAddress(t *testing.T) {
+	t.Parallel()
 	w := newSubWorld(t)
 	const path = "channelConfiguration.configuration.webhookConfiguration.url"
 	save := func(addr string) reply {
