@@ -21,6 +21,7 @@ import (
 // finish and reach the ledger but are never acknowledged; their messages
 // come back to the second worker, which finds them sent.
 func TestCrashMidBurst(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("1,000 deliveries")
 	}
@@ -134,6 +135,7 @@ func collect(r *running, into map[string]bool) {
 // it, as a relay that died between the two would, and lets the relay run
 // again: JetStream drops the second copy and one mail goes out.
 func TestRepublishAfterPublishCrash(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e := newEnv(t)
 	peer := channeltest.NewSMTPServer(t)

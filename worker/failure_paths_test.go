@@ -67,6 +67,7 @@ func TestLedgerFailureKeepsTheMessage(t *testing.T) {
 // TestRelayKeepsWhatItCouldNotPublish: with the stream gone, publishing fails and the
 // outbox keeps every row; once the stream is back, the rows are published and deleted.
 func TestRelayKeepsWhatItCouldNotPublish(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ch1 := e.channel(mailTo("ops@example.com"))
 	ch2 := e.channel(mailTo("cfo@example.com"))
@@ -106,6 +107,7 @@ func TestRelayKeepsWhatItCouldNotPublish(t *testing.T) {
 // or the stream lost it) and another whose message waits in the stream: the reconciler
 // publishes the first again, which is then sent, and leaves the second alone.
 func TestReconcilerPublishesWhatTheStreamLost(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	peer := channeltest.NewSMTPServer(t)
 	lostCh := e.channel(mailTo("lost@example.com"))

@@ -23,6 +23,7 @@ import (
 // again, a delivery must go out within a few seconds, not after the
 // library's 30s heartbeat check. The refusal must reach the log.
 func TestConsumeReplacesALostPull(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	opts := &server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, JetStream: true, StoreDir: t.TempDir(),
@@ -100,6 +101,7 @@ func refused(log string) bool {
 // Next then hears nothing until the heartbeat check gives up. After a message,
 // the puller must ask again within pullRecheck, when the iterator pulls.
 func TestPullAsksAgainAfterAMessage(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		calls := 0
 		wait := func(ctx context.Context) (jetstream.Msg, error) {
