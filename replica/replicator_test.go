@@ -108,6 +108,7 @@ func TestReplicatorKeepsEveryCommitUnderAHammerOfWrites(t *testing.T) {
 	if testing.Short() {
 		t.Skip("hammers a database for seconds")
 	}
+	t.Parallel()
 	url, _ := replicaServer(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "herald.db")
@@ -326,6 +327,7 @@ func TestReplicatorRestoresAMissingDatabase(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs replicator processes")
 	}
+	t.Parallel()
 	url, _ := replicaServer(t)
 	path := filepath.Join(t.TempDir(), "herald.db")
 	first, _ := startReplicator(t, url, path, true)
@@ -364,6 +366,7 @@ func TestReplicatorEndsWhenTheControlProcessIsGone(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a replicator process")
 	}
+	t.Parallel()
 	url, _ := replicaServer(t)
 	r, _ := startReplicator(t, url, filepath.Join(t.TempDir(), "herald.db"), false)
 	gone := time.Now()
