@@ -15,6 +15,7 @@ import (
 // committed row, a load of it waits, and the data version stays; once
 // released, the load goes through.
 func TestCopyWarehouseWhileHeld(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	f.manage(t, devsScript(t))

@@ -11,6 +11,7 @@ import (
 )
 
 func TestContentDispositionKeepsOnlySafeNames(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, ascii, full string
 	}{
@@ -50,6 +51,7 @@ func TestContentDispositionKeepsOnlySafeNames(t *testing.T) {
 // TestCookieMaxAgeIsTheLifetime sets a cookie on a clock that moves between reading the
 // expiry and writing the cookie, as a real one does: Max-Age is still the whole lifetime.
 func TestCookieMaxAgeIsTheLifetime(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 	s := &Server{now: func() time.Time { at = at.Add(time.Millisecond); return at }}
 	rec := httptest.NewRecorder()

@@ -11,6 +11,7 @@ import (
 // logout step by step: the request reads the session, the logout revokes and purges, the
 // request fills the cache. The fill must not be kept.
 func TestAuthCacheDropsAFillThatRacedAPurge(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 	c := newAuthCache(10)
 	p := store.Principal{UserID: "u", SessionID: "s", Expires: now.Add(time.Hour)}

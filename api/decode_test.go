@@ -16,6 +16,7 @@ type decodeTarget struct {
 }
 
 func TestDecodeJSONNamesTheField(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, body, param, msg string
 	}{
@@ -44,6 +45,7 @@ func TestDecodeJSONNamesTheField(t *testing.T) {
 }
 
 func TestDecodeJSONLenientValues(t *testing.T) {
+	t.Parallel()
 	for _, body := range []string{
 		`{"login":{"remember":0,"admin":1}}`, `{"login":{"remember":"0","admin":"1"}}`, `{"login":{"admin":true}}`,
 	} {
@@ -78,6 +80,7 @@ func FuzzDecodeJSON(f *testing.F) {
 }
 
 func TestJSONToYAMLKeepsOrderAndTypes(t *testing.T) {
+	t.Parallel()
 	y, err := jsonToYAML([]byte(`{"b":"1","a":1,"c":null,"d":["x","true"],"e":""}`))
 	if err != nil {
 		t.Fatal(err)

@@ -26,6 +26,7 @@ func sampleChannel() channels.Channel {
 }
 
 func TestChannelNeverPrintsPassword(t *testing.T) {
+	t.Parallel()
 	ch := sampleChannel()
 	msg := channels.Message{DeliveryID: "d1", Channel: ch, Subject: "s", Text: "t"}
 	cases := []struct {
@@ -61,6 +62,7 @@ func TestChannelNeverPrintsPassword(t *testing.T) {
 }
 
 func TestChannelEmptyPasswordPrintsEmpty(t *testing.T) {
+	t.Parallel()
 	ch := sampleChannel()
 	ch.Secret = ""
 	if got := ch.String(); strings.Contains(got, "[redacted]") {
@@ -69,6 +71,7 @@ func TestChannelEmptyPasswordPrintsEmpty(t *testing.T) {
 }
 
 func TestLogNeverRevealsPassword(t *testing.T) {
+	t.Parallel()
 	ch := sampleChannel()
 	msg := channels.Message{DeliveryID: "d1", Channel: ch, Subject: "Revenue", Text: "fell"}
 	handlers := map[string]func(io.Writer) slog.Handler{
@@ -97,6 +100,7 @@ func TestLogNeverRevealsPassword(t *testing.T) {
 }
 
 func TestPermanent(t *testing.T) {
+	t.Parallel()
 	base := errors.New("550 mailbox unavailable")
 	cases := []struct {
 		name      string
@@ -127,6 +131,7 @@ func TestPermanent(t *testing.T) {
 }
 
 func TestRegistryRefusesDuplicatesAndGaps(t *testing.T) {
+	t.Parallel()
 	kind := func(name, wire, section string) channels.Descriptor {
 		return channels.Descriptor{Kind: channels.Kind(name), Wire: wire, Title: name, Section: section,
 			Settings:  func() channels.Settings { return &channels.Limits{Concurrency: 1} },
@@ -161,6 +166,7 @@ func TestRegistryRefusesDuplicatesAndGaps(t *testing.T) {
 }
 
 func TestDecodeStrictNamesTheField(t *testing.T) {
+	t.Parallel()
 	var v struct {
 		To string `json:"to"`
 	}
@@ -177,6 +183,7 @@ func TestDecodeStrictNamesTheField(t *testing.T) {
 }
 
 func TestRetryAfter(t *testing.T) {
+	t.Parallel()
 	err := fmt.Errorf("send: %w", channels.RetryAfter(errors.New("429"), 7*time.Second))
 	if d, ok := channels.RetryDelay(err); !ok || d != 7*time.Second || channels.IsPermanent(err) {
 		t.Fatalf("RetryDelay = %v, %v", d, ok)
@@ -190,6 +197,7 @@ func TestRetryAfter(t *testing.T) {
 }
 
 func TestTextHTML(t *testing.T) {
+	t.Parallel()
 	got := channels.TextHTML("Revenue <fell> & rose.\nTwice.\n\n\nSee \"the\" report.\r\n")
 	if strings.Count(got, "<p ") != 2 || !strings.Contains(got, ">Revenue &lt;fell&gt; &amp; rose.<br>Twice.</p>") ||
 		!strings.Contains(got, ">See &#34;the&#34; report.</p>") {

@@ -11,6 +11,7 @@ import (
 )
 
 func TestFieldNameMapsErrorPaths(t *testing.T) {
+	t.Parallel()
 	for path, want := range map[string]string{
 		"subscription.meta.title":                            "title",
 		"subscription.triggers[2].timerEvent.cronExpression": "trigger_cron_2",
@@ -32,6 +33,7 @@ func TestFieldNameMapsErrorPaths(t *testing.T) {
 }
 
 func TestSafeNextStaysInTheConsole(t *testing.T) {
+	t.Parallel()
 	for next, want := range map[string]string{
 		"/console/channels":         "/console/channels",
 		"/console/projects/p?x=1":   "/console/projects/p?x=1",
@@ -85,6 +87,7 @@ func FuzzSafeNext(f *testing.F) {
 // onEmpty, sendWhen and each attachment's newRowsBy, which only the API
 // sets, while the attachment keeps its report.
 func TestFormKeepsWhatItDoesNotEdit(t *testing.T) {
+	t.Parallel()
 	s := &wire.Subscription{OnEmpty: new("skip"), SendWhen: new("changed"),
 		Attachments: []wire.Attachment{{Report: "/r/1", Formats: []string{"CSV"}, NewRowsBy: new("/d/1")}, {Report: "/r/2", NewRowsBy: new("/d/2")}}}
 	r := &http.Request{PostForm: url.Values{"title": {"T"}, "report_0": {"/r/1"}, "formats_0": {"PDF"}, "report_1": {"/r/3"}}}

@@ -40,6 +40,7 @@ func (b *testBundle) change(t *testing.T, c store.MemberChange) {
 // toward health and tells the owner at once, and only once however often
 // it fires refused; once the owner may again, it runs.
 func TestRefusedFireFailsAndTellsOnce(t *testing.T) {
+	t.Parallel()
 	const report = "/svc/md/p1/obj/9"
 	cases := []struct {
 		name   string
@@ -72,6 +73,7 @@ func TestRefusedFireFailsAndTellsOnce(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
 				ctx := context.Background()
 				b := newBundle(t)
@@ -143,6 +145,7 @@ func TestRefusedFireFailsAndTellsOnce(t *testing.T) {
 // TestRunsAsTheOwner: every execution and export of a run is made as the
 // subscription's owner, in its project.
 func TestRunsAsTheOwner(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		b := newBundle(t)
 		b.exec.set(m1, 50)
@@ -168,6 +171,7 @@ func TestRunsAsTheOwner(t *testing.T) {
 // metrics a batch of claimed runs needs ahead of them, a run whose owner the
 // decision refuses has nothing executed as that owner either.
 func TestRefusedBurstExecutesNothing(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		b := newBundle(t)
 		b.exec.set(m1, 50)

@@ -19,6 +19,7 @@ import (
 // roll-up tells the owner at once, not after the failures in a row it waits
 // for otherwise.
 func TestUnreadableFileFailsAtRender(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		b := newBundle(t)
 		b.exec.set(m1, 1)
@@ -83,6 +84,7 @@ func writeFile(path, data string) error { return os.WriteFile(path, []byte(data)
 // the last delivery it was sent; a channel whose delivery failed gets again
 // what it missed, and its links lead to its own files.
 func TestNewRowsPerChannel(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
 		b := newBundle(t)
@@ -144,6 +146,7 @@ func TestNewRowsPerChannel(t *testing.T) {
 // not hold while there is none, rather than failing the run; the value
 // each fire saw is the next one's previous.
 func TestPreviousAtTheFirstFire(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		b := newBundle(t)
 		b.exec.set(m1, 100, 100, 95, 80)

@@ -301,6 +301,7 @@ func (e *Engine) fire(ctx context.Context, f Fire) {
 const m1 = "/svc/md/p1/obj/1"
 
 func TestRunRendersAndHandsOver(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		b := newBundle(t)
 		b.exec.set(m1, 12345.5)
@@ -348,8 +349,10 @@ func TestRunRendersAndHandsOver(t *testing.T) {
 // processed before any is recorded: either way a run sees the condition the
 // run before it saw.
 func TestRunNotTriggeredAndOnChange(t *testing.T) {
+	t.Parallel()
 	for _, batch := range []bool{false, true} {
 		t.Run(fmt.Sprintf("batch=%v", batch), func(t *testing.T) {
+			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
 				b := newBundle(t)
 				b.exec.set(m1, 1, 20, 30, 5, 40)
@@ -385,6 +388,7 @@ func TestRunNotTriggeredAndOnChange(t *testing.T) {
 }
 
 func TestClaimIsUniqueAcrossEngines(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		b := newBundle(t)
 		b.exec.set(m1, 50)
@@ -408,6 +412,7 @@ func TestClaimIsUniqueAcrossEngines(t *testing.T) {
 }
 
 func TestMisfiresAfterDowntime(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name     string
 		cron     string
@@ -431,6 +436,7 @@ func TestMisfiresAfterDowntime(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
 				b := newBundle(t)
 				b.exec.set(m1, 50)
@@ -472,6 +478,7 @@ func TestMisfiresAfterDowntime(t *testing.T) {
 }
 
 func TestMetricExecutionsAreCoalesced(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		b := newBundle(t)
 		for m := range 10 {
@@ -497,6 +504,7 @@ func TestMetricExecutionsAreCoalesced(t *testing.T) {
 // each format (and the mail's HTML and chart) rendered once, and every run
 // attaches the same files.
 func TestAttachmentsAreCoalesced(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		b := newBundle(t)
 		const report = "/svc/md/p1/obj/9"
@@ -538,6 +546,7 @@ func TestAttachmentsAreCoalesced(t *testing.T) {
 // the mail's HTML and chart) are rendered at once, so the run waits for the
 // slowest render, not for their sum.
 func TestAttachmentRendersRunAtOnce(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		b := newBundle(t)
 		b.exec.exportTime = time.Second
@@ -560,6 +569,7 @@ func TestAttachmentRendersRunAtOnce(t *testing.T) {
 // roll-up of the third run marks the subscription unhealthy and tells the owner
 // on every channel of theirs, of every kind.
 func TestRepeatedFailuresMarkUnhealthyAndNotify(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		b := newBundle(t)
 		b.exec.fail = errors.New("warehouse unavailable")
@@ -611,6 +621,7 @@ func TestRepeatedFailuresMarkUnhealthyAndNotify(t *testing.T) {
 // the run timeout it is taken over and processed within the grace window, or
 // recorded as failed past it. Its deliveries are handed over once.
 func TestCrashedRunsAreAdopted(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name  string
 		later time.Duration
@@ -621,6 +632,7 @@ func TestCrashedRunsAreAdopted(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
 				b := newBundle(t)
 				b.exec.set(m1, 50)
@@ -654,6 +666,7 @@ func TestCrashedRunsAreAdopted(t *testing.T) {
 // sent, and go at the engine's next pruning once all are final. A folder of
 // files as earlier versions kept them goes the same way.
 func TestPruneKeepsWhatPendingDeliveriesNeed(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
 		b := newBundle(t)
@@ -738,6 +751,7 @@ func TestPruneKeepsWhatPendingDeliveriesNeed(t *testing.T) {
 // disk), a fire is neither lost nor failed: its claim is tried again until
 // the store takes it, and the run is handed over then.
 func TestARefusingStoreHoldsTheFire(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		b := newBundle(t)
 		b.exec.set(m1, 12)
@@ -774,6 +788,7 @@ func TestARefusingStoreHoldsTheFire(t *testing.T) {
 // first, so the second stays claimed for the next start, while the
 // prefetch still executes its metric.
 func TestRunWaitsForThePrefetch(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		b := newBundle(t)
 		const m2 = "/svc/md/p1/obj/2"

@@ -13,6 +13,7 @@ import (
 // TestFireQueueTakesABurstWithoutWaiting: a burst far larger than one batch
 // is pushed without the pusher waiting, and taken in batches, oldest first.
 func TestFireQueueTakesABurstWithoutWaiting(t *testing.T) {
+	t.Parallel()
 	q := newFireQueue(1 << 20)
 	t0 := time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC)
 	const n = 100_000
@@ -43,6 +44,7 @@ func TestFireQueueTakesABurstWithoutWaiting(t *testing.T) {
 // TestFireQueueWaitsWhenFull: past its bound, push waits for a take, and
 // returns when the queue is stopped; take waits for a push.
 func TestFireQueueWaitsWhenFull(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		q := newFireQueue(2)
 		for range 2 {
@@ -91,6 +93,7 @@ func TestFireQueueWaitsWhenFull(t *testing.T) {
 // TestFireQueueWakesEveryWaitingPush: two pushes wait on a full queue; one
 // take that makes room for both lets both in.
 func TestFireQueueWakesEveryWaitingPush(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		q := newFireQueue(2)
 		for range 2 {
@@ -121,6 +124,7 @@ func TestFireQueueWakesEveryWaitingPush(t *testing.T) {
 // is room for queues what fits and waits for takes to queue the rest, in
 // order; stopped meanwhile, it returns.
 func TestFireQueueTakesABatchLargerThanItsRoom(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		q := newFireQueue(4)
 		t0 := time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC)

@@ -11,6 +11,7 @@ import (
 // new ones come, not kept until the map is full, and what is still fresh
 // is served without a load.
 func TestRecentForgetsWhatExpired(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		r := newRecent[int, int](time.Second)
 		for i := range 1000 {

@@ -63,6 +63,7 @@ func (b *testBundle) members(t *testing.T, n, slices int) []string {
 // slice's; the condition decides per slice; a member of a slice whose
 // condition does not hold gets nothing.
 func TestRecipientsShareOneExecutionPerSlice(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		b := newBundle(t)
 		ids := b.members(t, 30, 3)
@@ -122,6 +123,7 @@ func TestRecipientsShareOneExecutionPerSlice(t *testing.T) {
 // element, skips and counts the bad rows, and sends each good address its
 // own slice: the owner's restricted to its element.
 func TestBurstSkipsBadRowsAndCoalesces(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		b := newBundle(t)
 		b.exec.set(m1, 1)
@@ -184,6 +186,7 @@ func TestBurstSkipsBadRowsAndCoalesces(t *testing.T) {
 // report's order; the rows of further ones are skipped and counted, saying
 // why, and the run goes on.
 func TestBurstStopsAtMaxBurstRecipients(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		b := newBundle(t)
 		b.exec.set(m1, 1)
@@ -223,6 +226,7 @@ func TestBurstStopsAtMaxBurstRecipients(t *testing.T) {
 // their own, each delivery's download links lead to its own slice's files,
 // for a recipient and for the owner on their own channel alike.
 func TestRecipientsDownloadTheirOwnFiles(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		b := newBundle(t)
 		ids := b.members(t, 4, 2)

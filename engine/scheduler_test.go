@@ -55,6 +55,7 @@ func runScheduler(s *Scheduler) (stop func()) {
 }
 
 func TestSchedulerFiresOnTimeWithoutLateness(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		var rec recorder
 		s := NewScheduler(rec.dispatch, nil)
@@ -89,6 +90,7 @@ func TestSchedulerFiresOnTimeWithoutLateness(t *testing.T) {
 }
 
 func TestSchedulerAppliesChangesAtOnce(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		var rec recorder
 		s := NewScheduler(rec.dispatch, nil)
@@ -125,6 +127,7 @@ func TestSchedulerAppliesChangesAtOnce(t *testing.T) {
 // scheduler: a fire time in the spring-forward gap fires once just after it,
 // and a repeated fall-back hour fires once.
 func TestSchedulerDaylightSaving(t *testing.T) {
+	t.Parallel()
 	prague, _ := time.LoadLocation("Europe/Prague")
 	newYork, _ := time.LoadLocation("America/New_York")
 	cases := []struct {
@@ -150,6 +153,7 @@ func TestSchedulerDaylightSaving(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
 				var rec recorder
 				s := NewScheduler(rec.dispatch, nil)
@@ -174,6 +178,7 @@ func TestSchedulerDaylightSaving(t *testing.T) {
 }
 
 func TestSchedulerManyAtOneInstant(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		var rec recorder
 		s := NewScheduler(rec.dispatch, nil)
@@ -201,7 +206,8 @@ func TestSchedulerManyAtOneInstant(t *testing.T) {
 // time at one instant, as through the API, while the scheduler runs. It makes
 // room for the instant's fires ahead of it, growing it a few times: making
 // room for the whole bucket at every subscription would allocate gigabytes
-// for these 20,000. The instant's fires all come, in one step.
+// for these 20,000. The instant's fires all come, in one step. Not parallel:
+// it reads the allocations of the whole test binary.
 func TestSchedulerMakesRoomForABucketAFewTimes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var rec recorder
@@ -234,6 +240,7 @@ func TestSchedulerMakesRoomForABucketAFewTimes(t *testing.T) {
 // TestSchedulerReportsTriggersItCannotUse: a trigger that does not parse is
 // left out with an error naming it, and the subscription's other triggers stay.
 func TestSchedulerReportsTriggersItCannotUse(t *testing.T) {
+	t.Parallel()
 	s := NewScheduler(func([]Fire) {}, nil)
 	sub := store.Subscription{ID: "s1", Enabled: true, Def: store.SubscriptionDef{Triggers: []store.Trigger{
 		{Cron: "0 0 8 * * *", Timezone: "UTC"}, {Cron: "every morning", Timezone: "UTC"}}}}
@@ -251,6 +258,7 @@ func TestSchedulerReportsTriggersItCannotUse(t *testing.T) {
 // dispatch, so the every-second one does not wait behind the burst; the
 // seconds after hand over the every-second trigger alone.
 func TestSchedulerHandsOverAnInstantInOneStep(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		var rec recorder
 		s := NewScheduler(rec.dispatch, nil)
@@ -299,6 +307,7 @@ func (c *jumpClock) After(time.Duration) <-chan time.Time {
 // instant between the scheduler's reading of it and its wait; the scheduler
 // fires the instant instead of waiting the whole wait again.
 func TestSchedulerFiresWhenTheClockMovesDuringItsWait(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		start := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 		clock := &jumpClock{}

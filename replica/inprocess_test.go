@@ -20,6 +20,7 @@ import (
 // its database or the replica broken. It is opt-in
 // (HERALD_MEASURE_IN_PROCESS=1): it shows why the replicator is a process of
 // its own, and fails the day the two SQLite libraries can share a process.
+// Not parallel: a measurement, it runs before the parallel tests, alone.
 func TestReplicatorInTheServingProcessBreaksTheDatabase(t *testing.T) {
 	if os.Getenv("HERALD_MEASURE_IN_PROCESS") == "" {
 		t.Skip("a measurement: HERALD_MEASURE_IN_PROCESS=1 runs it")

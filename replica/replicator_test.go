@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,6 +14,8 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -33,7 +36,28 @@ func TestMain(m *testing.M) {
 	if os.Getenv("HERALD_TEST_REPLICATOR") == "1" {
 		os.Exit(replicatorMain(os.Args[1:]))
 	}
+	parallelAtLeast(minParallel)
 	os.Exit(m.Run())
+}
+
+// minParallel is how many tests may run at once unless -test.parallel says:
+// at least six, whatever the core count. The tests spend their time
+// waiting, not computing: on leases that the NATS server's clock ages and on
+// replicator processes that sync every interval, so GOMAXPROCS at a time,
+// the default, leaves a small machine idle.
+const minParallel = 6
+
+// parallelAtLeast lets n tests, or GOMAXPROCS if more, run at once, unless
+// the command line set -test.parallel.
+func parallelAtLeast(n int) {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		if err := flag.Set("test.parallel", strconv.Itoa(max(n, runtime.GOMAXPROCS(0)))); err != nil {
+			panic(err)
+		}
+	}
 }
 
 func replicatorMain(args []string) int {
@@ -108,6 +132,7 @@ func TestReplicatorKeepsEveryCommitUnderAHammerOfWrites(t *testing.T) {
 	if testing.Short() {
 		t.Skip("hammers a database for seconds")
 	}
+	t.Parallel()
 	url, _ := replicaServer(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "herald.db")
@@ -326,6 +351,7 @@ func TestReplicatorRestoresAMissingDatabase(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs replicator processes")
 	}
+	t.Parallel()
 	url, _ := replicaServer(t)
 	path := filepath.Join(t.TempDir(), "herald.db")
 	first, _ := startReplicator(t, url, path, true)
@@ -364,6 +390,7 @@ func TestReplicatorEndsWhenTheControlProcessIsGone(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a replicator process")
 	}
+	t.Parallel()
 	url, _ := replicaServer(t)
 	r, _ := startReplicator(t, url, filepath.Join(t.TempDir(), "herald.db"), false)
 	gone := time.Now()

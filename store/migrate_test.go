@@ -198,6 +198,7 @@ func TestMigrationRemovesTheServiceAccount(t *testing.T) {
 // delivery keeps its payload and marks, which still go with its run when the
 // run is pruned.
 func TestMigrationKeepsDeliveryMarks(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "herald.db")
 	old, mustExec := databaseOfVersion(t, path, 19)

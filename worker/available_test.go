@@ -22,6 +22,7 @@ import (
 // whose JetStream has not started: OpenFiles waits, says so, and returns the
 // bucket once JetStream runs.
 func TestOpenFilesWaitsForJetStream(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	srv := natsWithoutJetStream(t, dir, 0)
 	n := connect(t, srv)
@@ -48,6 +49,7 @@ func TestOpenFilesWaitsForJetStream(t *testing.T) {
 // and neither is ready; once JetStream runs, the delivery enqueued meanwhile
 // is sent.
 func TestDeliveryWaitsForJetStream(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	peer := channeltest.NewSMTPServer(t)
 	dir := t.TempDir()
@@ -113,6 +115,7 @@ func TestDeliveryWaitsForJetStream(t *testing.T) {
 // TestSetupStopsWhileWaiting: a worker stopped while it waits for JetStream
 // returns at once, saying it was stopped.
 func TestSetupStopsWhileWaiting(t *testing.T) {
+	t.Parallel()
 	n := connect(t, natsWithoutJetStream(t, t.TempDir(), 0))
 	log, waits := waitLogger()
 	w, err := New(impatient(t, n), nil, nil, nil, []channels.Sender{emailSender(t, "127.0.0.1", 1)}, testConfig(),
@@ -136,6 +139,7 @@ func TestSetupStopsWhileWaiting(t *testing.T) {
 }
 
 func TestUnavailable(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		err  error
 		want bool

@@ -6,6 +6,7 @@ import (
 )
 
 func TestBackoff(t *testing.T) {
+	t.Parallel()
 	highest := func(n int64) int64 { return n - 1 }
 	lowest := func(int64) int64 { return 0 }
 	tests := []struct {
@@ -33,6 +34,7 @@ func TestBackoff(t *testing.T) {
 }
 
 func TestBackoffDrawsBelowCeiling(t *testing.T) {
+	t.Parallel()
 	var asked int64
 	rnd := func(n int64) int64 { asked = n; return n / 2 }
 	if got := backoff(2, 10*time.Millisecond, time.Second, rnd); got != 10*time.Millisecond {

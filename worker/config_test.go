@@ -9,6 +9,7 @@ import (
 )
 
 func TestConfigDefaults(t *testing.T) {
+	t.Parallel()
 	c, err := Config{SendTimeout: 10 * time.Second, Kinds: map[channels.Kind]KindConfig{"sms": {Rate: 2.5}}}.withDefaults()
 	if err != nil {
 		t.Fatal(err)
@@ -26,6 +27,7 @@ func TestConfigDefaults(t *testing.T) {
 }
 
 func TestConfigInvalid(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		cfg  Config

@@ -24,7 +24,10 @@ func awaitCtx(t *testing.T) context.Context {
 // TestDeliverEveryKind hands over one run to an e-mail, an SMS and a
 // feed-chat channel and follows each delivery to its peer and the ledger,
 // with each ledger.
-func TestDeliverEveryKind(t *testing.T) { eachLedger(t, deliverEveryKind) }
+func TestDeliverEveryKind(t *testing.T) {
+	t.Parallel()
+	eachLedger(t, deliverEveryKind)
+}
 
 func deliverEveryKind(t *testing.T, e *env) {
 	smtpPeer := channeltest.NewSMTPServer(t)
@@ -112,6 +115,7 @@ func deliverEveryKind(t *testing.T, e *env) {
 // TestSMTPReplies scripts the SMTP server's answers to RCPT and checks the
 // attempts, the ledger and the mails received.
 func TestSMTPReplies(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name         string
 		failN, code  int
@@ -132,6 +136,7 @@ func TestSMTPReplies(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			eachLedger(t, func(t *testing.T, e *env) {
 				peer := channeltest.NewSMTPServer(t)
 				counter := &countingSender{Sender: emailSender(t, peer.Host(), peer.Port())}
@@ -171,6 +176,7 @@ func TestSMTPReplies(t *testing.T) {
 // port: the sends wait for it without being charged attempts, the breaker's probes find
 // it back, and every delivery is sent at its first attempt.
 func TestSMTPServerDownThenBack(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	peer := channeltest.NewSMTPServer(t)
 	relay := channeltest.NewTCPProxy(t, peer.Addr())
@@ -211,6 +217,7 @@ func TestSMTPServerDownThenBack(t *testing.T) {
 // the sender: by the relay, which fails what no sender could send, and by the
 // worker, whose ledger says a delivery it was handed is settled or spent.
 func TestSettledWithoutSending(t *testing.T) {
+	t.Parallel()
 	const byRelay outcome = -1 // the relay fails it; no message reaches the worker
 	mark := func(e *env, id string, mark func(ctx context.Context) (bool, error)) {
 		if ok, err := mark(context.Background()); !ok || err != nil {
@@ -280,6 +287,7 @@ func TestSettledWithoutSending(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t)
 			peer := channeltest.NewSMTPServer(t)
 			counter := &countingSender{Sender: emailSender(t, peer.Host(), peer.Port())}
@@ -313,6 +321,7 @@ func TestSettledWithoutSending(t *testing.T) {
 // TestStopFinishesSendInFlight stops the worker while a send is under way:
 // the send is not cut and its outcome reaches the ledger before Run returns.
 func TestStopFinishesSendInFlight(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	peer := channeltest.NewSMTPServer(t)
 	gate := &gatedSender{Sender: emailSender(t, peer.Host(), peer.Port()), entered: make(chan string, 1), release: make(chan struct{})}
@@ -343,6 +352,7 @@ func TestStopFinishesSendInFlight(t *testing.T) {
 
 // TestRelayWakeUps checks both ways the relay learns of a handover.
 func TestRelayWakeUps(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		wake func(r *running)
@@ -352,6 +362,7 @@ func TestRelayWakeUps(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t)
 			peer := channeltest.NewSMTPServer(t)
 			ch := e.channel(peer.Channel())
@@ -369,6 +380,7 @@ func TestRelayWakeUps(t *testing.T) {
 
 // TestRateLimit spaces the sends of a kind by its rate.
 func TestRateLimit(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	peer := channeltest.NewSMTPServer(t)
 	ch := e.channel(peer.Channel())
@@ -395,6 +407,7 @@ func TestRateLimit(t *testing.T) {
 // TestCopyInFlightIsNotSentTwice hands the worker two copies of one delivery
 // while the first is being sent: the second is left alone.
 func TestCopyInFlightIsNotSentTwice(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e := newEnv(t)
 	peer := channeltest.NewSMTPServer(t)
@@ -430,6 +443,7 @@ func TestCopyInFlightIsNotSentTwice(t *testing.T) {
 // TestExternalConnection delivers through a connection made with Connect,
 // as a worker beside an external NATS server does.
 func TestExternalConnection(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	peer := channeltest.NewSMTPServer(t)
 	server, err := StartEmbedded(t.TempDir(), EmbeddedConfig{Listen: "127.0.0.1:0"})

@@ -55,14 +55,15 @@ func closedPort(t *testing.T) string {
 }
 
 // receiver is a webhook receiver that answers each post with 200, or, while
-// hang is set, holds it until the test ends; it counts the posts it holds at
-// once.
+// hang is set, holds it until release is called or the test ends; it counts
+// the posts it holds at once.
 type receiver struct {
 	*httptest.Server
 	hang     atomic.Bool
 	inFlight atomic.Int64
 	most     atomic.Int64
 	posts    atomic.Int64
+	release  func() // ends the posts held, and any later one at once
 }
 
 func newReceiver(t *testing.T, hang bool) *receiver {
@@ -70,6 +71,7 @@ func newReceiver(t *testing.T, hang bool) *receiver {
 	r := &receiver{}
 	r.hang.Store(hang)
 	release := make(chan struct{})
+	r.release = sync.OnceFunc(func() { close(release) })
 	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		r.posts.Add(1)
 		n := r.inFlight.Add(1)
@@ -86,7 +88,7 @@ func newReceiver(t *testing.T, hang bool) *receiver {
 		w.WriteHeader(http.StatusOK)
 	}))
 	t.Cleanup(r.Close)
-	t.Cleanup(func() { close(release) }) // runs first: the held posts end
+	t.Cleanup(r.release) // runs first: the held posts end
 	return r
 }
 
@@ -121,6 +123,11 @@ func TestReceiversThatFailHoldOnlyTheirOwnersDeliveries(t *testing.T) {
 	cfg.Kinds = map[channels.Kind]KindConfig{webhook.Kind: webhookConfig()}
 	cfg.ProbeInterval, cfg.ProbeIntervalMax = time.Second, 5*time.Second
 	r := e.start(startNATS(t, t.TempDir()), []channels.Sender{webhookSender(t, cfg.SendTimeout)}, cfg)
+	t.Cleanup(func() { // before the worker stops, which waits for the sends in flight
+		for _, h := range hanging {
+			h.release()
+		}
+	})
 	began := time.Now()
 	r.relay.Notify()
 	r.await(t, ids[0], outcomeSent)

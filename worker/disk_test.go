@@ -60,6 +60,7 @@ func fill(t *testing.T, dir string) (free func()) {
 // Check says so, and once space returns JetStream is on again, without a
 // restart, and every delivery goes once.
 func TestJetStreamComesBackAfterItsDiskFilled(t *testing.T) {
+	t.Parallel()
 	disk := smallDisk(t, 32<<20)
 	e := newEnv(t)
 	peer := channeltest.NewSMTPServer(t)

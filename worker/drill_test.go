@@ -54,6 +54,7 @@ func drillRuns(t *testing.T) int {
 // copy in the stream (as after a redelivery): the copy is claimed with its
 // send slot, after the first copy's outcome is in the ledger, and is not sent.
 func TestNoDuplicateThroughARelayOutage(t *testing.T) {
+	t.Parallel()
 	runs := drillRuns(t)
 	for _, o := range outages {
 		t.Run(o.name, func(t *testing.T) {

@@ -36,6 +36,7 @@ func streamed(t *testing.T, n *NATS, kind, id string) []byte {
 // the attachment's file, the store. A worker with the JetStream ledger and its own
 // scratch folder still delivers both, and the secret travels sealed.
 func TestMessageIsSelfContained(t *testing.T) {
+	t.Parallel()
 	e := newEnvOn(t, LedgerJetStream)
 	smtpPeer := channeltest.NewSMTPServer(t)
 	twilio := channeltest.NewTwilioServer(t)
@@ -107,6 +108,7 @@ func TestMessageIsSelfContained(t *testing.T) {
 // TestWrongDeliveryKeyFailsForGood: a worker whose delivery key is not the relay's
 // cannot open the channel's secret, and fails the delivery without sending it.
 func TestWrongDeliveryKeyFailsForGood(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	twilio := channeltest.NewTwilioServer(t)
 	_, ids := e.enqueue(store.Payload{Subject: "s", Text: "t"}, e.channel(twilio.Channel()))
@@ -139,6 +141,7 @@ func TestWrongDeliveryKeyFailsForGood(t *testing.T) {
 // the server takes goes to the object store, and comes back whole; a message too
 // large even without it cannot be delivered.
 func TestLargeHTMLTravelsAsAFile(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	n := startNATS(t, t.TempDir())
 	html := "<p>" + strings.Repeat("Revenue by region, ", 1000) + "</p>"
@@ -180,6 +183,7 @@ func TestLargeHTMLTravelsAsAFile(t *testing.T) {
 // stream drops that re-publish until its dedupe window has passed; the message here
 // has none, to leave the window out of the test.)
 func TestEarlierMessageIsPublishedAgainSealed(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	peer := channeltest.NewSMTPServer(t)
 	_, ids := e.enqueue(store.Payload{Subject: "From before", Text: "t"}, e.channel(peer.Channel()))

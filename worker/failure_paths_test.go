@@ -10,6 +10,7 @@ import (
 
 	"github.com/heraldhq/herald/channels"
 	"github.com/heraldhq/herald/channels/channeltest"
+	"github.com/heraldhq/herald/internal/clock/clocktest"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -66,7 +67,10 @@ func TestLedgerFailureKeepsTheMessage(t *testing.T) {
 
 // TestRelayKeepsWhatItCouldNotPublish: with the stream gone, publishing fails and the
 // outbox keeps every row; once the stream is back, the rows are published and deleted.
+// The relay waits for acknowledgements on its clock, which the test moves through the
+// rounds of publishing again until publishTimeout.
 func TestRelayKeepsWhatItCouldNotPublish(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ch1 := e.channel(mailTo("ops@example.com"))
 	ch2 := e.channel(mailTo("cfo@example.com"))
@@ -75,7 +79,8 @@ func TestRelayKeepsWhatItCouldNotPublish(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := e.relay(n, nil, cfg, Options{Logger: testLogger(t)})
+	clk := clocktest.New(t0)
+	w := e.relay(n, nil, cfg, Options{Logger: testLogger(t), Clock: clk})
 	ctx := context.Background()
 	if _, err := ensureStream(ctx, testLogger(t), n.JetStream(), w.cfg); err != nil {
 		t.Fatal(err)
@@ -84,7 +89,9 @@ func TestRelayKeepsWhatItCouldNotPublish(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, ids := e.enqueue(store.Payload{Subject: "s", Text: "t"}, ch1, ch2)
-	if err := w.publishOutbox(ctx); err == nil {
+	failed := make(chan error, 1)
+	go func() { failed <- w.publishOutbox(ctx) }()
+	if err := awaitMovingClock(t, clk, publishRound, failed); err == nil {
 		t.Fatal("publishing without a stream succeeded")
 	}
 	if rows, _ := e.st.Outbox(ctx, 10); len(rows) != len(ids) {
@@ -106,6 +113,7 @@ func TestRelayKeepsWhatItCouldNotPublish(t *testing.T) {
 // or the stream lost it) and another whose message waits in the stream: the reconciler
 // publishes the first again, which is then sent, and leaves the second alone.
 func TestReconcilerPublishesWhatTheStreamLost(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	peer := channeltest.NewSMTPServer(t)
 	lostCh := e.channel(mailTo("lost@example.com"))
@@ -137,5 +145,28 @@ func TestReconcilerPublishesWhatTheStreamLost(t *testing.T) {
 	r.await(t, waiting[0], outcomeSent)
 	if got := messageIDs(peer.Messages()); len(got) != 2 {
 		t.Fatalf("Message-IDs %v, want the two deliveries once each", got)
+	}
+}
+
+// awaitMovingClock returns what done yields, moving clk on by step each time
+// the code under test waits on it: an expiry and a round of awaitAcks, for
+// the relay. It fails the test after testTimeout of real time.
+func awaitMovingClock(t *testing.T, clk *clocktest.Clock, step time.Duration, done <-chan error) error {
+	t.Helper()
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	timeout := time.After(testTimeout)
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-tick.C:
+			if clk.Waiting() >= 2 {
+				clk.Advance(step)
+			}
+		case <-timeout:
+			t.Fatalf("still waiting after %v; the clock is at %v", testTimeout, clk.Now())
+			return nil
+		}
 	}
 }

@@ -45,6 +45,7 @@ func (e *filesEnv) objects(t *testing.T) []string {
 // bucket, and Fetch hands out the file itself. A file from elsewhere (a big
 // HTML part) is kept in the Local folder, not in the bucket.
 func TestFilesPrivateKeepsOneCopy(t *testing.T) {
+	t.Parallel()
 	e := newFilesEnv(t, FilesConfig{Local: filepath.Join(t.TempDir(), "runs"), Private: true})
 	ctx := awaitCtx(t)
 	data := report(7)
@@ -90,6 +91,7 @@ func TestFilesPrivateKeepsOneCopy(t *testing.T) {
 // being hashed again; a worker of this process reads it in place, and one
 // elsewhere downloads it.
 func TestFilesLocalReadInPlaceAndShared(t *testing.T) {
+	t.Parallel()
 	e := newFilesEnv(t, FilesConfig{Local: filepath.Join(t.TempDir(), "runs")})
 	ctx := awaitCtx(t)
 	data := report(9)

@@ -135,6 +135,7 @@ func report(seed byte) []byte {
 }
 
 func TestFilesPutSameContentOnce(t *testing.T) {
+	t.Parallel()
 	e := newFilesEnv(t, FilesConfig{})
 	data := report(1)
 	a := e.put(t, "run1/revenue.pdf", data)
@@ -158,6 +159,7 @@ func TestFilesPutSameContentOnce(t *testing.T) {
 }
 
 func TestFilesPutUnchangedFileHashedOnce(t *testing.T) {
+	t.Parallel()
 	e := newFilesEnv(t, FilesConfig{})
 	ctx := awaitCtx(t)
 	path := e.writeFile(t, "chart.png", report(2))
@@ -208,6 +210,7 @@ func TestFilesPutUnchangedFileHashedOnce(t *testing.T) {
 }
 
 func TestFilesFetchCopiesAndKeepsCopy(t *testing.T) {
+	t.Parallel()
 	e := newFilesEnv(t, FilesConfig{})
 	ctx := awaitCtx(t)
 	data := report(4)
@@ -259,6 +262,7 @@ func TestFilesFetchCopiesAndKeepsCopy(t *testing.T) {
 }
 
 func TestFilesEmptyFile(t *testing.T) {
+	t.Parallel()
 	e := newFilesEnv(t, FilesConfig{})
 	o := e.put(t, "empty.csv", nil)
 	if want := (Object{Name: digest(nil), Size: 0}); o != want {
@@ -274,6 +278,7 @@ func TestFilesEmptyFile(t *testing.T) {
 }
 
 func TestFilesFetchConcurrentDownloadsOnce(t *testing.T) {
+	t.Parallel()
 	e := newFilesEnv(t, FilesConfig{})
 	ctx := awaitCtx(t)
 	data := report(5)
@@ -312,6 +317,7 @@ func TestFilesFetchConcurrentDownloadsOnce(t *testing.T) {
 }
 
 func TestFilesFetchCorruptObject(t *testing.T) {
+	t.Parallel()
 	e := newFilesEnv(t, FilesConfig{})
 	ctx := awaitCtx(t)
 	want := report(6)
@@ -330,6 +336,7 @@ func TestFilesFetchCorruptObject(t *testing.T) {
 }
 
 func TestFilesFetchWrongSize(t *testing.T) {
+	t.Parallel()
 	e := newFilesEnv(t, FilesConfig{})
 	ctx := awaitCtx(t)
 	o := e.put(t, "a.pdf", report(8))
@@ -345,6 +352,7 @@ func TestFilesFetchWrongSize(t *testing.T) {
 }
 
 func TestFilesFetchBadName(t *testing.T) {
+	t.Parallel()
 	e := newFilesEnv(t, FilesConfig{})
 	ctx := awaitCtx(t)
 	good := digest([]byte("x"))
@@ -372,6 +380,7 @@ func TestFilesFetchBadName(t *testing.T) {
 }
 
 func TestFilesFetchMissingObject(t *testing.T) {
+	t.Parallel()
 	e := newFilesEnv(t, FilesConfig{})
 	data := []byte("never put")
 	_, err := e.files.Fetch(awaitCtx(t), Object{Name: digest(data), Size: int64(len(data))})
@@ -384,6 +393,7 @@ func TestFilesFetchMissingObject(t *testing.T) {
 }
 
 func TestFilesPutTooLarge(t *testing.T) {
+	t.Parallel()
 	e := newFilesEnv(t, FilesConfig{MaxBytes: 1024})
 	ctx := awaitCtx(t)
 	if _, err := e.files.Put(ctx, e.writeFile(t, "fits.png", bytes.Repeat([]byte{1}, 1024))); err != nil {
@@ -399,6 +409,7 @@ func TestFilesPutTooLarge(t *testing.T) {
 }
 
 func TestFilesPutRefreshesObjectAfterHalfTTL(t *testing.T) {
+	t.Parallel()
 	const ttl = time.Hour
 	e := newFilesEnv(t, FilesConfig{TTL: ttl})
 	ctx := awaitCtx(t)
@@ -438,6 +449,7 @@ func TestFilesPutRefreshesObjectAfterHalfTTL(t *testing.T) {
 }
 
 func TestFilesPrune(t *testing.T) {
+	t.Parallel()
 	e := newFilesEnv(t, FilesConfig{})
 	ctx := awaitCtx(t)
 	old := e.put(t, "old.pdf", report(10))
@@ -504,6 +516,7 @@ func TestFilesPrune(t *testing.T) {
 }
 
 func TestFilesFetchKeepsReusedCopyFromPrune(t *testing.T) {
+	t.Parallel()
 	e := newFilesEnv(t, FilesConfig{})
 	ctx := awaitCtx(t)
 	o := e.put(t, "daily.pdf", report(12))

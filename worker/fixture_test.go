@@ -49,7 +49,10 @@ func newEnv(t *testing.T) *env { return newEnvOn(t, LedgerSQLite) }
 // eachLedger runs test once over each ledger, as a subtest named after it.
 func eachLedger(t *testing.T, test func(t *testing.T, e *env)) {
 	for _, l := range []string{LedgerSQLite, LedgerJetStream} {
-		t.Run(l, func(t *testing.T) { test(t, newEnvOn(t, l)) })
+		t.Run(l, func(t *testing.T) {
+			t.Parallel()
+			test(t, newEnvOn(t, l))
+		})
 	}
 }
 

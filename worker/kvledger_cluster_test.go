@@ -16,6 +16,7 @@ import (
 // within the time a worker gives one ledger write, so the message is not sent
 // a second time.
 func TestKVLedgerSentOutlivesItsLeader(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a three-node NATS cluster")
 	}

@@ -100,6 +100,7 @@ func wantResult(t *testing.T, r result, o Outcome) {
 // TestKVLedgerPublishesOutcomes: every outcome written is published once on
 // the results stream.
 func TestKVLedgerPublishesOutcomes(t *testing.T) {
+	t.Parallel()
 	ctx := awaitCtx(t)
 	n := startNATS(t, t.TempDir())
 	l := newKVLedger(t, n, "a", nil)
@@ -153,6 +154,7 @@ func (b *syncBuffer) String() string {
 // ledger write goes out when the final entry is claimed again, and claims
 // after that add no copy.
 func TestKVLedgerClaimRepublishes(t *testing.T) {
+	t.Parallel()
 	ctx := awaitCtx(t)
 	n := startNATS(t, t.TempDir())
 	var logs syncBuffer
@@ -185,6 +187,7 @@ func TestKVLedgerClaimRepublishes(t *testing.T) {
 // revision is stale: its send is still recorded, once, and the second one's
 // is refused.
 func TestKVLedgerStaleClaim(t *testing.T) {
+	t.Parallel()
 	ctx := awaitCtx(t)
 	n := startNATS(t, t.TempDir())
 	later := t0.Add(DefaultAckWait) // the first claim has lapsed
@@ -254,6 +257,7 @@ func TestKVLedgerClaimIsExclusive(t *testing.T) {
 // TestKVLedgerInvalidKey: an id that is no key of the bucket is an error,
 // and a claim that holds one writes nothing.
 func TestKVLedgerInvalidKey(t *testing.T) {
+	t.Parallel()
 	ctx := awaitCtx(t)
 	n := startNATS(t, t.TempDir())
 	l := newKVLedger(t, n, "a", nil)
@@ -285,6 +289,7 @@ func TestKVLedgerInvalidKey(t *testing.T) {
 // publish failed; the ledger still tries, and the result arrives without waiting for
 // another claim of the delivery.
 func TestKVLedgerResultOutlivesAnOutage(t *testing.T) {
+	t.Parallel()
 	ctx := awaitCtx(t)
 	n := startNATS(t, t.TempDir())
 	l, err := NewKVLedger(ctx, n.JetStream(), KVLedgerConfig{Owner: "a", Clock: clock.NowFrom(func() time.Time { return t0 })})

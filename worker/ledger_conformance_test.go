@@ -78,7 +78,10 @@ func randomIDs(n int) []string {
 // forEachLedger runs test as a subtest for each implementation.
 func forEachLedger(t *testing.T, test func(t *testing.T, s ledgerSetup)) {
 	for _, impl := range ledgerImpls {
-		t.Run(impl.name, func(t *testing.T) { test(t, impl.new(t)) })
+		t.Run(impl.name, func(t *testing.T) {
+			t.Parallel()
+			test(t, impl.new(t))
+		})
 	}
 }
 
@@ -101,6 +104,7 @@ func claim(t *testing.T, l Ledger, ids []string, want Entry) {
 
 // TestLedgerClaimNew: a delivery never written to is pending with no attempt.
 func TestLedgerClaimNew(t *testing.T) {
+	t.Parallel()
 	forEachLedger(t, func(t *testing.T, s ledgerSetup) {
 		claim(t, s.l, s.known(3), Entry{State: store.DeliveryPending})
 	})
@@ -109,6 +113,7 @@ func TestLedgerClaimNew(t *testing.T) {
 // TestLedgerSentIsFinal: a sent delivery stays sent, and every later outcome
 // is refused or changes nothing.
 func TestLedgerSentIsFinal(t *testing.T) {
+	t.Parallel()
 	forEachLedger(t, func(t *testing.T, s ledgerSetup) {
 		ctx := awaitCtx(t)
 		ids := s.known(1)
@@ -135,6 +140,7 @@ func TestLedgerSentIsFinal(t *testing.T) {
 // TestLedgerAttemptsThenFailed: failed attempts count up and keep the
 // delivery pending with the last error, until it is given up.
 func TestLedgerAttemptsThenFailed(t *testing.T) {
+	t.Parallel()
 	forEachLedger(t, func(t *testing.T, s ledgerSetup) {
 		ctx := awaitCtx(t)
 		ids := s.known(1)
@@ -156,6 +162,7 @@ func TestLedgerAttemptsThenFailed(t *testing.T) {
 // TestLedgerConcurrentSent: sends of many deliveries recorded at once are
 // each recorded once.
 func TestLedgerConcurrentSent(t *testing.T) {
+	t.Parallel()
 	const goroutines, each = 16, 16
 	forEachLedger(t, func(t *testing.T, s ledgerSetup) {
 		ctx := awaitCtx(t)
@@ -192,6 +199,7 @@ func TestLedgerConcurrentSent(t *testing.T) {
 // record its send at once (a holder presumed dead and the process its
 // message went to next): exactly one records it.
 func TestLedgerSentRace(t *testing.T) {
+	t.Parallel()
 	const rounds = 8
 	forEachLedger(t, func(t *testing.T, s ledgerSetup) {
 		ctx := awaitCtx(t)
@@ -231,6 +239,7 @@ func TestLedgerSentRace(t *testing.T) {
 // TestLedgerUnknown: an outcome of a delivery the ledger never heard of is
 // refused.
 func TestLedgerUnknown(t *testing.T) {
+	t.Parallel()
 	forEachLedger(t, func(t *testing.T, s ledgerSetup) {
 		ctx := awaitCtx(t)
 		id := s.unknown()

@@ -23,6 +23,7 @@ import (
 // again, a delivery must go out within a few seconds, not after the
 // library's 30s heartbeat check. The refusal must reach the log.
 func TestConsumeReplacesALostPull(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	opts := &server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, JetStream: true, StoreDir: t.TempDir(),
@@ -62,20 +63,16 @@ func TestConsumeReplacesALostPull(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(testTimeout)
-	for {
+	// Pulls are allowed again only once the server holds no pull request of
+	// the worker's and has refused the one sent in its place: allowed at once
+	// when the held one expired, the next pull could still go through.
+	waitUntil(t, func() bool {
 		info, err := cons.Info(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if info.NumWaiting == 0 {
-			break // the server holds no pull request of the worker's
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the server still holds %d pull requests after %s", info.NumWaiting, testTimeout)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return info.NumWaiting == 0 && refused(logged.String())
+	}, "the server to hold no pull request of the worker's and to refuse, with a warning in the log, the pull sent in its place")
 
 	setPulls(true)
 	if err := srv.ReloadOptions(opts); err != nil {
@@ -88,10 +85,14 @@ func TestConsumeReplacesALostPull(t *testing.T) {
 	if took, limit := time.Since(begin), 2*pullHeartbeat+time.Second; took > limit {
 		t.Errorf("sent %s after pulls were allowed again, want within %s", took, limit)
 	}
-	if log := logged.String(); !strings.Contains(log, `level=WARN msg="nats error"`) ||
-		!strings.Contains(log, "Permissions Violation for Publish to") {
+	if log := logged.String(); !refused(log) {
 		t.Errorf("log = %q, want a warning of the refused pull", log)
 	}
+}
+
+// refused reports whether log warns of a pull request the server refused.
+func refused(log string) bool {
+	return strings.Contains(log, `level=WARN msg="nats error"`) && strings.Contains(log, "Permissions Violation for Publish to")
 }
 
 // TestPullAsksAgainAfterAMessage has the iterator's count of requested
@@ -100,6 +101,7 @@ func TestConsumeReplacesALostPull(t *testing.T) {
 // Next then hears nothing until the heartbeat check gives up. After a message,
 // the puller must ask again within pullRecheck, when the iterator pulls.
 func TestPullAsksAgainAfterAMessage(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		calls := 0
 		wait := func(ctx context.Context) (jetstream.Msg, error) {

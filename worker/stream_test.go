@@ -12,6 +12,7 @@ import (
 // nats-server). The connection hears its own API requests; a flush after the
 // last answer makes sure every request it sent has come back.
 func TestPartsStartingTogetherCreateTheStream(t *testing.T) {
+	t.Parallel()
 	n := startNATS(t, t.TempDir())
 	updates, err := n.nc.SubscribeSync("$JS.API.STREAM.UPDATE.>")
 	if err != nil {

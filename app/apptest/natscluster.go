@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -23,29 +24,85 @@ var (
 	natsBuildErr  error
 )
 
-// NATSServerBinary builds nats-server from the module once per test binary and
-// returns its path. The version is the one go.mod requires.
+// NATSServerBinary returns the path of a nats-server of the version go.mod
+// requires, built from the module once per test binary at most. The build is
+// kept in the user's cache folder under a name of that version and of the Go
+// toolchain, so that the test binaries that follow run it rather than link it
+// again, which takes seconds on a busy machine. A nats-server that go.mod
+// replaces has no version to name it by: it is built anew, into a temporary
+// folder, by each test binary.
 func NATSServerBinary(t testing.TB) string {
 	t.Helper()
 	natsBuildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "herald-test-nats-")
-		if err != nil {
-			natsBuildErr = err
-			return
-		}
-		natsBinary = filepath.Join(dir, "nats-server")
 		began := time.Now()
-		out, err := exec.Command("go", "build", "-o", natsBinary, "github.com/nats-io/nats-server/v2").CombinedOutput()
-		if err != nil {
-			natsBuildErr = fmt.Errorf("go build nats-server: %v\n%s", err, out)
-			return
+		var built bool
+		natsBinary, built, natsBuildErr = natsServer()
+		if built {
+			t.Logf("built nats-server in %v", time.Since(began).Round(time.Millisecond))
 		}
-		t.Logf("built nats-server in %v", time.Since(began).Round(time.Millisecond))
 	})
 	if natsBuildErr != nil {
 		t.Fatal(natsBuildErr)
 	}
 	return natsBinary
+}
+
+const natsServerModule = "github.com/nats-io/nats-server/v2"
+
+// natsServer returns the path of the cached build of nats-server, building it
+// first unless the cache holds it; built says whether it did.
+func natsServer() (path string, built bool, err error) {
+	version, err := natsServerVersion()
+	if err != nil {
+		return "", false, err
+	}
+	cache, err := os.UserCacheDir()
+	if version == "" || err != nil {
+		dir, err := os.MkdirTemp("", "herald-test-nats-")
+		if err != nil {
+			return "", false, err
+		}
+		path = filepath.Join(dir, "nats-server")
+		return path, true, buildNATSServer(path)
+	}
+	dir := filepath.Join(cache, "herald-test")
+	path = filepath.Join(dir, fmt.Sprintf("nats-server-%s-%s-%s-%s", version, runtime.Version(), runtime.GOOS, runtime.GOARCH))
+	if _, err := os.Stat(path); err == nil {
+		return path, false, nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", false, err
+	}
+	tmp, err := os.MkdirTemp(dir, "build-")
+	if err != nil {
+		return "", false, err
+	}
+	defer os.RemoveAll(tmp)
+	if err := buildNATSServer(filepath.Join(tmp, "nats-server")); err != nil {
+		return "", false, err
+	}
+	// Whole or not at all: a test binary that builds it at the same time
+	// renames a build as good as this one into its place.
+	return path, true, os.Rename(filepath.Join(tmp, "nats-server"), path)
+}
+
+// natsServerVersion is the version of nats-server that go.mod requires, or ""
+// when go.mod replaces it.
+func natsServerVersion() (string, error) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{if not .Replace}}{{.Version}}{{end}}", natsServerModule).Output()
+	if err != nil {
+		return "", fmt.Errorf("go list -m %s: %w", natsServerModule, err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// buildNATSServer builds nats-server into path.
+func buildNATSServer(path string) error {
+	out, err := exec.Command("go", "build", "-o", path, natsServerModule).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("go build nats-server: %v\n%s", err, out)
+	}
+	return nil
 }
 
 // natsReadyWithin bounds how long a node may take to accept clients, and the

@@ -13,6 +13,7 @@ import (
 // three replicas: the stream takes messages from the two left, and the node
 // catches up when it starts again.
 func TestNATSClusterKeepsAStreamWhenANodeStops(t *testing.T) {
+	t.Parallel()
 	began := time.Now()
 	c := StartNATSCluster(t, 3)
 	t.Logf("3 nodes ready in %v", time.Since(began).Round(time.Millisecond))
@@ -96,6 +97,7 @@ func TestNATSClusterKeepsAStreamWhenANodeStops(t *testing.T) {
 // TestNATSClusterOneNode is a plain JetStream server whose file store
 // outlives a kill.
 func TestNATSClusterOneNode(t *testing.T) {
+	t.Parallel()
 	c := StartNATSCluster(t, 1)
 	if got, want := c.URL(), c.Nodes[0].ClientURL; got != want {
 		t.Errorf("URL %q, want %q", got, want)

@@ -39,6 +39,7 @@ const mixed = "From: Herald <herald@example.com>\r\n" +
 	"--outer--\r\n"
 
 func TestParseEmail(t *testing.T) {
+	t.Parallel()
 	e, err := channeltest.ParseEmail([]byte(mixed))
 	if err != nil {
 		t.Fatalf("ParseEmail: %v", err)
@@ -66,6 +67,7 @@ func TestParseEmail(t *testing.T) {
 }
 
 func TestParseEmailSinglePart(t *testing.T) {
+	t.Parallel()
 	raw := "Subject: plain\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\nA =3D B\r\n"
 	e, err := channeltest.ParseEmail([]byte(raw))
 	if err != nil {
@@ -77,6 +79,7 @@ func TestParseEmailSinglePart(t *testing.T) {
 }
 
 func TestParseEmailRejects(t *testing.T) {
+	t.Parallel()
 	cases := map[string]string{
 		"malformed header":       "not a header line\r\n\r\nbody",
 		"bad content type":       "Content-Type: multipart/\r\n\r\nx",

@@ -47,6 +47,7 @@ func sendMail(srv *channeltest.SMTPServer, auth smtp.Auth) error {
 }
 
 func TestSMTPServerRecords(t *testing.T) {
+	t.Parallel()
 	srv := channeltest.NewSMTPServer(t)
 	if err := sendMail(srv, nil); err != nil {
 		t.Fatalf("send: %v", err)
@@ -67,6 +68,7 @@ func TestSMTPServerRecords(t *testing.T) {
 }
 
 func TestSMTPServerFailNext(t *testing.T) {
+	t.Parallel()
 	srv := channeltest.NewSMTPServer(t)
 	srv.FailNext(2, 451)
 	for i := range 2 {
@@ -84,6 +86,7 @@ func TestSMTPServerFailNext(t *testing.T) {
 }
 
 func TestSMTPServerAuth(t *testing.T) {
+	t.Parallel()
 	srv := channeltest.NewSMTPServer(t, channeltest.WithSMTPAuth("u", "p"))
 	var tpErr *textproto.Error
 	if err := sendMail(srv, smtp.PlainAuth("", "u", "wrong", "127.0.0.1")); !errors.As(err, &tpErr) || tpErr.Code != 535 {
@@ -98,6 +101,7 @@ func TestSMTPServerAuth(t *testing.T) {
 }
 
 func TestSMTPServerAwaitHonoursContext(t *testing.T) {
+	t.Parallel()
 	srv := channeltest.NewSMTPServer(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
@@ -142,6 +146,7 @@ func do(t *testing.T, req *http.Request) (int, map[string]any) {
 }
 
 func TestTwilioServer(t *testing.T) {
+	t.Parallel()
 	srv := channeltest.NewTwilioServer(t)
 	ok := url.Values{"To": {"+420777000111"}, "From": {"+15005550006"}, "Body": {"hi"}}
 	path := srv.URL() + "/2010-04-01/Accounts/" + srv.AccountSID() + "/Messages.json"
@@ -183,6 +188,7 @@ func TestTwilioServer(t *testing.T) {
 }
 
 func TestChatterServer(t *testing.T) {
+	t.Parallel()
 	srv := channeltest.NewChatterServer(t)
 	ch := srv.Channel()
 	login := func(password string) (int, map[string]any) {

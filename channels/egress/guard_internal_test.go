@@ -75,6 +75,7 @@ func FuzzClass(f *testing.F) {
 // save shares knows the addresses of the machine's interfaces, and refuses
 // each, however class calls it.
 func TestThisHostHasItsInterfaceAddresses(t *testing.T) {
+	t.Parallel()
 	list, err := net.InterfaceAddrs()
 	if err != nil {
 		t.Fatal(err)
@@ -107,6 +108,7 @@ func TestThisHostHasItsInterfaceAddresses(t *testing.T) {
 // TestHostAddrsKeepTheLastReadOnAnError: a read of the interfaces that
 // fails keeps the addresses read before.
 func TestHostAddrsKeepTheLastReadOnAnError(t *testing.T) {
+	t.Parallel()
 	fail := false
 	h := &hostAddrs{read: func() ([]net.Addr, error) {
 		if fail {

@@ -176,6 +176,7 @@ func dkimTestFields(raw []byte, drop string) ([]string, []byte) {
 }
 
 func TestDKIMSignedMessageVerifies(t *testing.T) {
+	t.Parallel()
 	for _, k := range dkimTestKeys(t) {
 		t.Run(k.name, func(t *testing.T) {
 			d := dkimTestSigner(t, DKIMSettings{Selector: dkimTestSelector, KeyFile: k.path, Headers: defaultDKIMHeaders()})
@@ -221,6 +222,7 @@ func TestDKIMSignedMessageVerifies(t *testing.T) {
 // List-Unsubscribe-Post) changes from one write to the next, which DKIM
 // allows: it picks the signed fields by name.
 func TestDKIMSignsTheBytesWritten(t *testing.T) {
+	t.Parallel()
 	k := dkimTestKeys(t)[0]
 	d := dkimTestSigner(t, DKIMSettings{Selector: dkimTestSelector, KeyFile: k.path, Headers: defaultDKIMHeaders()})
 	c, err := newComposer(dkimTestFrom, nil, nil)
@@ -278,6 +280,7 @@ func TestDKIMSignsTheBytesWritten(t *testing.T) {
 }
 
 func TestDKIMDetectsChanges(t *testing.T) {
+	t.Parallel()
 	for _, k := range dkimTestKeys(t) {
 		t.Run(k.name, func(t *testing.T) {
 			d := dkimTestSigner(t, DKIMSettings{Selector: dkimTestSelector, KeyFile: k.path, Headers: []string{"Subject"}})
@@ -324,6 +327,7 @@ func TestDKIMDetectsChanges(t *testing.T) {
 // Descriptor.NewSender builds from the smtp settings, and verifies what they
 // wrote and what the relay received.
 func TestDKIMThroughTheSenders(t *testing.T) {
+	t.Parallel()
 	for _, k := range dkimTestKeys(t) {
 		t.Run(k.name, func(t *testing.T) {
 			m := dkimTestMessage(t)
@@ -386,6 +390,7 @@ func TestDKIMThroughTheSenders(t *testing.T) {
 }
 
 func TestDKIMOff(t *testing.T) {
+	t.Parallel()
 	d, err := newDKIM(DKIMSettings{Headers: defaultDKIMHeaders()}, dkimTestFrom)
 	if d != nil || err != nil {
 		t.Fatalf("newDKIM without a key = %v, %v; want nil, nil", d, err)
@@ -397,6 +402,7 @@ func TestDKIMOff(t *testing.T) {
 }
 
 func TestDKIMValidateNamesTheKey(t *testing.T) {
+	t.Parallel()
 	key := dkimTestKeys(t)[0].path
 	cases := []struct {
 		name   string
@@ -442,6 +448,8 @@ func TestDKIMValidateNamesTheKey(t *testing.T) {
 	}
 }
 
+// TestDKIMNewSenderRefusesBadKeys is not parallel: it sets GODEBUG, for the
+// whole process, to make a short RSA key.
 func TestDKIMNewSenderRefusesBadKeys(t *testing.T) {
 	dir := t.TempDir()
 	const canary = "Q0FOQVJZLWtleS1tYXRlcmlhbC1uZXZlci1wcmludGVk"
@@ -536,6 +544,7 @@ func TestDKIMNewSenderRefusesBadKeys(t *testing.T) {
 // TestDKIMSignsEveryShape signs the other shapes compose makes: one body
 // part, HTML only, an empty body, attachments without HTML.
 func TestDKIMSignsEveryShape(t *testing.T) {
+	t.Parallel()
 	k := dkimTestKeys(t)[2]
 	d := dkimTestSigner(t, DKIMSettings{Selector: dkimTestSelector, KeyFile: k.path})
 	shapes := []struct {

@@ -32,6 +32,7 @@ func outboxMail(t *testing.T, m channels.Message) channeltest.Email {
 }
 
 func TestFooterAndOneClickUnsubscribe(t *testing.T) {
+	t.Parallel()
 	m := message("run-1.c1")
 	m.HTML = "<p>Revenue <b>fell</b>.</p>"
 	m.Source = channels.Source{SubscriptionTitle: "Revenue watch <daily>"}
@@ -57,6 +58,7 @@ func TestFooterAndOneClickUnsubscribe(t *testing.T) {
 // TestPlainHTTPUnsubscribeIsNotOneClick: RFC 8058 allows one-click only over
 // https, so an http link is named without List-Unsubscribe-Post.
 func TestPlainHTTPUnsubscribeIsNotOneClick(t *testing.T) {
+	t.Parallel()
 	m := message("run-2.c1")
 	m.Links = channels.Links{Unsubscribe: "http://herald.internal/unsubscribe/t"}
 	e := outboxMail(t, m)
@@ -68,6 +70,7 @@ func TestPlainHTTPUnsubscribeIsNotOneClick(t *testing.T) {
 // TestInlineImageGoesWithTheHTML: an image the HTML shows is an inline part
 // with its Content-ID; without an HTML body it is left out.
 func TestInlineImageGoesWithTheHTML(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	png := filepath.Join(dir, "chart.png")
 	writeFile(t, png, []byte("\x89PNG\r\n\x1a\n"))
@@ -88,6 +91,7 @@ func TestInlineImageGoesWithTheHTML(t *testing.T) {
 // TestTextOnlyMessageHasAnHTMLPart: a message without HTML is shown in the
 // mail's page as its text, escaped, with the footer.
 func TestTextOnlyMessageHasAnHTMLPart(t *testing.T) {
+	t.Parallel()
 	m := message("run-5.c1")
 	m.Text = "Revenue <fell>.\n\nSee the report."
 	e := outboxMail(t, m)

@@ -15,6 +15,7 @@ import (
 )
 
 func TestOutboxWritesParseableMessage(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "outbox")
 	var logs bytes.Buffer
 	o := email.NewOutbox(dir, from, slog.New(slog.NewTextHandler(&logs, nil)))
@@ -50,6 +51,7 @@ func TestOutboxWritesParseableMessage(t *testing.T) {
 }
 
 func TestOutboxResendOverwrites(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	o := email.NewOutbox(dir, from, nil)
 	m := message("sub-1.c1")
@@ -85,6 +87,7 @@ func TestOutboxResendOverwrites(t *testing.T) {
 }
 
 func TestOutboxFailures(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cancelled, cancel := context.WithCancel(t.Context())
 	cancel()

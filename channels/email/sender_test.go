@@ -39,6 +39,7 @@ func newSender(t *testing.T, srv *channeltest.SMTPServer, logger *slog.Logger, m
 }
 
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	channeltest.RunConformance(t, func(t *testing.T, logger *slog.Logger) (channels.Sender, channeltest.Peer) {
 		srv := channeltest.NewSMTPServer(t)
 		return newSender(t, srv, logger), srv
@@ -55,6 +56,7 @@ func message(id string) channels.Message {
 }
 
 func TestSendClassifiesReplies(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name      string
 		code      int
@@ -91,6 +93,7 @@ func TestSendClassifiesReplies(t *testing.T) {
 }
 
 func TestSendBuildsMessage(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	csv := []byte("\"Region\",\"Revenue\"\n\"EU\",\"12\"\n")
 	png := []byte{0x89, 'P', 'N', 'G', 0, 1, 2, 0xff, 0xfe}
@@ -152,6 +155,7 @@ func TestSendBuildsMessage(t *testing.T) {
 }
 
 func TestMessageIDSurvivesRestart(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, delivery string
 		readable       bool // the delivery id shows in the Message-ID as it is
@@ -190,6 +194,7 @@ func TestMessageIDSurvivesRestart(t *testing.T) {
 }
 
 func TestSendAuthenticates(t *testing.T) {
+	t.Parallel()
 	const user, pass = "relay-user", "relay-secret-XYZ"
 	cases := []struct {
 		name      string
@@ -225,6 +230,7 @@ func TestSendAuthenticates(t *testing.T) {
 }
 
 func TestSendReusesConnections(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name     string
 		maxIdle  int
@@ -278,6 +284,7 @@ func TestDeferralKeepsTheSession(t *testing.T) {
 // TestSenderKeepsAConnectionPerConcurrentSend: the smtp section's sender
 // keeps as many sessions open between sends as the kind runs sends at once.
 func TestSenderKeepsAConnectionPerConcurrentSend(t *testing.T) {
+	t.Parallel()
 	srv := channeltest.NewSMTPServer(t)
 	set := email.DefaultSettings()
 	set.Host, set.Port, set.TLSPolicy = srv.Host(), srv.Port(), "none"
@@ -285,6 +292,7 @@ func TestSenderKeepsAConnectionPerConcurrentSend(t *testing.T) {
 }
 
 func TestSendConcurrently(t *testing.T) {
+	t.Parallel()
 	srv := channeltest.NewSMTPServer(t)
 	s := newSender(t, srv, nil)
 	const n = 12
@@ -317,6 +325,7 @@ func TestSendConcurrently(t *testing.T) {
 // have it sent again), and the next send finds the session gone before it
 // sent anything and goes over a new one.
 func TestSendGoesOverANewSessionWhenTheRelayEndedOne(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name          string
 		before, after func(*channeltest.SMTPServer) // around the first send
@@ -347,6 +356,7 @@ func TestSendGoesOverANewSessionWhenTheRelayEndedOne(t *testing.T) {
 }
 
 func TestSendRefusesBadInput(t *testing.T) {
+	t.Parallel()
 	srv := channeltest.NewSMTPServer(t)
 	s := newSender(t, srv, nil)
 	dir := t.TempDir()
@@ -379,6 +389,7 @@ func TestSendRefusesBadInput(t *testing.T) {
 }
 
 func TestSendToUnreachableRelayIsTransient(t *testing.T) {
+	t.Parallel()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -397,6 +408,7 @@ func TestSendToUnreachableRelayIsTransient(t *testing.T) {
 }
 
 func TestSendEndsWithContextDuringHandshake(t *testing.T) {
+	t.Parallel()
 	// A relay that accepts the connection but never greets: the send must end
 	// when its context does, not when the SMTP timeout runs out.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -430,6 +442,7 @@ func TestSendEndsWithContextDuringHandshake(t *testing.T) {
 }
 
 func TestNewRejectsBadConfig(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		cfg  email.Config
@@ -464,6 +477,7 @@ func writeFile(t *testing.T, path string, data []byte) {
 // connection, and sends again: each send succeeds at its first call, however many dead
 // connections the pool held.
 func TestSendReplacesEveryStaleIdleConnection(t *testing.T) {
+	t.Parallel()
 	srv := channeltest.NewSMTPServer(t)
 	s := newSender(t, srv, nil)
 	var wg sync.WaitGroup
@@ -489,6 +503,7 @@ func TestSendReplacesEveryStaleIdleConnection(t *testing.T) {
 // TestSendRetiresConnectionsIdleTooLong uses no connection that has been idle for longer
 // than MaxIdleTime: relays and firewalls drop quiet connections without telling.
 func TestSendRetiresConnectionsIdleTooLong(t *testing.T) {
+	t.Parallel()
 	srv := channeltest.NewSMTPServer(t)
 	now := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 	var mu sync.Mutex

@@ -27,6 +27,7 @@ func newSender(srv *channeltest.ChatterServer, mod ...func(*feedchat.Config)) *f
 }
 
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	channeltest.RunConformance(t, func(t *testing.T, _ *slog.Logger) (channels.Sender, channeltest.Peer) {
 		srv := channeltest.NewChatterServer(t)
 		return newSender(srv), srv
@@ -38,6 +39,7 @@ func message(ch channels.Channel, id string) channels.Message {
 }
 
 func TestPostShape(t *testing.T) {
+	t.Parallel()
 	srv := channeltest.NewChatterServer(t)
 	id, err := newSender(srv, func(c *feedchat.Config) { c.APIVersion = "v60.0" }).Send(t.Context(), message(srv.Channel(), "d1"))
 	if err != nil {
@@ -54,6 +56,7 @@ func TestPostShape(t *testing.T) {
 }
 
 func TestTokenCachedAcrossSends(t *testing.T) {
+	t.Parallel()
 	srv := channeltest.NewChatterServer(t)
 	s := newSender(srv)
 	for i := range 3 {
@@ -67,6 +70,7 @@ func TestTokenCachedAcrossSends(t *testing.T) {
 }
 
 func TestConcurrentSendsShareOneLogin(t *testing.T) {
+	t.Parallel()
 	srv := channeltest.NewChatterServer(t)
 	s := newSender(srv)
 	var wg sync.WaitGroup
@@ -90,6 +94,7 @@ func TestConcurrentSendsShareOneLogin(t *testing.T) {
 }
 
 func TestTokenRefreshedOnceOn401(t *testing.T) {
+	t.Parallel()
 	srv := channeltest.NewChatterServer(t)
 	s := newSender(srv)
 	if _, err := s.Send(t.Context(), message(srv.Channel(), "d1")); err != nil {
@@ -109,6 +114,7 @@ func TestTokenRefreshedOnceOn401(t *testing.T) {
 }
 
 func TestTokenExpiresIn(t *testing.T) {
+	t.Parallel()
 	srv := channeltest.NewChatterServer(t)
 	srv.SetTokenLifetime(time.Hour)
 	fake := &fakeClock{t: time.Date(2026, 1, 1, 8, 0, 0, 0, time.UTC)}
@@ -134,6 +140,7 @@ func TestTokenExpiresIn(t *testing.T) {
 }
 
 func TestBadCredentialsArePermanent(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name   string
 		config func(*feedchat.Config)
@@ -167,6 +174,7 @@ func TestBadCredentialsArePermanent(t *testing.T) {
 }
 
 func TestCachedTokenNotReusedForAnotherPassword(t *testing.T) {
+	t.Parallel()
 	srv := channeltest.NewChatterServer(t)
 	s := newSender(srv)
 	if _, err := s.Send(t.Context(), message(srv.Channel(), "d1")); err != nil {
@@ -183,6 +191,7 @@ func TestCachedTokenNotReusedForAnotherPassword(t *testing.T) {
 }
 
 func TestFeedErrors(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name      string
 		status    int
@@ -234,6 +243,7 @@ func fixedServer(t *testing.T, tokenStatus, feedStatus int) (*httptest.Server, *
 }
 
 func TestRefusedFreshTokenIsPermanent(t *testing.T) {
+	t.Parallel()
 	srv, logins, posts := fixedServer(t, http.StatusOK, http.StatusUnauthorized)
 	s := feedchat.New(feedchat.Config{LoginURL: srv.URL}, srv.Client())
 	_, err := s.Send(t.Context(), message(channels.Channel{Config: []byte(`{"username":"u"}`), Secret: "p"}, "d1"))
@@ -246,6 +256,7 @@ func TestRefusedFreshTokenIsPermanent(t *testing.T) {
 }
 
 func TestLoginServerErrorsAreTransient(t *testing.T) {
+	t.Parallel()
 	for _, status := range []int{http.StatusServiceUnavailable, http.StatusTooManyRequests} {
 		t.Run(fmt.Sprint(status), func(t *testing.T) {
 			srv, _, posts := fixedServer(t, status, http.StatusCreated)
@@ -261,6 +272,7 @@ func TestLoginServerErrorsAreTransient(t *testing.T) {
 }
 
 func TestText(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("ž", 10001)
 	cases := []struct {
 		name, subject, text, want string
@@ -283,6 +295,7 @@ func TestText(t *testing.T) {
 // TestTextEndsWithTheDownloadLinks: a post names each file with its link,
 // after the text, and a text too long is cut to keep them.
 func TestTextEndsWithTheDownloadLinks(t *testing.T) {
+	t.Parallel()
 	links := channels.Links{Files: []channels.FileLink{{Name: "Revenue.pdf", URL: "https://herald.example.com/f/a.0.x.s"}}}
 	if got := feedchat.Text("Alert", "Revenue fell.", links); got != "Alert\nRevenue fell.\nRevenue.pdf: https://herald.example.com/f/a.0.x.s" {
 		t.Errorf("Text = %q", got)
@@ -313,6 +326,7 @@ func (c *fakeClock) Advance(d time.Duration) {
 // TestSenderKeepsAConnectionPerConcurrentSend: the feedChat section's sender
 // keeps as many connections to the server open as the kind runs sends at once.
 func TestSenderKeepsAConnectionPerConcurrentSend(t *testing.T) {
+	t.Parallel()
 	srv := channeltest.NewChatterServer(t)
 	set := feedchat.DefaultSettings()
 	set.LoginURL, set.ClientID, set.ClientSecret = srv.URL(), srv.ClientID(), srv.ClientSecret()

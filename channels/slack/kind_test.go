@@ -14,6 +14,7 @@ import (
 )
 
 func TestParse(t *testing.T) {
+	t.Parallel()
 	parse := slack.Descriptor.Parse
 	for _, ok := range []string{"C0123ABCD", "G0123ABCD", "D0123ABCD", "C01", "C0123456789ABCDEFGHIJ"} {
 		got, err := parse(slack.DefaultSettings(), json.RawMessage(`{"channel":"`+ok+`"}`))
@@ -60,6 +61,7 @@ func TestParse(t *testing.T) {
 }
 
 func TestSettings(t *testing.T) {
+	t.Parallel()
 	def := slack.DefaultSettings()
 	if err := def.Validate(); err != nil {
 		t.Fatalf("defaults do not validate: %v", err)
@@ -102,6 +104,7 @@ func TestSettings(t *testing.T) {
 }
 
 func TestDescriptor(t *testing.T) {
+	t.Parallel()
 	reg, err := channels.NewRegistry(slack.Descriptor)
 	if err != nil {
 		t.Fatal(err)

@@ -32,6 +32,7 @@ func newSender(t *testing.T, srv *slacktest.Server, mod ...func(*slack.Config)) 
 }
 
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	channeltest.RunConformance(t, func(t *testing.T, logger *slog.Logger) (channels.Sender, channeltest.Peer) {
 		srv := slacktest.New(t)
 		return newSender(t, srv, func(c *slack.Config) { c.Logger = logger }), srv
@@ -60,6 +61,7 @@ func blocks(t *testing.T, m slacktest.Message) []block {
 }
 
 func TestPostShape(t *testing.T) {
+	t.Parallel()
 	srv := slacktest.New(t)
 	id, err := newSender(t, srv).Send(t.Context(), message(srv.Channel(), "d1"))
 	if err != nil {
@@ -84,6 +86,7 @@ func TestPostShape(t *testing.T) {
 }
 
 func TestPostWithoutSubjectOrDeliveryID(t *testing.T) {
+	t.Parallel()
 	srv := slacktest.New(t)
 	m := message(srv.Channel(), "")
 	m.Subject = "  "
@@ -100,6 +103,7 @@ func TestPostWithoutSubjectOrDeliveryID(t *testing.T) {
 }
 
 func TestEmptyMessageIsPermanent(t *testing.T) {
+	t.Parallel()
 	srv := slacktest.New(t)
 	m := message(srv.Channel(), "d1")
 	m.Subject, m.Text = "", " \n"
@@ -112,6 +116,7 @@ func TestEmptyMessageIsPermanent(t *testing.T) {
 }
 
 func TestTextIsEscaped(t *testing.T) {
+	t.Parallel()
 	srv := slacktest.New(t)
 	m := message(srv.Channel(), "d1")
 	m.Subject = "Margin < 5% & falling"
@@ -137,6 +142,7 @@ func TestTextIsEscaped(t *testing.T) {
 }
 
 func TestLongTextSplitsIntoSections(t *testing.T) {
+	t.Parallel()
 	srv := slacktest.New(t)
 	var b strings.Builder
 	for i := range 400 {
@@ -172,6 +178,7 @@ func TestLongTextSplitsIntoSections(t *testing.T) {
 }
 
 func TestTextCutAtSlackLimit(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("&", 50000)
 	got := slack.Text("", long)
 	if n := utf8.RuneCountInString(got); n > 40000 || !strings.HasSuffix(got, "&amp;…") {
@@ -201,6 +208,7 @@ func writeFile(t *testing.T, name string, data []byte) string {
 var pdf = []byte("%PDF-1.4\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n2 0 obj << /Type /Pages /Kids [] /Count 0 >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n\x00\xff\x10binary")
 
 func TestAttachmentSharedAsOneMessage(t *testing.T) {
+	t.Parallel()
 	srv := slacktest.New(t)
 	m := message(srv.Channel(), "d1")
 	m.Attachments = []channels.Attachment{{Name: "revenue.pdf", ContentType: "application/pdf", Path: writeFile(t, "r.pdf", pdf)}}
@@ -223,6 +231,7 @@ func TestAttachmentSharedAsOneMessage(t *testing.T) {
 }
 
 func TestAttachmentsShareTogether(t *testing.T) {
+	t.Parallel()
 	srv := slacktest.New(t)
 	m := message(srv.Channel(), "d1")
 	csv := []byte("region,revenue\neu,12.5\n")
@@ -243,6 +252,7 @@ func TestAttachmentsShareTogether(t *testing.T) {
 }
 
 func TestBadAttachmentsArePermanent(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cases := []struct {
 		name string
@@ -271,6 +281,7 @@ func TestBadAttachmentsArePermanent(t *testing.T) {
 }
 
 func TestErrorClassification(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name       string
 		fail       slacktest.Failure
@@ -338,6 +349,7 @@ func TestErrorClassification(t *testing.T) {
 }
 
 func TestFailedCompletionIsRetried(t *testing.T) {
+	t.Parallel()
 	srv := slacktest.New(t)
 	s := newSender(t, srv)
 	m := message(srv.Channel(), "d1")
@@ -362,6 +374,7 @@ func TestFailedCompletionIsRetried(t *testing.T) {
 }
 
 func TestInvalidTokenIsPermanent(t *testing.T) {
+	t.Parallel()
 	srv := slacktest.New(t)
 	ch := srv.Channel()
 	ch.Secret = "xoxb-1111111111-2222222222-NotTheRightTokenAtAll"
@@ -388,6 +401,7 @@ func TestInvalidTokenIsPermanent(t *testing.T) {
 }
 
 func TestUnknownChannelIsPermanent(t *testing.T) {
+	t.Parallel()
 	srv := slacktest.New(t)
 	ch := channeltest.SetField(srv.Channel(), "channel", "C0NOSUCH00")
 	if _, err := newSender(t, srv).Send(t.Context(), message(ch, "d1")); !channels.IsPermanent(err) || !strings.Contains(err.Error(), "channel_not_found") {
@@ -396,6 +410,7 @@ func TestUnknownChannelIsPermanent(t *testing.T) {
 }
 
 func TestUnreachableIsTransient(t *testing.T) {
+	t.Parallel()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -412,6 +427,7 @@ func TestUnreachableIsTransient(t *testing.T) {
 }
 
 func TestTimeoutIsTransient(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
@@ -431,6 +447,7 @@ func TestTimeoutIsTransient(t *testing.T) {
 }
 
 func TestUnreadableAcceptanceIsPermanent(t *testing.T) {
+	t.Parallel()
 	garbled := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"ok":tru`))
@@ -445,6 +462,7 @@ func TestUnreadableAcceptanceIsPermanent(t *testing.T) {
 }
 
 func TestUploadURLOnAnotherHostIsRefused(t *testing.T) {
+	t.Parallel()
 	var uploads int
 	var mu sync.Mutex
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -474,6 +492,7 @@ func TestUploadURLOnAnotherHostIsRefused(t *testing.T) {
 }
 
 func TestConcurrentSends(t *testing.T) {
+	t.Parallel()
 	srv := slacktest.New(t)
 	s := newSender(t, srv)
 	var wg sync.WaitGroup
@@ -501,6 +520,7 @@ func TestConcurrentSends(t *testing.T) {
 }
 
 func TestBadBaseURLIsPermanent(t *testing.T) {
+	t.Parallel()
 	srv := slacktest.New(t)
 	s := slack.New(slack.Config{BaseURL: "not a url"})
 	if _, err := s.Send(t.Context(), message(srv.Channel(), "d1")); !channels.IsPermanent(err) {
@@ -511,6 +531,7 @@ func TestBadBaseURLIsPermanent(t *testing.T) {
 // TestSenderKeepsAConnectionPerConcurrentSend: the slack section's sender
 // keeps as many connections to the Web API open as the kind runs sends at once.
 func TestSenderKeepsAConnectionPerConcurrentSend(t *testing.T) {
+	t.Parallel()
 	srv := slacktest.New(t)
 	set := slack.DefaultSettings()
 	set.BaseURL = srv.URL()

@@ -7,6 +7,7 @@ import (
 )
 
 func TestSegments(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		body string
@@ -43,6 +44,7 @@ func TestSegments(t *testing.T) {
 }
 
 func TestTrim(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		body string
@@ -116,6 +118,7 @@ func FuzzTrim(f *testing.F) {
 // TestTrimBeforeKeepsTheLinks: a long text is cut to make room for the links
 // after it, which stay whole.
 func TestTrimBeforeKeepsTheLinks(t *testing.T) {
+	t.Parallel()
 	links := "\nhttps://herald.example.com/f/abc.0.t5x9.sig"
 	body := strings.Repeat("Revenue fell in every region. ", 20)
 	got := TrimBefore(body, links, 2)

@@ -15,6 +15,7 @@ import (
 )
 
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	channeltest.RunConformance(t, func(t *testing.T, _ *slog.Logger) (channels.Sender, channeltest.Peer) {
 		srv := channeltest.NewTwilioServer(t)
 		return sms.New(sms.Config{BaseURL: srv.URL(), Timeout: 5 * time.Second}), srv
@@ -26,6 +27,7 @@ func message(ch channels.Channel) channels.Message {
 }
 
 func TestSendClassifiesTwilioErrors(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name      string
 		status    int
@@ -63,6 +65,7 @@ func TestSendClassifiesTwilioErrors(t *testing.T) {
 }
 
 func TestSendValidationByTheAPI(t *testing.T) {
+	t.Parallel()
 	srv := channeltest.NewTwilioServer(t)
 	s := sms.New(sms.Config{BaseURL: srv.URL()})
 	cases := []struct {
@@ -93,6 +96,7 @@ func TestSendValidationByTheAPI(t *testing.T) {
 }
 
 func TestSendBody(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name          string
 		subject, text string
@@ -130,6 +134,7 @@ func TestSendBody(t *testing.T) {
 }
 
 func TestSendEmptyMessageIsPermanent(t *testing.T) {
+	t.Parallel()
 	srv := channeltest.NewTwilioServer(t)
 	m := message(srv.Channel())
 	m.Subject, m.Text = "", " \n"
@@ -143,6 +148,7 @@ func TestSendEmptyMessageIsPermanent(t *testing.T) {
 
 // A proxy in front of the API answers with its own bodies, not Twilio's JSON.
 func TestSendClassifiesNonJSONErrors(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name      string
 		status    int
@@ -171,6 +177,7 @@ func TestSendClassifiesNonJSONErrors(t *testing.T) {
 }
 
 func TestSendBaseURL(t *testing.T) {
+	t.Parallel()
 	var paths []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		paths = append(paths, r.URL.Path)
@@ -189,6 +196,7 @@ func TestSendBaseURL(t *testing.T) {
 }
 
 func TestSendAcceptedWithoutSIDIsPermanent(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusCreated)
 		_, _ = w.Write([]byte(`{"status":"queued"`))
@@ -201,6 +209,7 @@ func TestSendAcceptedWithoutSIDIsPermanent(t *testing.T) {
 }
 
 func TestSendNetworkErrorsAreTransient(t *testing.T) {
+	t.Parallel()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -218,6 +227,7 @@ func TestSendNetworkErrorsAreTransient(t *testing.T) {
 }
 
 func TestSendBadBaseURLIsPermanent(t *testing.T) {
+	t.Parallel()
 	ch := channeltest.NewTwilioServer(t).Channel()
 	if _, err := sms.New(sms.Config{BaseURL: "not a url"}).Send(t.Context(), message(ch)); !channels.IsPermanent(err) {
 		t.Fatalf("Send = %v, want a permanent error", err)
@@ -227,6 +237,7 @@ func TestSendBadBaseURLIsPermanent(t *testing.T) {
 // TestSenderKeepsAConnectionPerConcurrentSend: the sms section's sender keeps
 // as many connections to the API open as the kind runs sends at once.
 func TestSenderKeepsAConnectionPerConcurrentSend(t *testing.T) {
+	t.Parallel()
 	srv := channeltest.NewTwilioServer(t)
 	set := sms.DefaultSettings()
 	set.BaseURL = srv.URL()

@@ -19,6 +19,7 @@ func settings(allow ...string) *webhook.Settings {
 }
 
 func TestParse(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name   string
 		allow  []string
@@ -155,6 +156,7 @@ var refused = []struct{ addr, what string }{
 }
 
 func TestParseRefusesSpecialPurposeAddresses(t *testing.T) {
+	t.Parallel()
 	for _, tc := range refused {
 		host := tc.addr
 		if strings.Contains(host, ":") {
@@ -176,6 +178,7 @@ func TestParseRefusesSpecialPurposeAddresses(t *testing.T) {
 // kept, the IPv6 forms that carry a public IPv4 address and the
 // special-purpose ranges the registries call globally reachable included.
 func TestParseAdmitsGlobalAddresses(t *testing.T) {
+	t.Parallel()
 	for _, a := range []string{
 		"8.8.8.8", "1.1.1.1", "100.63.255.255", "100.128.0.1", "172.32.0.1", "192.0.1.255", "192.0.3.1",
 		"192.31.196.1", "192.52.193.1", "192.175.48.1", "198.17.255.255", "198.20.0.1", "223.255.255.255",
@@ -197,6 +200,7 @@ func TestParseAdmitsGlobalAddresses(t *testing.T) {
 // one, is an address some resolvers read (127.1, 2130706433 and 0x7f000001
 // are 127.0.0.1 to glibc) and no name; localhost names this host.
 func TestParseRefusesAddressesInOtherForms(t *testing.T) {
+	t.Parallel()
 	for host, want := range map[string]string{
 		"127.1":           "127.1 is not a host name",
 		"2130706433":      "2130706433 is not a host name",
@@ -239,6 +243,7 @@ func interfaces(list ...string) func() ([]net.Addr, error) {
 // interfaces is refused, public or not, in its IPv6 forms too, unless an
 // allowed network holds it.
 func TestParseRefusesTheHostsOwnAddresses(t *testing.T) {
+	t.Parallel()
 	set := settings()
 	set.InterfaceAddrs = interfaces("127.0.0.1/8", "9.9.9.9/24", "2a00:1450:4001::5/64")
 	for url, want := range map[string]string{
@@ -265,12 +270,14 @@ func TestParseRefusesTheHostsOwnAddresses(t *testing.T) {
 }
 
 func TestParseWithoutSettingsUsesDefaults(t *testing.T) {
+	t.Parallel()
 	if _, err := webhook.Descriptor.Parse(nil, json.RawMessage(`{"url":"https://127.0.0.1/"}`)); err == nil {
 		t.Fatal("Parse without settings admitted a loopback address")
 	}
 }
 
 func TestSettingsValidate(t *testing.T) {
+	t.Parallel()
 	if err := webhook.DefaultSettings().Validate(); err != nil {
 		t.Fatalf("defaults: %v", err)
 	}
@@ -302,6 +309,7 @@ func TestSettingsValidate(t *testing.T) {
 }
 
 func TestRecipientIsTheHost(t *testing.T) {
+	t.Parallel()
 	got := webhook.Descriptor.Recipient(json.RawMessage(`{"url":"https://hooks.example.com:8443/herald/T0K3N?sig=abc"}`))
 	if got != "hooks.example.com:8443" {
 		t.Fatalf("Recipient = %q", got)
@@ -309,6 +317,7 @@ func TestRecipientIsTheHost(t *testing.T) {
 }
 
 func TestRegistry(t *testing.T) {
+	t.Parallel()
 	r, err := channels.NewRegistry(webhook.Descriptor)
 	if err != nil {
 		t.Fatalf("NewRegistry: %v", err)

@@ -151,6 +151,7 @@ func (p *peer) count() int {
 }
 
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	channeltest.RunConformance(t, func(t *testing.T, log *slog.Logger) (channels.Sender, channeltest.Peer) {
 		set := settings("127.0.0.0/8")
 		p := newPeer(t, set)
@@ -161,6 +162,7 @@ func TestConformance(t *testing.T) {
 // TestSenderKeepsAConnectionPerConcurrentSend: the webhook section's sender
 // keeps as many connections to an endpoint open as the kind runs sends at once.
 func TestSenderKeepsAConnectionPerConcurrentSend(t *testing.T) {
+	t.Parallel()
 	set := settings("127.0.0.0/8")
 	channeltest.CheckConnectionsKept(t, webhook.Descriptor, set, newPeer(t, set))
 }
@@ -170,6 +172,7 @@ func message(ch channels.Channel, id string) channels.Message {
 }
 
 func TestRequest(t *testing.T) {
+	t.Parallel()
 	set := settings("127.0.0.0/8")
 	p := newPeer(t, set)
 	now := time.Now().Truncate(time.Second)
@@ -234,6 +237,7 @@ func TestRequest(t *testing.T) {
 }
 
 func TestRequestWithoutSource(t *testing.T) {
+	t.Parallel()
 	set := settings("127.0.0.0/8")
 	p := newPeer(t, set)
 	if _, err := newSender(t, set, channels.Env{}).Send(t.Context(), message(p.Channel(), "d1")); err != nil {
@@ -306,6 +310,7 @@ func loopbackOnly(t *testing.T, dialled *atomic.Int32) func(ctx context.Context,
 }
 
 func TestConnectTimeGuard(t *testing.T) {
+	t.Parallel()
 	srv, requests := counter(t)
 	port := strconv.Itoa(srv.Listener.Addr().(*net.TCPAddr).Port)
 	name := "hooks.example.test:" + port
@@ -373,6 +378,7 @@ func TestConnectTimeGuard(t *testing.T) {
 // refused when the sender connects, and nothing is dialled. The host's
 // addresses are read again once they are a minute old, not at every send.
 func TestConnectTimeGuardRefusesTheHostsOwnAddresses(t *testing.T) {
+	t.Parallel()
 	var reads atomic.Int32
 	own := interfaces("127.0.0.1/8", "9.9.9.9/24")
 	set := settings()
@@ -407,6 +413,7 @@ func TestConnectTimeGuardRefusesTheHostsOwnAddresses(t *testing.T) {
 // TestLocalhostRefused: localhost is refused at save, and a channel kept
 // under other settings is refused when it is sent to.
 func TestLocalhostRefused(t *testing.T) {
+	t.Parallel()
 	srv, requests := counter(t)
 	url := "https://localhost:" + strconv.Itoa(srv.Listener.Addr().(*net.TCPAddr).Port) + "/hook"
 	if _, err := webhook.Descriptor.Parse(settings(), channels.Encode(webhook.Endpoint{URL: url})); err == nil {
@@ -422,6 +429,7 @@ func TestLocalhostRefused(t *testing.T) {
 }
 
 func TestUnknownNameIsTransient(t *testing.T) {
+	t.Parallel()
 	set := settings()
 	set.Resolver = resolver{}
 	_, err := newSender(t, set, channels.Env{}).Send(t.Context(), message(unchecked("https://nowhere.example.test/", "s"), "d1"))
@@ -446,6 +454,7 @@ func fixed(t *testing.T, status int, header http.Header, body string) (*httptest
 }
 
 func TestResponses(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 1, 1, 8, 0, 0, 0, time.UTC)
 	const secret = "whsec-resp"
 	cases := []struct {
@@ -518,6 +527,7 @@ func TestResponses(t *testing.T) {
 // TestErrorBodyIsNeverQuoted: the error of a refusal says the status and
 // nothing of the body; the log quotes its first 200 bytes.
 func TestErrorBodyIsNeverQuoted(t *testing.T) {
+	t.Parallel()
 	set := settings("127.0.0.0/8")
 	srv, _ := fixed(t, 400, nil, strings.Repeat("z", 100<<10))
 	var log bytes.Buffer
@@ -535,6 +545,7 @@ func TestErrorBodyIsNeverQuoted(t *testing.T) {
 }
 
 func TestNetworkErrorsAreTransient(t *testing.T) {
+	t.Parallel()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -554,6 +565,7 @@ func TestNetworkErrorsAreTransient(t *testing.T) {
 // reach the receiver", transient; so a channel's owner cannot tell from it
 // what listens at an address. The log says what happened.
 func TestUnreachableSaysOnePhrase(t *testing.T) {
+	t.Parallel()
 	set := settings("127.0.0.0/8")
 	var log bytes.Buffer
 	s := newSender(t, set, channels.Env{Logger: slog.New(slog.NewTextHandler(&log, nil)), SendTimeout: 5 * time.Second})
@@ -579,6 +591,7 @@ func TestUnreachableSaysOnePhrase(t *testing.T) {
 }
 
 func TestTimeoutIsTransient(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
@@ -597,6 +610,7 @@ func TestTimeoutIsTransient(t *testing.T) {
 }
 
 func TestMissingSecretIsPermanent(t *testing.T) {
+	t.Parallel()
 	srv, requests := counter(t)
 	set := settings("127.0.0.0/8")
 	_, err := newSender(t, set, channels.Env{}).Send(t.Context(), message(channel(t, set, srv.URL, ""), "d1"))
@@ -606,6 +620,7 @@ func TestMissingSecretIsPermanent(t *testing.T) {
 }
 
 func TestAttachments(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(name string, b []byte) string {
 		path := filepath.Join(dir, name)
@@ -660,6 +675,7 @@ func TestAttachments(t *testing.T) {
 }
 
 func TestAttachmentEdgeCases(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	empty := filepath.Join(dir, "empty.txt")
 	if err := os.WriteFile(empty, nil, 0o600); err != nil {
@@ -696,6 +712,7 @@ func TestAttachmentEdgeCases(t *testing.T) {
 // TestHTTPSWithAnIntranetCA delivers over https to an endpoint whose
 // certificate a CA in webhook.caFile issued, and refuses it without that file.
 func TestHTTPSWithAnIntranetCA(t *testing.T) {
+	t.Parallel()
 	var got atomic.Int32
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got.Add(1)

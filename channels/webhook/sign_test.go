@@ -13,6 +13,7 @@ import (
 )
 
 func TestSign(t *testing.T) {
+	t.Parallel()
 	mac := hmac.New(sha256.New, []byte("s3cret"))
 	mac.Write([]byte(`1767254400.{"a":1}`))
 	want := "sha256=" + hex.EncodeToString(mac.Sum(nil))
@@ -22,6 +23,7 @@ func TestSign(t *testing.T) {
 }
 
 func TestVerify(t *testing.T) {
+	t.Parallel()
 	const secret = "whsec-test"
 	now := time.Date(2026, 1, 1, 8, 0, 0, 0, time.UTC)
 	body := []byte(`{"deliveryId":"d1","subject":"Revenue alert"}`)

@@ -53,6 +53,7 @@ func form(v url.Values) io.Reader { return strings.NewReader(v.Encode()) }
 const formType = "application/x-www-form-urlencoded"
 
 func TestJSONPostWithBearer(t *testing.T) {
+	t.Parallel()
 	srv := slacktest.New(t)
 	body := `{"channel":"` + srv.ChannelID() + `","text":"a &amp; b","blocks":[{"type":"divider"}],` +
 		`"metadata":{"event_type":"herald_delivery","event_payload":{"delivery_id":"d9"}}}`
@@ -70,6 +71,7 @@ func TestJSONPostWithBearer(t *testing.T) {
 }
 
 func TestAuth(t *testing.T) {
+	t.Parallel()
 	srv := slacktest.New(t)
 	post := url.Values{"channel": {srv.ChannelID()}, "text": {"hi"}}
 	for _, tc := range []struct {
@@ -106,6 +108,7 @@ func TestAuth(t *testing.T) {
 }
 
 func TestValidation(t *testing.T) {
+	t.Parallel()
 	srv := slacktest.New(t)
 	for _, tc := range []struct {
 		name string
@@ -137,6 +140,7 @@ func TestValidation(t *testing.T) {
 }
 
 func TestRawUploadAndShare(t *testing.T) {
+	t.Parallel()
 	srv := slacktest.New(t)
 	_, _, u := call(t, "POST", srv.URL()+"files.getUploadURLExternal", formType, srv.Token(),
 		form(url.Values{"filename": {"r.csv"}, "length": {"4"}}))
@@ -163,6 +167,7 @@ func TestRawUploadAndShare(t *testing.T) {
 }
 
 func TestFailNext(t *testing.T) {
+	t.Parallel()
 	srv := slacktest.New(t)
 	v := url.Values{"channel": {srv.ChannelID()}, "text": {"hi"}}
 	srv.FailNext(1, slacktest.RateLimited)
