@@ -1,27 +1,19 @@
 package app_test
 
 import (
-	"flag"
-	"fmt"
 	"os"
-	"runtime"
 	"testing"
+
+	"github.com/heraldhq/herald/internal/paralleltest"
 )
 
-// waitersPerCPU is how many tests of this package run at once per CPU unless
-// -test.parallel says otherwise. Most of them spend their time waiting on
-// other processes (herald binaries, nats-servers, a cron instant), not
-// computing, so Go's default of one per CPU leaves the machine idle.
-const waitersPerCPU = 4
+// minParallel is how many tests run at once unless -test.parallel says: eight,
+// or GOMAXPROCS if more. Most of them spend their time waiting on other
+// processes (herald binaries, nats-servers, a cron instant), not computing,
+// so Go's default of one per CPU leaves a small machine idle.
+const minParallel = 8
 
 func TestMain(m *testing.M) {
-	flag.Parse()
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
-	if !set {
-		if err := flag.Set("test.parallel", fmt.Sprint(waitersPerCPU*runtime.GOMAXPROCS(0))); err != nil {
-			panic(err)
-		}
-	}
+	paralleltest.AtLeast(minParallel)
 	os.Exit(m.Run())
 }

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,8 +13,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,6 +23,7 @@ import (
 	_ "github.com/mattn/go-sqlite3"
 	_ "modernc.org/sqlite"
 
+	"github.com/heraldhq/herald/internal/paralleltest"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/worker"
 )
@@ -36,7 +34,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv("HERALD_TEST_REPLICATOR") == "1" {
 		os.Exit(replicatorMain(os.Args[1:]))
 	}
-	parallelAtLeast(minParallel)
+	paralleltest.AtLeast(minParallel)
 	os.Exit(m.Run())
 }
 
@@ -46,19 +44,6 @@ func TestMain(m *testing.M) {
 // replicator processes that sync every interval, so GOMAXPROCS at a time,
 // the default, leaves a small machine idle.
 const minParallel = 6
-
-// parallelAtLeast lets n tests, or GOMAXPROCS if more, run at once, unless
-// the command line set -test.parallel.
-func parallelAtLeast(n int) {
-	flag.Parse()
-	given := false
-	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
-	if !given {
-		if err := flag.Set("test.parallel", strconv.Itoa(max(n, runtime.GOMAXPROCS(0)))); err != nil {
-			panic(err)
-		}
-	}
-}
 
 func replicatorMain(args []string) int {
 	cfg, err := ParseReplicatorArgs(args, os.Stderr)

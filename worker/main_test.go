@@ -1,16 +1,14 @@
 package worker
 
 import (
-	"flag"
-	"runtime"
-	"strconv"
 	"testing"
 
+	"github.com/heraldhq/herald/internal/paralleltest"
 	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) {
-	parallelAtLeast(minParallel)
+	paralleltest.AtLeast(minParallel)
 	goleak.VerifyTestMain(m,
 		// Parked for good when ObjectStore.Put's reply subscription is
 		// torn down before the watcher first runs (see Files.Put).
@@ -23,16 +21,3 @@ func TestMain(m *testing.M) {
 // expiries, a cluster's leader elections) and on real-time backoffs, so
 // GOMAXPROCS at a time, the default, leaves a small machine idle.
 const minParallel = 6
-
-// parallelAtLeast lets n tests, or GOMAXPROCS if more, run at once, unless
-// the command line set -test.parallel.
-func parallelAtLeast(n int) {
-	flag.Parse()
-	given := false
-	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
-	if !given {
-		if err := flag.Set("test.parallel", strconv.Itoa(max(n, runtime.GOMAXPROCS(0)))); err != nil {
-			panic(err)
-		}
-	}
-}
