@@ -25,7 +25,7 @@ type figures struct {
 
 // figuresOf reads the figures off a load generator's report.
 func figuresOf(r loadReport) figures {
-	return figures{rps: r.rps(), p50: r.Latency.quantile(0.50), p99: r.Latency.quantile(0.99), errors: r.Errors,
+	return figures{rps: r.rps(), p50: r.Latency.Quantile(0.50), p99: r.Latency.Quantile(0.99), errors: r.Errors,
 		serverCPU: r.ServerCPU, loadCPU: r.LoadCPU}
 }
 
