@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/heraldhq/herald/bench/internal/cpuset"
 	"github.com/heraldhq/herald/bench/internal/latency"
 )
 
@@ -94,7 +95,7 @@ func runLoad(ctx context.Context, spec loadSpec) (loadReport, error) {
 		r.Latency = &latency.Histogram{}
 	}
 	if len(spec.CPUs) > 0 && (!slices.Equal(r.CPUs, spec.CPUs) || r.GOMAXPROCS != len(spec.CPUs)) {
-		return loadReport{}, fmt.Errorf("load generator ran on %s with GOMAXPROCS %d, not on %s", formatCPUs(r.CPUs), r.GOMAXPROCS, formatCPUs(spec.CPUs))
+		return loadReport{}, fmt.Errorf("load generator ran on %s with GOMAXPROCS %d, not on %s", cpuset.Format(r.CPUs), r.GOMAXPROCS, cpuset.Format(spec.CPUs))
 	}
 	r.ServerCPU = -1
 	if haveServer {
@@ -116,7 +117,7 @@ func loadMain() error {
 		return fmt.Errorf("read spec: %w", err)
 	}
 	if len(spec.CPUs) > 0 {
-		if err := pin(spec.CPUs); err != nil {
+		if err := cpuset.Pin(spec.CPUs); err != nil {
 			return err
 		}
 	}
@@ -162,7 +163,7 @@ func generate(spec loadSpec) (loadReport, error) {
 	g.start = time.Now().Add(spec.Warmup)
 	g.end = g.start.Add(spec.Duration)
 	r := loadReport{Window: spec.Duration, GOMAXPROCS: runtime.GOMAXPROCS(0), Latency: &latency.Histogram{}}
-	r.CPUs, _ = processCPUs() // none where they cannot be read
+	r.CPUs, _ = cpuset.Allowed() // none where they cannot be read
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for range spec.Conns {

@@ -42,7 +42,7 @@ type side struct {
 
 // measure loads the side once and keeps its figures.
 func (s *side) measure(ctx context.Context, cfg config, last bool) (figures, error) {
-	spec := loadSpec{URL: s.url, Conns: cfg.conns, Warmup: cfg.warmup, Duration: cfg.dur, CPUs: cfg.split.load}
+	spec := loadSpec{URL: s.url, Conns: cfg.conns, Warmup: cfg.warmup, Duration: cfg.dur, CPUs: cfg.split.Load}
 	if s.header != nil {
 		h, err := s.header(ctx)
 		if err != nil {
