@@ -123,6 +123,7 @@ func TestAnImportAcrossFloorsIsFound(t *testing.T) {
 		{"internal/clock", "channels", false},
 		{"bench/api", "app", true},
 		{"bench/internal/latency", "app", false},
+		{"bench/internal/mailcheck", "bench/benchapp", false},
 	} {
 		f, ok := floorOf(c.pkg)
 		got := ok && f.allows(c.imp)
