@@ -45,6 +45,7 @@ var floors = []floor{
 	{pkgs: []string{"worker"}, may: with(leaves, "store")},
 	{pkgs: []string{"api"}, may: with(leaves, "notify", "store", "engine", "analytics", "analytics/...", "internal/httpserve")},
 	{pkgs: []string{"console"}, may: leaves},
+	{pkgs: []string{"bench/internal/..."}, may: []string{"channels/channeltest"}},
 	{pkgs: []string{"app", "app/apptest", "bench/..."}, may: []string{"..."}},
 	{pkgs: []string{"cmd/herald"}, may: []string{"app"}},
 }
@@ -120,6 +121,9 @@ func TestAnImportAcrossFloorsIsFound(t *testing.T) {
 		{"internal/httpserve", "api", false},
 		{"channels", "internal/clock", true},
 		{"internal/clock", "channels", false},
+		{"bench/api", "app", true},
+		{"bench/internal/latency", "app", false},
+		{"bench/internal/mailcheck", "channels/channeltest", true},
 	} {
 		f, ok := floorOf(c.pkg)
 		got := ok && f.allows(c.imp)

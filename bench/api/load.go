@@ -17,6 +17,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/heraldhq/herald/bench/internal/cpuset"
+	"github.com/heraldhq/herald/bench/internal/latency"
 )
 
 // loadEnv, set in its environment, makes the benchmark's binary the load
@@ -44,9 +47,9 @@ type loadReport struct {
 	Errors int64         `json:"errors"`
 	Window time.Duration `json:"window_ns"`
 	// CPUs are those the generator ran on, as the kernel says.
-	CPUs       []int      `json:"cpus"`
-	GOMAXPROCS int        `json:"gomaxprocs"`
-	Latency    *histogram `json:"latency"`
+	CPUs       []int              `json:"cpus"`
+	GOMAXPROCS int                `json:"gomaxprocs"`
+	Latency    *latency.Histogram `json:"latency"`
 
 	// ServerCPU and LoadCPU are the shares of their CPUs' time the
 	// server process and the generator used while the generator ran: 1 is
@@ -89,10 +92,10 @@ func runLoad(ctx context.Context, spec loadSpec) (loadReport, error) {
 		return loadReport{}, fmt.Errorf("load generator's report: %w", err)
 	}
 	if r.Latency == nil {
-		r.Latency = &histogram{}
+		r.Latency = &latency.Histogram{}
 	}
 	if len(spec.CPUs) > 0 && (!slices.Equal(r.CPUs, spec.CPUs) || r.GOMAXPROCS != len(spec.CPUs)) {
-		return loadReport{}, fmt.Errorf("load generator ran on %s with GOMAXPROCS %d, not on %s", formatCPUs(r.CPUs), r.GOMAXPROCS, formatCPUs(spec.CPUs))
+		return loadReport{}, fmt.Errorf("load generator ran on %s with GOMAXPROCS %d, not on %s", cpuset.Format(r.CPUs), r.GOMAXPROCS, cpuset.Format(spec.CPUs))
 	}
 	r.ServerCPU = -1
 	if haveServer {
@@ -114,7 +117,7 @@ func loadMain() error {
 		return fmt.Errorf("read spec: %w", err)
 	}
 	if len(spec.CPUs) > 0 {
-		if err := pin(spec.CPUs); err != nil {
+		if err := cpuset.Pin(spec.CPUs); err != nil {
 			return err
 		}
 	}
@@ -159,17 +162,17 @@ func generate(spec loadSpec) (loadReport, error) {
 	}
 	g.start = time.Now().Add(spec.Warmup)
 	g.end = g.start.Add(spec.Duration)
-	r := loadReport{Window: spec.Duration, GOMAXPROCS: runtime.GOMAXPROCS(0), Latency: &histogram{}}
-	r.CPUs, _ = processCPUs() // none where they cannot be read
+	r := loadReport{Window: spec.Duration, GOMAXPROCS: runtime.GOMAXPROCS(0), Latency: &latency.Histogram{}}
+	r.CPUs, _ = cpuset.Allowed() // none where they cannot be read
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for range spec.Conns {
 		wg.Go(func() {
-			var h histogram
+			var h latency.Histogram
 			ok, bad := g.connection(&h)
 			mu.Lock()
 			defer mu.Unlock()
-			r.Latency.merge(&h)
+			r.Latency.Merge(&h)
 			r.OK += ok
 			r.Errors += bad
 		})
@@ -181,7 +184,7 @@ func generate(spec loadSpec) (loadReport, error) {
 // connection sends requests one after the other on a keep-alive connection,
 // dialling again when the server closes it or a request fails, until the
 // end; it records the latency of each answer 200 that arrives in the window.
-func (g *generator) connection(h *histogram) (ok, bad int64) {
+func (g *generator) connection(h *latency.Histogram) (ok, bad int64) {
 	for time.Now().Before(g.end) {
 		conn, err := net.Dial("tcp", g.addr)
 		if err != nil {
@@ -201,7 +204,7 @@ func (g *generator) connection(h *histogram) (ok, bad int64) {
 
 // requests runs requests on conn until the end, an error or a closed
 // connection.
-func (g *generator) requests(conn net.Conn, h *histogram) (ok, bad int64) {
+func (g *generator) requests(conn net.Conn, h *latency.Histogram) (ok, bad int64) {
 	br := bufio.NewReaderSize(conn, 16<<10)
 	for {
 		sent := time.Now()
@@ -218,7 +221,7 @@ func (g *generator) requests(conn net.Conn, h *histogram) (ok, bad int64) {
 			bad++
 		case counted:
 			ok++
-			h.record(done.Sub(sent))
+			h.Record(done.Sub(sent))
 		}
 		if closed {
 			return ok, bad

@@ -35,6 +35,7 @@ import (
 
 	"github.com/heraldhq/herald/app"
 	"github.com/heraldhq/herald/bench/benchapp"
+	"github.com/heraldhq/herald/bench/internal/cpuset"
 	"github.com/heraldhq/herald/client"
 )
 
@@ -54,7 +55,7 @@ func main() {
 	loadCPUs := flag.String("load-cpus", "", "CPUs of the load generator (default: the CPUs the server's leave)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the last round's Herald measurement to this file")
 	flag.Parse()
-	sp, note, err := chooseSplit(*serverCPUs, *loadCPUs)
+	sp, note, err := cpuset.Choose(*serverCPUs, *loadCPUs)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -74,7 +75,7 @@ type config struct {
 	rounds      int
 	projects    int
 	cpuprofile  string
-	split       split
+	split       cpuset.Split
 }
 
 // servers are the two servers measured: Herald and the bare handler that
@@ -89,10 +90,10 @@ type servers struct {
 
 // run starts both servers and measures them.
 func run(ctx context.Context, cfg config) error {
-	if cfg.split.pinned() {
+	if cfg.split.Pinned() {
 		// Before Herald starts, so that its threads and pools are sized
 		// and placed for the server's CPUs.
-		if err := pin(cfg.split.server); err != nil {
+		if err := cpuset.Pin(cfg.split.Server); err != nil {
 			return err
 		}
 	}

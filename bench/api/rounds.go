@@ -25,7 +25,7 @@ type figures struct {
 
 // figuresOf reads the figures off a load generator's report.
 func figuresOf(r loadReport) figures {
-	return figures{rps: r.rps(), p50: r.Latency.quantile(0.50), p99: r.Latency.quantile(0.99), errors: r.Errors,
+	return figures{rps: r.rps(), p50: r.Latency.Quantile(0.50), p99: r.Latency.Quantile(0.99), errors: r.Errors,
 		serverCPU: r.ServerCPU, loadCPU: r.LoadCPU}
 }
 
@@ -42,7 +42,7 @@ type side struct {
 
 // measure loads the side once and keeps its figures.
 func (s *side) measure(ctx context.Context, cfg config, last bool) (figures, error) {
-	spec := loadSpec{URL: s.url, Conns: cfg.conns, Warmup: cfg.warmup, Duration: cfg.dur, CPUs: cfg.split.load}
+	spec := loadSpec{URL: s.url, Conns: cfg.conns, Warmup: cfg.warmup, Duration: cfg.dur, CPUs: cfg.split.Load}
 	if s.header != nil {
 		h, err := s.header(ctx)
 		if err != nil {

@@ -6,12 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/heraldhq/herald/app"
 	"github.com/heraldhq/herald/bench/benchapp"
+	"github.com/heraldhq/herald/bench/internal/revenue"
 	"github.com/heraldhq/herald/client"
 )
 
@@ -73,7 +73,7 @@ func (h *herald) load(ctx context.Context, dir string) error {
 // execution is what an execution through the API gave.
 type execution struct {
 	took time.Duration // from the request to the decoded rows
-	rows result
+	rows revenue.Result
 	uri  string // the data result's, which names the result the server computed or found
 }
 
@@ -103,12 +103,12 @@ func (h *herald) execute(ctx context.Context, alias string) (execution, error) {
 		return execution{}, err
 	}
 	e.took = time.Since(start)
-	e.rows, err = x.result()
+	e.rows, err = x.Result()
 	return e, err
 }
 
 // dataResult reads a data result, all its rows in one page, once it is computed.
-func (h *herald) dataResult(ctx context.Context, uri string) (*xtab, error) {
+func (h *herald) dataResult(ctx context.Context, uri string) (*revenue.XTab, error) {
 	for {
 		var out page
 		if err := h.c.Do(ctx, "GET", uri, nil, &out); err != nil {
@@ -126,8 +126,8 @@ func (h *herald) dataResult(ctx context.Context, uri string) (*xtab, error) {
 // page is a data result's answer: a page, or, while the result is still computing
 // (202, after the server held the request a moment), its URI.
 type page struct {
-	XTab *xtab  `json:"xtab_data"`
-	URI  string `json:"uri"`
+	XTab *revenue.XTab `json:"xtab_data"`
+	URI  string        `json:"uri"`
 }
 
 // decodeTime reads a computed data result again and times decoding its answer as
@@ -155,53 +155,4 @@ type raw []byte
 func (r *raw) UnmarshalJSON(data []byte) error {
 	*r = bytes.Clone(data)
 	return nil
-}
-
-// xtab is a data result as the API answers it: the row headers and the cells.
-type xtab struct {
-	Rows struct {
-		Lookups []map[string]string `json:"lookups"`
-		Tree    node                `json:"tree"`
-	} `json:"rows"`
-	Data        [][]*string `json:"data"`
-	OverallSize struct {
-		Rows int `json:"rows"`
-	} `json:"overall_size"`
-}
-
-// node is a node of a header tree; First and Last are the rows it spans.
-type node struct {
-	ID       *string `json:"id"`
-	First    int     `json:"first"`
-	Last     int     `json:"last"`
-	Children []node  `json:"children"`
-}
-
-// result reads the report's rows out of a data result whose rows are region, then
-// product, and whose one column is the metric.
-func (x *xtab) result() (result, error) {
-	if len(x.Data) != x.OverallSize.Rows || len(x.Rows.Lookups) != 2 {
-		return nil, fmt.Errorf("data result: %d of %d rows, %d row levels", len(x.Data), x.OverallSize.Rows, len(x.Rows.Lookups))
-	}
-	out := make(result, 0, len(x.Data))
-	for _, r := range x.Rows.Tree.Children {
-		for _, p := range r.Children {
-			if r.ID == nil || p.ID == nil || p.First != p.Last || p.First != len(out) || p.First >= len(x.Data) {
-				return nil, fmt.Errorf("data result: unexpected row header %+v under %+v", p, r)
-			}
-			cells := x.Data[p.First]
-			if len(cells) != 1 || cells[0] == nil {
-				return nil, fmt.Errorf("data result: row %d has cells %v", p.First, cells)
-			}
-			v, err := strconv.ParseFloat(*cells[0], 64)
-			if err != nil {
-				return nil, fmt.Errorf("data result: row %d: %w", p.First, err)
-			}
-			out = append(out, row{region: x.Rows.Lookups[0][*r.ID], product: x.Rows.Lookups[1][*p.ID], amount: v})
-		}
-	}
-	if len(out) != len(x.Data) {
-		return nil, fmt.Errorf("data result: the row headers name %d of %d rows", len(out), len(x.Data))
-	}
-	return out, nil
 }

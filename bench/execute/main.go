@@ -37,13 +37,11 @@ package main
 
 import (
 	"bufio"
-	"cmp"
 	"context"
 	"database/sql"
 	"flag"
 	"fmt"
 	"log"
-	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -56,6 +54,7 @@ import (
 	_ "github.com/mattn/go-sqlite3"
 
 	"github.com/heraldhq/herald/bench/benchapp"
+	"github.com/heraldhq/herald/bench/internal/revenue"
 )
 
 const model = `CREATE DATASET {dataset.regions} VISUAL(TITLE "Regions");
@@ -156,7 +155,7 @@ type timings struct {
 	uncached, cached, joinFirst, groupFirst []time.Duration
 	// decode is, per run, the time the client takes to decode Herald's page.
 	decode []time.Duration
-	want   result
+	want   revenue.Result
 }
 
 // measure runs each side runs+1 times, one after the other in every round; the first
@@ -192,14 +191,14 @@ func measure(ctx context.Context, h *herald, duck *sql.DB, runs int) (*timings, 
 		if err != nil {
 			return nil, err
 		}
-		if err := same(got, "herald", join, "duckdb join first"); err != nil {
+		if err := revenue.Same(got, "herald", join, "duckdb join first"); err != nil {
 			return nil, err
 		}
 		for _, o := range []struct {
-			r    result
+			r    revenue.Result
 			name string
 		}{{c.rows, "herald cached"}, {group, "duckdb group first"}} {
-			if err := same(o.r, o.name, got, "herald"); err != nil {
+			if err := revenue.Same(o.r, o.name, got, "herald"); err != nil {
 				return nil, err
 			}
 		}
@@ -345,76 +344,20 @@ func loadDuckDB(ctx context.Context, dir string) (*sql.DB, error) {
 	return db, nil
 }
 
-// row is a row of the report: a region's and a product's names and their revenue.
-type row struct {
-	region, product string
-	amount          float64
-}
-
-// result is the rows of the report, in any order.
-type result []row
-
-// cents is an amount to the cent. The amounts are DECIMAL(15,2) and every side sums
-// them exactly before it casts the sum to DOUBLE; a sum below 2^53 cents is within
-// half a cent of that DOUBLE, so rounding gives the exact sum back.
-func cents(v float64) int64 { return int64(math.Round(v * 100)) }
-
-// same compares two results row by row, in region and product order: the same names and
-// the same amounts to the cent. The error names the first row that differs.
-func same(a result, aName string, b result, bName string) error {
-	a, b = sorted(a), sorted(b)
-	for i := range max(len(a), len(b)) {
-		switch {
-		case i >= len(a):
-			return fmt.Errorf("%s has %d rows, %s %d: first missing %+v", aName, len(a), bName, len(b), b[i])
-		case i >= len(b):
-			return fmt.Errorf("%s has %d rows, %s %d: first extra %+v", aName, len(a), bName, len(b), a[i])
-		case a[i].region != b[i].region || a[i].product != b[i].product || cents(a[i].amount) != cents(b[i].amount):
-			return fmt.Errorf("row %d differs: %s %+v, %s %+v", i, aName, a[i], bName, b[i])
-		}
-	}
-	return nil
-}
-
-// sorted returns a copy of r in region and product order.
-func sorted(r result) result {
-	return slices.SortedFunc(slices.Values(r), func(x, y row) int {
-		return cmp.Or(strings.Compare(x.region, y.region), strings.Compare(x.product, y.product))
-	})
-}
-
 // query runs a hand-written report and reads every row.
-func query(ctx context.Context, db *sql.DB, q string) (time.Duration, result, error) {
+func query(ctx context.Context, db *sql.DB, q string) (time.Duration, revenue.Result, error) {
 	start := time.Now()
-	r, err := scan(ctx, db, q)
+	r, err := revenue.Scan(ctx, db, q)
 	return time.Since(start), r, err
 }
 
-// scan runs a query of the report and reads every row.
-func scan(ctx context.Context, db *sql.DB, q string) (result, error) {
-	rows, err := db.QueryContext(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out result
-	for rows.Next() {
-		var r row
-		if err := rows.Scan(&r.region, &r.product, &r.amount); err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
-}
-
 // sqliteReference times the report in SQLite once and checks its result.
-func sqliteReference(ctx context.Context, dir string, d data, want result) error {
+func sqliteReference(ctx context.Context, dir string, d data, want revenue.Result) error {
 	t, got, err := sqliteOnce(ctx, dir, d)
 	if err != nil {
 		return err
 	}
-	if err := same(got, "sqlite", want, "herald"); err != nil {
+	if err := revenue.Same(got, "sqlite", want, "herald"); err != nil {
 		return err
 	}
 	fmt.Printf("%-40s %10s (reference, one run; result equal)\n", "sqlite by hand", t.Round(time.Millisecond))
@@ -422,7 +365,7 @@ func sqliteReference(ctx context.Context, dir string, d data, want result) error
 }
 
 // sqliteOnce loads the same sales into SQLite and times the same query once.
-func sqliteOnce(ctx context.Context, dir string, d data) (time.Duration, result, error) {
+func sqliteOnce(ctx context.Context, dir string, d data) (time.Duration, revenue.Result, error) {
 	db, err := sql.Open("sqlite3", "file:"+filepath.Join(dir, "direct.sqlite")+"?_journal_mode=OFF&_synchronous=OFF")
 	if err != nil {
 		return 0, nil, err

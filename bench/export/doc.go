@@ -19,7 +19,8 @@
 //
 //	go run ./bench/export [-runs 3] [-rows 100000] [-pdf-rows 10000]
 //
-// The renderers alone are also Go benchmarks:
+// The renderers alone are also Go benchmarks, built with the bench tag only
+// so that go test ./... does not link the whole service to run none of them:
 //
-//	go test -run '^$' -bench . -benchtime 3x -benchmem ./bench/export
+//	go test -tags bench -run '^$' -bench . -benchtime 3x -benchmem ./bench/export
 package main

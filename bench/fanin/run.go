@@ -17,6 +17,7 @@ import (
 	"github.com/heraldhq/herald/app"
 	"github.com/heraldhq/herald/app/apptest"
 	"github.com/heraldhq/herald/bench/benchapp"
+	"github.com/heraldhq/herald/bench/internal/mailcheck"
 	"github.com/heraldhq/herald/channels/email"
 	"github.com/heraldhq/herald/store"
 )
@@ -40,7 +41,7 @@ type result struct {
 	cpu              time.Duration // the process's, from a second before the instant to the last mail
 	burst            histogram     // the scheduler's lateness over the fires of the instant's second
 	later            histogram     // and over the fires after it, until the last mail
-	checksum         uint64        // of every subscription's value, each checked (values.check)
+	checksum         uint64        // of every subscription's value, each checked (mailcheck.Values.Check)
 }
 
 // run sets up a fresh Herald, fires the burst and measures it.
@@ -50,8 +51,8 @@ func run(ctx context.Context, o options) result {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	vals := newValues(o.subs)
-	sink, err := benchapp.NewSink(o.subs, benchapp.WithBody(vals.see))
+	vals := mailcheck.NewValues(o.subs)
+	sink, err := benchapp.NewSink(o.subs, benchapp.WithBody(vals.See))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -115,7 +116,7 @@ func run(ctx context.Context, o options) result {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if r.checksum, err = vals.check(o, subOf); err != nil {
+	if r.checksum, err = vals.Check(o.subs, o.metrics, subOf); err != nil {
 		log.Fatal(err)
 	}
 	r.cpu = benchapp.CPUTime() - cpu

@@ -18,8 +18,10 @@
 //   - final: from the kill until every run is final and every mail in.
 //
 // The benchmark reports the medians, the worst RPO and the ratio of the two
-// RTOs, and says whether the RPO stayed within replica.syncInterval. Run it
-// three times:
+// RTOs, and says whether the RPO stayed within replica.syncInterval. It is
+// built with the bench tag only, so that go test ./... does not link a test
+// binary of the whole service for a benchmark it would not run. Run it three
+// times:
 //
-//	go test -run '^$' -bench . -benchtime 3x -timeout 30m -v ./bench/recovery
+//	go test -tags bench -run '^$' -bench . -benchtime 3x -timeout 30m -v ./bench/recovery
 package recovery

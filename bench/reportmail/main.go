@@ -33,6 +33,7 @@ import (
 	"github.com/heraldhq/herald/app"
 	"github.com/heraldhq/herald/app/apptest"
 	"github.com/heraldhq/herald/bench/benchapp"
+	"github.com/heraldhq/herald/bench/internal/mailcheck"
 	"github.com/heraldhq/herald/channels/email"
 	"github.com/heraldhq/herald/store"
 )
@@ -59,8 +60,8 @@ func main() {
 	}
 	defer os.RemoveAll(dir)
 	want := *nsubs + 1 // and the demo's own subscription, which fires every minute with the same report
-	got := &mails{}
-	sink, err := benchapp.NewSink(want, benchapp.WithBody(got.see))
+	got := &mailcheck.Mails{}
+	sink, err := benchapp.NewSink(want, benchapp.WithBody(got.See))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -127,7 +128,7 @@ func main() {
 	fmt.Printf("mail bodies accepted: %.1f MB, %.0f KB a mail\n", float64(sink.Bytes())/1e6, float64(sink.Bytes())/float64(total)/1e3)
 	fmt.Printf("the first of the %d mails accepted after %s, half after %s, the last after %s\n", want,
 		first.Round(time.Millisecond), half.Round(time.Millisecond), last.Round(time.Millisecond))
-	sum, err := got.check(*nsubs, len(strings.Split(*formats, ",")))
+	sum, err := got.Check(*nsubs, len(strings.Split(*formats, ",")))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package main
+package latency
 
 import (
 	"encoding/json"
@@ -24,23 +24,23 @@ func TestHistogramBuckets(t *testing.T) {
 }
 
 func TestHistogramQuantileAndJSON(t *testing.T) {
-	var h histogram
+	var h Histogram
 	for i := 1; i <= 1000; i++ {
-		h.record(time.Duration(i) * time.Microsecond)
+		h.Record(time.Duration(i) * time.Microsecond)
 	}
 	b, err := json.Marshal(&h)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var back histogram
+	var back Histogram
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}
 	if back != h {
-		t.Fatal("the histogram changed on its way through JSON")
+		t.Fatal("the Histogram changed on its way through JSON")
 	}
 	for q, want := range map[float64]time.Duration{0.5: 500 * time.Microsecond, 0.99: 990 * time.Microsecond} {
-		got := back.quantile(q)
+		got := back.Quantile(q)
 		if diff := got - want; diff < -want/32 || diff > want/32 {
 			t.Errorf("quantile(%v) = %v; want %v within 3 %%", q, got, want)
 		}

@@ -1,4 +1,4 @@
-package main
+package mailcheck
 
 import (
 	"encoding/base64"
@@ -24,18 +24,18 @@ func mimeMail(pdf string) (textproto.MIMEHeader, []byte) {
 // same files, and fails when one file differs in one of them.
 func TestMailsCheck(t *testing.T) {
 	t.Parallel()
-	same := &mails{}
+	same := &Mails{}
 	for range 3 {
-		same.see(mimeMail("pdf"))
+		same.See(mimeMail("pdf"))
 	}
-	if _, err := same.check(3, 2); err != nil {
+	if _, err := same.Check(3, 2); err != nil {
 		t.Fatalf("the same files: %v", err)
 	}
-	one := &mails{}
-	one.see(mimeMail("pdf"))
-	one.see(mimeMail("pdf"))
-	one.see(mimeMail("pdf, cut short"))
-	if _, err := one.check(3, 2); err == nil || !strings.Contains(err.Error(), "no 3 of the 3 mails") {
+	one := &Mails{}
+	one.See(mimeMail("pdf"))
+	one.See(mimeMail("pdf"))
+	one.See(mimeMail("pdf, cut short"))
+	if _, err := one.Check(3, 2); err == nil || !strings.Contains(err.Error(), "no 3 of the 3 mails") {
 		t.Errorf("one PDF different: %v", err)
 	}
 }

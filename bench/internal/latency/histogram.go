@@ -1,4 +1,4 @@
-package main
+package latency
 
 import (
 	"encoding/json"
@@ -13,9 +13,9 @@ const subBits = 5
 // nBuckets covers every int64 count of nanoseconds.
 const nBuckets = (64 - subBits) << subBits
 
-// histogram counts latencies in log-linear buckets: exact below 32 ns, then
+// Histogram counts latencies in log-linear buckets: exact below 32 ns, then
 // 32 buckets per doubling. The zero value is empty and ready to use.
-type histogram struct {
+type Histogram struct {
 	counts [nBuckets]int64
 	total  int64
 }
@@ -39,23 +39,23 @@ func bounds(i int) (low, high int64) {
 	return m << shift, (m+1)<<shift - 1
 }
 
-// record counts one latency.
-func (h *histogram) record(d time.Duration) {
+// Record counts one latency.
+func (h *Histogram) Record(d time.Duration) {
 	h.counts[bucketOf(int64(d))]++
 	h.total++
 }
 
-// merge adds o's counts to h's.
-func (h *histogram) merge(o *histogram) {
+// Merge adds o's counts to h's.
+func (h *Histogram) Merge(o *Histogram) {
 	for i, n := range o.counts {
 		h.counts[i] += n
 	}
 	h.total += o.total
 }
 
-// quantile is the latency below which a fraction q of the counts lie: the
+// Quantile is the latency below which a fraction q of the counts lie: the
 // middle of the bucket that holds it, or 0 when h is empty.
-func (h *histogram) quantile(q float64) time.Duration {
+func (h *Histogram) Quantile(q float64) time.Duration {
 	if h.total == 0 {
 		return 0
 	}
@@ -79,7 +79,7 @@ type bucket struct {
 }
 
 // MarshalJSON writes the non-empty buckets with their bounds.
-func (h *histogram) MarshalJSON() ([]byte, error) {
+func (h *Histogram) MarshalJSON() ([]byte, error) {
 	bs := []bucket{}
 	for i, n := range h.counts {
 		if n > 0 {
@@ -91,12 +91,12 @@ func (h *histogram) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON reads what MarshalJSON wrote.
-func (h *histogram) UnmarshalJSON(b []byte) error {
+func (h *Histogram) UnmarshalJSON(b []byte) error {
 	var bs []bucket
 	if err := json.Unmarshal(b, &bs); err != nil {
 		return err
 	}
-	*h = histogram{}
+	*h = Histogram{}
 	for _, x := range bs {
 		h.counts[bucketOf(x.LowNS)] += x.N
 		h.total += x.N

@@ -1,4 +1,4 @@
-package main
+package mailcheck
 
 import (
 	"bytes"
@@ -12,10 +12,10 @@ import (
 	"github.com/heraldhq/herald/channels/channeltest"
 )
 
-// mails keeps the mails the sink accepted, undecoded, to check their
+// Mails keeps the mails the sink accepted, undecoded, to check their
 // attachments after the burst: decoding them as they arrive would spend
 // the measured process's CPU.
-type mails struct {
+type Mails struct {
 	mu   sync.Mutex
 	msgs []mailBody
 }
@@ -25,17 +25,18 @@ type mailBody struct {
 	body []byte
 }
 
-func (m *mails) see(h textproto.MIMEHeader, body []byte) {
+// See keeps a mail.
+func (m *Mails) See(h textproto.MIMEHeader, body []byte) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.msgs = append(m.msgs, mailBody{h, bytes.Clone(body)})
 }
 
-// check verifies that at least n mails carry the same attachments, one per
+// Check verifies that at least n mails carry the same attachments, one per
 // format, and returns their checksum (SHA-256 of the sorted names and
 // digests): every subscriber got the same files, each whole. The demo's own
 // subscription may attach something else.
-func (m *mails) check(n, formats int) (string, error) {
+func (m *Mails) Check(n, formats int) (string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	bySum := map[string]int{}
