@@ -3,6 +3,7 @@ package replica
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -96,4 +97,46 @@ func runsIn(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return ids.String
+}
+
+// TestSyncedIsARecoveryPoint: once the replicator says it synced after a
+// commit, the replica holds that commit, even when the replicator is killed
+// at that moment, as is a control process that lost its machine. A commit
+// the replicator has not read yet from the database is not in the replica,
+// whatever upload it made since.
+func TestSyncedIsARecoveryPoint(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs replicator processes")
+	}
+	t.Parallel()
+	url, _ := replicaServer(t)
+	path := filepath.Join(t.TempDir(), "herald.db")
+	st, chans := seededStore(t, path, 1)
+	var want []string
+	for i := range 8 {
+		r, log := startReplicator(t, url, path, false)
+		id := fmt.Sprintf("r%d", i)
+		at := time.Date(2026, 3, 1, 10, i, 0, 0, time.UTC)
+		if err := st.EnqueueRun(context.Background(), store.Run{ID: id, SubscriptionID: "s1", ScheduledAt: at, Started: at},
+			[]store.Delivery{{ID: "d-" + id, ChannelID: chans[0], Kind: "email"}}); err != nil {
+			t.Fatal(err)
+		}
+		committed := time.Now()
+		poll := time.NewTicker(5 * time.Millisecond) // the replicator reports every sync interval
+		deadline := time.After(waitWithin)
+		for !r.Synced().After(committed) {
+			select {
+			case <-poll.C:
+			case <-deadline:
+				t.Fatalf("%s not replicated within %v:\n%s", id, waitWithin, log)
+			}
+		}
+		poll.Stop()
+		r.Kill()
+		want = append(want, id)
+		if got := runsIn(t, restoreCopy(t, url)); got != strings.Join(want, " ") {
+			t.Fatalf("the replicator said it synced %v after %s was committed, yet the replica holds runs %q",
+				r.Synced().Sub(committed).Round(time.Millisecond), id, got)
+		}
+	}
 }

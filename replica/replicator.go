@@ -186,6 +186,7 @@ func RunReplicator(ctx context.Context, cfg ReplicatorConfig, in io.Reader, out 
 
 	tick := clock.Real().NewTicker(cfg.SyncInterval) // a process of its own, on the machine's time
 	defer tick.Stop()
+	var synced time.Time
 	asked := false
 loop:
 	for {
@@ -195,7 +196,8 @@ loop:
 		case asked = <-stopped:
 			break loop
 		case <-tick.C():
-			w.write(report{TXID: uint64(rep.Pos().TXID), Synced: db.LastSuccessfulSyncAt(), Checkpoints: checkpoints()})
+			synced = syncedUpTo(ctx, db, rep, cfg.SyncInterval, synced)
+			w.write(report{TXID: uint64(rep.Pos().TXID), Synced: synced, Checkpoints: checkpoints()})
 		}
 	}
 	made := checkpoints() // Close forgets them
@@ -208,9 +210,13 @@ loop:
 	defer cancel()
 	// Close uploads what is new only once the database was opened, which
 	// its first read does: a database made since the last tick is read now.
-	_ = db.Sync(cctx)
+	began := time.Now()
+	readErr := db.Sync(cctx)
 	err := s.Close(cctx)
-	w.write(report{TXID: uint64(rep.Pos().TXID), Synced: db.LastSuccessfulSyncAt(), Checkpoints: made})
+	if readErr == nil && err == nil {
+		synced = began // Close uploaded all that read took
+	}
+	w.write(report{TXID: uint64(rep.Pos().TXID), Synced: synced, Checkpoints: made})
 	if err != nil {
 		return fmt.Errorf("replicate: the last upload: %w", err)
 	}
@@ -310,6 +316,33 @@ func replicaEmpty(ctx context.Context, client *lsnats.ReplicaClient) (bool, erro
 		}
 	}
 	return true, nil
+}
+
+// syncedUpTo is when the replica last held every commit of the database:
+// the start of a read of the database all of which the replica took. It
+// reads the database and uploads what is new, within d, and returns that
+// read's start once the replica holds it all, else last. Litestream's
+// LastSuccessfulSyncAt is no such point: an upload round that found no new
+// file of the database's succeeds, though commits since its last read of
+// the database (every half sync interval, later under load) are in no file
+// yet.
+func syncedUpTo(ctx context.Context, db *litestream.DB, rep *litestream.Replica, d time.Duration, last time.Time) time.Time {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	began := time.Now()
+	if err := db.Sync(ctx); err != nil {
+		return last
+	}
+	pos, err := db.Pos()
+	if err != nil || pos.IsZero() {
+		return last // no database yet, or none read
+	}
+	if rep.Pos().TXID < pos.TXID {
+		if err := rep.Sync(ctx); err != nil || rep.Pos().TXID < pos.TXID {
+			return last
+		}
+	}
+	return began
 }
 
 // checkpoints is how many checkpoints Litestream made in this process, as
