@@ -32,8 +32,7 @@ import (
 // B's replica, which A's replicator could have written to on thawing, still
 // restores for a third process C.
 func TestFrozenHolderWritesNothingOnceThawed(t *testing.T) {
-	// Not parallel: among other tests at once it failed in three ways
-	// (see the investigation of its timing under load).
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a nats-server and four herald processes")
 	}
