@@ -176,6 +176,7 @@ func fingerprint(t *testing.T, dir string) string {
 // three before it opens anything, says so, and its reports answer what A's
 // did, from the same key.
 func TestRestoreOnStartBringsTheWarehousesAndKeys(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a nats-server and two herald processes")
 	}
