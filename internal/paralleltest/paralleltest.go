@@ -7,9 +7,15 @@ import (
 )
 
 // AtLeast lets n tests, or GOMAXPROCS if more, run at once, unless the
-// command line set -test.parallel. A TestMain calls it before m.Run.
+// command line set -test.parallel or the race detector runs: its checks
+// make every test compute many times what it would, so that more tests at
+// once only share the CPUs and stretch the waits they hold to a time. A
+// TestMain calls it before m.Run.
 func AtLeast(n int) {
 	flag.Parse()
+	if race {
+		return
+	}
 	atLeast(flag.CommandLine, n)
 }
 

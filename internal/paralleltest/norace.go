@@ -1,0 +1,5 @@
+//go:build !race
+
+package paralleltest
+
+const race = false
