@@ -172,7 +172,16 @@ func TestPausingCallsOffHeldDeliveries(t *testing.T) {
 		}
 		return ds[0].(map[string]any)
 	}
-	waitFor(t, func() bool { d := delivery(); return d != nil && d["lastError"] == nil && d["state"] == "pending" })
+	// Held: the sender found the receiver refusing and keeps the delivery,
+	// charged nothing, for its next probe. Pending alone is true from the
+	// handover on, before the sender has taken the message, which a pause
+	// would then fail in the ledger, found so when it is claimed.
+	waitFor(t, func() bool {
+		return scrape(t, w.b.App.OpsURL())[`herald_worker_destinations_held{kind="webhook"}`] == 1
+	})
+	if d := delivery(); d == nil || d["lastError"] != nil || d["state"] != "pending" || d["attempts"] != 0.0 {
+		t.Fatalf("delivery held for the receiver = %v, want pending, charged nothing", d)
+	}
 	wantStatus(t, w.jane.do("PUT", sub, body(false)), 200)
 	waitFor(t, func() bool { return delivery()["state"] == "failed" })
 	if d := delivery(); d["lastError"] != "called off: the subscription was paused" || d["attempts"] != 0.0 {

@@ -75,6 +75,9 @@ func (w *Worker) listenCallOffs() (stop func(), err error) {
 			return
 		}
 		w.callOff(c)
+		if w.onCallOff != nil {
+			w.onCallOff(c)
+		}
 	})
 	if err != nil {
 		return nil, fmt.Errorf("worker: listen for call-offs: %w", err)
@@ -82,11 +85,12 @@ func (w *Worker) listenCallOffs() (stop func(), err error) {
 	return func() { _ = sub.Unsubscribe() }, nil
 }
 
-// callOff drops the waiting messages of the deliveries c names: their ledger
-// entries are failed already.
+// callOff drops the waiting messages of the deliveries c names, and marks
+// those being sent to be dropped should their destination hold them: their
+// ledger entries are failed already.
 func (w *Worker) callOff(c CallOff) {
 	for _, k := range w.kinds {
-		for _, t := range k.pool.take(c.matches) {
+		for _, t := range k.pool.callOff(c.matches) {
 			w.log.Info("delivery called off", "delivery", t.id, "reason", c.Reason)
 			w.settle(t.msg.Term(), t.id, outcomeDropped)
 			w.finish(k, t, outcomeDropped)

@@ -71,6 +71,7 @@ type task struct {
 	probe     bool      // picked as the probe of its held destination
 	touched   time.Time // when JetStream was last told it is in progress
 	notBefore time.Time // not picked before (a copy claimed elsewhere)
+	calledOff bool      // called off while it was being sent (see pool.callOff)
 
 	entry   Entry // read when it was last claimed
 	found   bool  // the ledger knows the delivery

@@ -43,7 +43,11 @@ func (w *Worker) deliver(stop context.Context, k *kind, t *task) outcome {
 	providerID, sendErr := k.sender.Send(sendCtx, m)
 	cancelSend()
 	w.metrics.sent(string(k.kind), time.Since(began), sendErr)
-	if w.held(k, t, sendErr) {
+	switch held, calledOff := w.held(k, t, sendErr); {
+	case calledOff:
+		w.log.Info("delivery called off", "delivery", id)
+		return w.settle(msg.Term(), id, outcomeDropped)
+	case held:
 		return outcomeHeld
 	}
 	if sendErr != nil {
@@ -56,10 +60,11 @@ func (w *Worker) deliver(stop context.Context, k *kind, t *task) outcome {
 
 // held records a send's result with its destination's breaker and reports
 // whether the task waits again, charged nothing: its destination took nothing,
-// or is held.
-func (w *Worker) held(k *kind, t *task, sendErr error) bool {
+// or is held. calledOff reports that it would, but was called off meanwhile:
+// it is to be dropped.
+func (w *Worker) held(k *kind, t *task, sendErr error) (held, calledOff bool) {
 	probe := t.probe
-	held, change := k.pool.result(w.clock.Now(), t, classify(sendErr), sendErr)
+	held, calledOff, change := k.pool.result(w.clock.Now(), t, classify(sendErr), sendErr)
 	dest := t.destName
 	switch {
 	case change == changeHeld:
@@ -70,7 +75,7 @@ func (w *Worker) held(k *kind, t *task, sendErr error) bool {
 	case held && probe:
 		w.log.Debug("destination still unavailable", "kind", k.kind, "destination", dest, "err", sendErr)
 	}
-	return held
+	return held, calledOff
 }
 
 // tooOld reports whether msg was published longer than Config.MaxWait ago.

@@ -154,20 +154,23 @@ func earliest(at *time.Time, t time.Time) {
 }
 
 // result records how the send of picked task t ended and reports whether t is
-// held: then it waits again, at its owner's front, charged nothing.
-func (p *pool) result(now time.Time, t *task, r verdict, err error) (held bool, change stateChange) {
+// held: then it waits again, at its owner's front, charged nothing, unless
+// it was called off while it was sent (calledOff): then it stays picked for
+// the caller to let go, as the call-off would have had it been waiting.
+func (p *pool) result(now time.Time, t *task, r verdict, err error) (held, calledOff bool, change stateChange) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	held, change = t.dest.record(p.policy, now, t.probe, r, err)
 	t.probe = false
-	if held {
+	calledOff = held && t.calledOff
+	if held && !calledOff {
 		p.unpick(t)
 		p.enqueue(t, true)
 	}
 	if change == changeReleased || t.dest.wakeAt().IsZero() {
 		signal(p.wake) // released, or the probe is over
 	}
-	return held, change
+	return held, calledOff, change
 }
 
 // requeue puts picked task t back among the waiting, startable from notBefore.
@@ -220,6 +223,26 @@ func (p *pool) release(t *task) {
 func (p *pool) take(match func(*task) bool) []*task {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	return p.takeLocked(match)
+}
+
+// callOff takes the waiting tasks match selects, as take does, and marks
+// those being sent called off: one whose send comes back held is let go
+// then (see result) rather than wait again for its destination.
+func (p *pool) callOff(match func(*task) bool) []*task {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := p.takeLocked(match)
+	for t := range p.all {
+		if match(t) {
+			t.calledOff = true
+		}
+	}
+	return out
+}
+
+// takeLocked is take; p.mu is held.
+func (p *pool) takeLocked(match func(*task) bool) []*task {
 	var out []*task
 	for owner, q := range p.queues {
 		q.tasks = slices.DeleteFunc(q.tasks, func(t *task) bool {

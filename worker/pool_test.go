@@ -78,7 +78,7 @@ func TestBreakerHoldsAfterFailuresInARow(t *testing.T) {
 	now := t0
 	sends, _ := p.pick(now, 3)
 	for i, s := range sends {
-		held, change := p.result(now, s, verdictTransient, errTest)
+		held, _, change := p.result(now, s, verdictTransient, errTest)
 		if wantHeld := i == 2; held != wantHeld || (change == changeHeld) != wantHeld {
 			t.Fatalf("failure %d: held %v, change %v", i+1, held, change)
 		}
@@ -95,13 +95,13 @@ func TestBreakerHoldsAfterFailuresInARow(t *testing.T) {
 		if len(probe) != 1 || !probe[0].probe {
 			t.Fatalf("at %v: picked %v, want one probe", now, ids(probe))
 		}
-		if held, _ := p.result(now, probe[0], verdictUnavailable, errTest); !held {
+		if held, _, _ := p.result(now, probe[0], verdictUnavailable, errTest); !held {
 			t.Fatal("a failed probe is charged")
 		}
 	}
 	now = now.Add(4 * time.Second)
 	probe, _ := p.pick(now, 10)
-	if held, change := p.result(now, probe[0], verdictOK, nil); held || change != changeReleased {
+	if held, _, change := p.result(now, probe[0], verdictOK, nil); held || change != changeReleased {
 		t.Fatalf("probe through: held %v, change %v", held, change)
 	}
 	p.done(probe[0])
@@ -154,3 +154,34 @@ func TestClassify(t *testing.T) {
 }
 
 var errTest = errors.New("451 try again later")
+
+// TestPoolCallOffReachesSendsInFlight: a call-off takes the waiting tasks it
+// names and marks the one being sent, which its destination then holds: that
+// one is not put back among the waiting but left for the caller to let go,
+// while the tasks it does not name wait on.
+func TestPoolCallOffReachesSendsInFlight(t *testing.T) {
+	t.Parallel()
+	p := newPool(testPolicy, 1, 10)
+	tasks(p, "a", "x", 3)
+	other := tasks(p, "b", "y", 1)[0]
+	now := t0
+	sending, _ := p.pick(now, 1)
+	if len(sending) != 1 || sending[0].owner != "a" {
+		t.Fatalf("picked %v, want one of a's", ids(sending))
+	}
+	taken := p.callOff(func(t *task) bool { return t.owner == "a" })
+	if len(taken) != 2 {
+		t.Fatalf("call-off took %v, want a's two waiting", ids(taken))
+	}
+	held, calledOff, _ := p.result(now, sending[0], verdictUnavailable, errTest)
+	if !held || !calledOff {
+		t.Fatalf("the send in flight came back held %v, called off %v; want both", held, calledOff)
+	}
+	p.done(sending[0])
+	if got, _ := p.pick(now, 10); len(got) != 1 || got[0] != other {
+		t.Fatalf("after the call-off: picked %v, want only %s", ids(got), other.id)
+	}
+	if all, sending, _ := p.state(); all != 1 || sending != 1 {
+		t.Errorf("pool holds %d, sending %d; want b's one, being sent", all, sending)
+	}
+}

@@ -52,6 +52,8 @@ type Options struct {
 
 	// onHeartbeat, a test hook, is told after each heartbeat of a kind.
 	onHeartbeat func()
+	// onCallOff, a test hook, is told of each call-off the worker handled.
+	onCallOff func(CallOff)
 }
 
 func (o Options) logger() *slog.Logger {
@@ -90,6 +92,8 @@ type Worker struct {
 
 	// onSettle, a test hook, is told what became of each message handled.
 	onSettle func(id string, o outcome)
+	// onCallOff is Options.onCallOff.
+	onCallOff func(CallOff)
 	// onHeartbeat is Options.onHeartbeat.
 	onHeartbeat func()
 }
@@ -114,7 +118,8 @@ func New(js jetstream.JetStream, ledger Ledger, files *Files, delivery *secret.B
 	}
 	w := &Worker{
 		js: js, ledger: ledger, files: files, delivery: delivery, cfg: cfg,
-		log: opt.logger(), clock: opt.clock(), rnd: rand.Int64N, metrics: newMetrics(opt.Registerer), onHeartbeat: opt.onHeartbeat,
+		log: opt.logger(), clock: opt.clock(), rnd: rand.Int64N, metrics: newMetrics(opt.Registerer),
+		onHeartbeat: opt.onHeartbeat, onCallOff: opt.onCallOff,
 	}
 	seen := make(map[channels.Kind]bool)
 	for _, s := range senders {
