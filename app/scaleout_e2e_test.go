@@ -73,24 +73,12 @@ func TestScaleOutSurvivesLosingAWorkerAndANATSNode(t *testing.T) {
 	lost := time.Now()
 	elected := newLeaderAt(t, cluster, "HERALD_DELIVERIES", leader)
 	var timeline []int // mails accepted, each half second after the kill
-	stopTimeline := make(chan struct{})
-	timelineDone := make(chan struct{})
-	go func() {
-		defer close(timelineDone)
-		tick := time.NewTicker(500 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stopTimeline:
-				return
-			case <-tick.C:
-				timeline = append(timeline, len(d.smtp.Messages()))
-			}
-		}
-	}()
+	stopTimeline := every(500*time.Millisecond, func() bool {
+		timeline = append(timeline, len(d.smtp.Messages()))
+		return true
+	})
 	done := d.waitMails(d.mails(), 60*time.Second)
-	close(stopTimeline)
-	<-timelineDone
+	stopTimeline()
 	t.Logf("mails accepted each half second after the kill: %v", timeline)
 	d.waitFinal(30 * time.Second)
 	// Both share the burst from its first second. The target is 40% each
@@ -137,40 +125,55 @@ func newLeaderAt(t *testing.T, cluster *apptest.NATSCluster, stream, old string)
 	t.Helper()
 	js := cluster.JetStream()
 	seen := make(chan time.Time, 1)
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(50 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			if leader := leaderOf(js, stream); leader != "" && leader != old {
-				seen <- time.Now()
-				return
-			}
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-			}
+	stop := every(50*time.Millisecond, func() bool {
+		info, err := streamInfo(js, stream, time.Second)
+		if err != nil || info.Cluster.Leader == "" || info.Cluster.Leader == old {
+			return true
 		}
-	}()
-	t.Cleanup(func() { close(stop); <-done; js.Conn().Close() })
+		seen <- time.Now()
+		return false
+	})
+	t.Cleanup(func() { stop(); js.Conn().Close() })
 	return seen
 }
 
-// leaderOf is the leader of stream as the cluster says within a second, or "".
-func leaderOf(js jetstream.JetStream, stream string) string {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+// every calls f each period until f returns false or the returned stop is
+// called; stop returns once f no longer runs.
+func every(period time.Duration, f func() bool) (stop func()) {
+	quit := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(period)
+		defer tick.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-tick.C:
+				if !f() {
+					return
+				}
+			}
+		}
+	}()
+	return func() { close(quit); <-done }
+}
+
+// streamInfo is what the cluster says of stream within d; the stream's
+// lookup carries it.
+func streamInfo(js jetstream.JetStream, stream string, d time.Duration) (*jetstream.StreamInfo, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	s, err := js.Stream(ctx, stream)
 	if err != nil {
-		return ""
+		return nil, err
 	}
-	if info := s.CachedInfo(); info.Cluster != nil {
-		return info.Cluster.Leader
+	info := s.CachedInfo()
+	if info.Cluster == nil {
+		return nil, fmt.Errorf("stream %s: no cluster information", stream)
 	}
-	return ""
+	return info, nil
 }
 
 // workerFrom is the address worker i sends from.
@@ -210,15 +213,9 @@ func streamLeader(t *testing.T, cluster *apptest.NATSCluster, stream string) str
 	t.Helper()
 	js := cluster.JetStream()
 	defer js.Conn().Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	s, err := js.Stream(ctx, stream)
+	info, err := streamInfo(js, stream, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
-	}
-	info, err := s.Info(ctx)
-	if err != nil || info.Cluster == nil {
-		t.Fatalf("stream %s: %v", stream, err)
 	}
 	if info.Config.Replicas != 3 {
 		t.Errorf("stream %s has %d replicas, want 3", stream, info.Config.Replicas)
