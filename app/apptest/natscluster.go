@@ -63,7 +63,7 @@ func natsServer() (path string, built bool, err error) {
 			return "", false, err
 		}
 		path = filepath.Join(dir, "nats-server")
-		return path, true, buildNATSServer(path)
+		return path, true, goBuild(path, natsServerModule)
 	}
 	dir := filepath.Join(cache, "herald-test")
 	path = filepath.Join(dir, fmt.Sprintf("nats-server-%s-%s-%s-%s", version, runtime.Version(), runtime.GOOS, runtime.GOARCH))
@@ -78,7 +78,7 @@ func natsServer() (path string, built bool, err error) {
 		return "", false, err
 	}
 	defer os.RemoveAll(tmp)
-	if err := buildNATSServer(filepath.Join(tmp, "nats-server")); err != nil {
+	if err := goBuild(filepath.Join(tmp, "nats-server"), natsServerModule); err != nil {
 		return "", false, err
 	}
 	// Whole or not at all: a test binary that builds it at the same time
@@ -94,15 +94,6 @@ func natsServerVersion() (string, error) {
 		return "", fmt.Errorf("go list -m %s: %w", natsServerModule, err)
 	}
 	return strings.TrimSpace(string(out)), nil
-}
-
-// buildNATSServer builds nats-server into path.
-func buildNATSServer(path string) error {
-	out, err := exec.Command("go", "build", "-o", path, natsServerModule).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("go build nats-server: %v\n%s", err, out)
-	}
-	return nil
 }
 
 // natsReadyWithin bounds how long a node may take to accept clients, and the

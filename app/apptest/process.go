@@ -2,6 +2,9 @@ package apptest
 
 import (
 	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -23,24 +26,60 @@ var (
 )
 
 // Binary builds the herald command once per test binary and returns its path.
+// The build is kept in the user's cache folder, one per checkout, and built
+// again in place: go build then links only when a source changed, so the test
+// binaries of one go test ./... link it once between them, and none leaves a
+// copy of it behind.
 func Binary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "herald-test-bin-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binary = filepath.Join(dir, "herald")
-		out, err := exec.Command("go", "build", "-o", binary, "github.com/heraldhq/herald/cmd/herald").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
+		binary, buildErr = buildHerald()
 	})
 	if buildErr != nil {
 		t.Fatal(buildErr)
 	}
 	return binary
+}
+
+const heraldCommand = "github.com/heraldhq/herald/cmd/herald"
+
+// buildHerald builds the herald command into the cache folder, or into a
+// temporary folder where there is no cache folder to keep it in.
+func buildHerald() (string, error) {
+	root, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}").Output()
+	if err != nil {
+		return "", fmt.Errorf("go list -m: %w", err)
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		dir, err := os.MkdirTemp("", "herald-test-bin-")
+		if err != nil {
+			return "", err
+		}
+		path := filepath.Join(dir, "herald")
+		return path, goBuild(path, heraldCommand)
+	}
+	dir := filepath.Join(cache, "herald-test")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(bytes.TrimSpace(root))
+	path := filepath.Join(dir, "herald-"+hex.EncodeToString(sum[:6]))
+	unlock, err := lockFile(path + ".lock")
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	return path, goBuild(path, heraldCommand)
+}
+
+// goBuild builds pkg into path.
+func goBuild(path, pkg string) error {
+	out, err := exec.Command("go", "build", "-o", path, pkg).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
+	}
+	return nil
 }
 
 // Process is the herald binary serving as a child process, as an operator runs it.
