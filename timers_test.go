@@ -19,8 +19,8 @@ var timers = []string{"NewTicker", "After", "NewTimer", "Tick", "AfterFunc", "Sl
 
 // mayWait are the folders whose code may call them: the clock itself, the
 // benchmarks, and the test helpers that wait on processes and servers of
-// their own (apptest's child processes, the protocol fakes).
-var mayWait = []string{"internal/clock", "bench", "app/apptest", "channels/channeltest", "channels/slack/slacktest"}
+// their own (apptest's child processes, natstest's servers, the protocol fakes).
+var mayWait = []string{"internal/clock", "bench", "app/apptest", "internal/natstest", "channels/channeltest", "channels/slack/slacktest"}
 
 // TestNoTimerOutsideTheClock holds the rule of internal/clock: no non-test
 // file outside mayWait calls time.NewTicker, After, NewTimer, Tick,

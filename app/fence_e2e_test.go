@@ -18,6 +18,7 @@ import (
 
 	"github.com/heraldhq/herald/app/apptest"
 	"github.com/heraldhq/herald/channels/channeltest"
+	"github.com/heraldhq/herald/internal/natstest"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -37,7 +38,7 @@ func TestFrozenHolderWritesNothingOnceThawed(t *testing.T) {
 		t.Skip("a nats-server and four herald processes")
 	}
 	const subs = 10
-	cluster := apptest.StartNATSCluster(t, 1)
+	cluster := natstest.Start(t, 1)
 	smtp := channeltest.NewSMTPServer(t)
 	shared := []string{"HERALD_NATS_URL=" + cluster.URL(), "HERALD_DELIVERY_LEDGER=jetstream",
 		"HERALD_DELIVERY_KEYFILE=" + writeKey(t), "HERALD_SMTP_HOST=" + smtp.Host(), fmt.Sprintf("HERALD_SMTP_PORT=%d", smtp.Port()),
@@ -180,7 +181,7 @@ func TestRestoreOnStartBringsTheWarehousesAndKeys(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a nats-server and two herald processes")
 	}
-	cluster := apptest.StartNATSCluster(t, 1)
+	cluster := natstest.Start(t, 1)
 	env := []string{"HERALD_NATS_URL=" + cluster.URL(), "HERALD_DELIVERY_LEDGER=jetstream",
 		"HERALD_DELIVERY_KEYFILE=" + writeKey(t), "HERALD_REPLICA_URL=" + cluster.Nodes[0].ClientURL + "/HERALD_REPLICA",
 		"HERALD_LOG_ACCESS=off"}

@@ -20,6 +20,7 @@ import (
 	"github.com/heraldhq/herald/app/apptest"
 	"github.com/heraldhq/herald/channels/channeltest"
 	"github.com/heraldhq/herald/client"
+	"github.com/heraldhq/herald/internal/natstest"
 )
 
 // recovery is the scale-out topology with a replicated control process: three
@@ -28,7 +29,7 @@ import (
 // 1,000 subscriptions due at one instant, one mail each.
 type recovery struct {
 	*drill
-	cluster *apptest.NATSCluster
+	cluster *natstest.Cluster
 	control []string // the control process's environment
 	workers []*apptest.Process
 }
@@ -38,7 +39,7 @@ func newRecovery(t *testing.T) *recovery {
 	if testing.Short() {
 		t.Skip("three nats-servers and four herald processes")
 	}
-	cluster := apptest.StartNATSCluster(t, 3)
+	cluster := natstest.Start(t, 3)
 	shared := []string{"HERALD_NATS_URL=" + cluster.URL(), "HERALD_NATS_REPLICAS=3", "HERALD_DELIVERY_LEDGER=jetstream",
 		"HERALD_DELIVERY_KEYFILE=" + writeKey(t), "HERALD_DELIVERY_ACKWAIT=2s"}
 	control := append(slices.Clone(shared), "HERALD_ROLES=api,engine",
@@ -200,7 +201,7 @@ func TestControlMachineLost(t *testing.T) {
 // checkReplicas checks that the replica's object store and the control
 // lease's bucket are kept on n nodes of the cluster: a node's loss loses
 // neither.
-func checkReplicas(t *testing.T, cluster *apptest.NATSCluster, n int) {
+func checkReplicas(t *testing.T, cluster *natstest.Cluster, n int) {
 	t.Helper()
 	ctx := context.Background()
 	js := cluster.JetStream()
@@ -277,7 +278,7 @@ func TestStandbyFiresNothingWhileTheLeaseIsHeld(t *testing.T) {
 		t.Skip("a nats-server and two herald processes")
 	}
 	const subs = 20
-	cluster := apptest.StartNATSCluster(t, 1)
+	cluster := natstest.Start(t, 1)
 	smtp := channeltest.NewSMTPServer(t)
 	env := []string{"HERALD_NATS_URL=" + cluster.URL(), "HERALD_DELIVERY_LEDGER=jetstream",
 		"HERALD_DELIVERY_KEYFILE=" + writeKey(t), "HERALD_REPLICA_URL=" + cluster.Nodes[0].ClientURL + "/HERALD_REPLICA",

@@ -13,6 +13,7 @@ import (
 
 	"github.com/heraldhq/herald/app/apptest"
 	"github.com/heraldhq/herald/channels/channeltest"
+	"github.com/heraldhq/herald/internal/natstest"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -29,7 +30,7 @@ func TestScaleOutSurvivesLosingAWorkerAndANATSNode(t *testing.T) {
 		t.Skip("three nats-servers and three herald processes")
 	}
 	const perRun = 5
-	cluster := apptest.StartNATSCluster(t, 3)
+	cluster := natstest.Start(t, 3)
 	keyFile := filepath.Join(t.TempDir(), "delivery.key")
 	if err := os.WriteFile(keyFile, []byte(base64.StdEncoding.EncodeToString(randomKey())+"\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -121,7 +122,7 @@ func TestScaleOutSurvivesLosingAWorkerAndANATSNode(t *testing.T) {
 
 // newLeaderAt watches stream on cluster, from now until the test ends, for a
 // leader other than old, and sends when it first saw one.
-func newLeaderAt(t *testing.T, cluster *apptest.NATSCluster, stream, old string) <-chan time.Time {
+func newLeaderAt(t *testing.T, cluster *natstest.Cluster, stream, old string) <-chan time.Time {
 	t.Helper()
 	js := cluster.JetStream()
 	seen := make(chan time.Time, 1)
@@ -209,7 +210,7 @@ func bySender(msgs []channeltest.Email) map[string]int {
 }
 
 // streamLeader names the NATS server that leads stream.
-func streamLeader(t *testing.T, cluster *apptest.NATSCluster, stream string) string {
+func streamLeader(t *testing.T, cluster *natstest.Cluster, stream string) string {
 	t.Helper()
 	js := cluster.JetStream()
 	defer js.Conn().Close()

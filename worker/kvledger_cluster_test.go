@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heraldhq/herald/app/apptest"
+	"github.com/heraldhq/herald/internal/natstest"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/worker"
 )
@@ -20,7 +20,7 @@ func TestKVLedgerSentOutlivesItsLeader(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a three-node NATS cluster")
 	}
-	c := apptest.StartNATSCluster(t, 3)
+	c := natstest.Start(t, 3)
 	js := c.JetStream()
 	defer js.Conn().Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -7,9 +7,6 @@ import (
 	"syscall"
 )
 
-// childProcAttr is nothing here: only Linux kills a child with its parent.
-func childProcAttr() *syscall.SysProcAttr { return nil }
-
 // killTree kills p; the processes it started are not known here.
 func killTree(p *os.Process) { _ = p.Kill() }
 

@@ -25,6 +25,7 @@ import (
 
 	"github.com/heraldhq/herald/app/apptest"
 	"github.com/heraldhq/herald/channels/channeltest"
+	"github.com/heraldhq/herald/internal/natstest"
 )
 
 const (
@@ -158,7 +159,7 @@ func drill(b *testing.B, lost bool) result {
 	b.Helper()
 	t := &scope{TB: b}
 	defer t.close()
-	cluster := apptest.StartNATSCluster(t, 3)
+	cluster := natstest.Start(t, 3)
 	smtp := channeltest.NewSMTPServer(t)
 	shared := []string{"HERALD_NATS_URL=" + cluster.URL(), "HERALD_NATS_REPLICAS=3", "HERALD_DELIVERY_LEDGER=jetstream",
 		"HERALD_DELIVERY_KEYFILE=" + keyFile(b), "HERALD_DELIVERY_ACKWAIT=2s", "HERALD_LOG_ACCESS=off", "HERALD_LOG_LEVEL=warn",

@@ -1,4 +1,4 @@
-package apptest
+package natstest
 
 import (
 	"context"
@@ -24,14 +24,14 @@ var (
 	natsBuildErr  error
 )
 
-// NATSServerBinary returns the path of a nats-server of the version go.mod
+// ServerBinary returns the path of a nats-server of the version go.mod
 // requires, built from the module once per test binary at most. The build is
 // kept in the user's cache folder under a name of that version and of the Go
 // toolchain, so that the test binaries that follow run it rather than link it
 // again, which takes seconds on a busy machine. A nats-server that go.mod
 // replaces has no version to name it by: it is built anew, into a temporary
 // folder, by each test binary.
-func NATSServerBinary(t testing.TB) string {
+func ServerBinary(t testing.TB) string {
 	t.Helper()
 	natsBuildOnce.Do(func() {
 		began := time.Now()
@@ -100,21 +100,21 @@ func natsServerVersion() (string, error) {
 // cluster to elect a JetStream meta leader.
 const natsReadyWithin = 30 * time.Second
 
-// NATSCluster is nats-server processes clustered with JetStream on loopback ports.
-type NATSCluster struct {
-	Nodes []*NATSNode
+// Cluster is nats-server processes clustered with JetStream on loopback ports.
+type Cluster struct {
+	Nodes []*Node
 	t     testing.TB
 }
 
-// NATSNode is one nats-server of a NATSCluster. It keeps its name, ports and
+// Node is one nats-server of a Cluster. It keeps its name, ports and
 // store folder across Stop, Kill and Start.
-type NATSNode struct {
+type Node struct {
 	Name      string
 	ClientURL string
 	// StoreDir is the node's JetStream store.
 	StoreDir string
-	// Out holds what every run of the process printed.
-	Out *SyncBuffer
+	// out holds what every run of the process printed.
+	out *syncBuffer
 
 	t      testing.TB
 	config string // the configuration file
@@ -125,27 +125,27 @@ type NATSNode struct {
 	err  error
 }
 
-// StartNATSCluster starts n nodes (n >= 1; n == 1 is a plain JetStream server) and
+// Start starts n nodes (n >= 1; n == 1 is a plain JetStream server) and
 // returns once every node accepts clients, the JetStream meta group has a leader and
 // the cluster can place a stream with a replica on every node.
 // It skips the test with a message naming the reason when it cannot bind loopback
 // ports. Every node is killed when the test ends, and what the nodes printed is
 // logged if the test failed.
-func StartNATSCluster(t testing.TB, n int) *NATSCluster {
+func Start(t testing.TB, n int) *Cluster {
 	t.Helper()
 	if n < 1 {
 		t.Fatalf("a NATS cluster of %d nodes", n)
 	}
-	bin := NATSServerBinary(t)
+	bin := ServerBinary(t)
 	ports := freeLoopbackPorts(t, 2*n) // in one go: a port freed by the first pick is not picked again
 	clientPorts, clusterPorts := ports[:n], ports[n:]
-	c := &NATSCluster{t: t}
+	c := &Cluster{t: t}
 	dir := t.TempDir()
 	for i := range n {
-		node := &NATSNode{
+		node := &Node{
 			Name:      fmt.Sprintf("nats-%d", i+1),
 			ClientURL: fmt.Sprintf("nats://127.0.0.1:%d", clientPorts[i]),
-			Out:       &SyncBuffer{},
+			out:       &syncBuffer{},
 			t:         t,
 		}
 		node.StoreDir = filepath.Join(dir, node.Name, "store")
@@ -171,7 +171,7 @@ func StartNATSCluster(t testing.TB, n int) *NATSCluster {
 		}
 		if t.Failed() {
 			for _, node := range c.Nodes {
-				t.Logf("%s printed:\n%s", node.Name, node.Out.String())
+				t.Logf("%s printed:\n%s", node.Name, node.out.String())
 			}
 		}
 	})
@@ -191,7 +191,7 @@ func StartNATSCluster(t testing.TB, n int) *NATSCluster {
 // waitPlacement returns once a stream of n replicas can be created: a meta leader
 // answers requests before it counts its peers as current, and until it does it
 // refuses to place a stream on all of them ("no suitable peers for placement").
-func (c *NATSCluster) waitPlacement(n int) {
+func (c *Cluster) waitPlacement(n int) {
 	c.t.Helper()
 	if n < 2 {
 		return
@@ -263,7 +263,7 @@ func freeLoopbackPorts(t testing.TB, n int) []int {
 }
 
 // URL is every node's client URL, comma-separated, as a client's server list.
-func (c *NATSCluster) URL() string {
+func (c *Cluster) URL() string {
 	urls := make([]string, len(c.Nodes))
 	for i, node := range c.Nodes {
 		urls[i] = node.ClientURL
@@ -273,7 +273,7 @@ func (c *NATSCluster) URL() string {
 
 // JetStream connects a client to every node of the cluster, reconnecting
 // without limit while nodes come and go. The caller closes js.Conn().
-func (c *NATSCluster) JetStream() jetstream.JetStream {
+func (c *Cluster) JetStream() jetstream.JetStream {
 	c.t.Helper()
 	nc, err := nats.Connect(c.URL(), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond),
 		nats.RetryOnFailedConnect(true))
@@ -291,7 +291,7 @@ func (c *NATSCluster) JetStream() jetstream.JetStream {
 // WaitJetStream returns once JetStream answers an account-info request
 // through the cluster, which takes a meta leader: after nodes restarted, for
 // instance. It fails the test after 30 seconds.
-func (c *NATSCluster) WaitJetStream() {
+func (c *Cluster) WaitJetStream() {
 	c.t.Helper()
 	js := c.JetStream()
 	defer js.Conn().Close()
@@ -306,20 +306,20 @@ func (c *NATSCluster) WaitJetStream() {
 
 // Start runs the node again, with the same name, ports and store folder, and
 // returns once it accepts clients. It does not wait for the node to catch up
-// with the cluster, nor for a meta leader (NATSCluster.WaitJetStream does).
-func (n *NATSNode) Start() {
+// with the cluster, nor for a meta leader (Cluster.WaitJetStream does).
+func (n *Node) Start() {
 	n.t.Helper()
 	if n.running() {
 		n.t.Fatalf("%s is running already", n.Name)
 	}
-	fmt.Fprintf(n.Out, "--- %s starts again ---\n", n.Name)
-	n.launch(NATSServerBinary(n.t))
+	fmt.Fprintf(n.out, "--- %s starts again ---\n", n.Name)
+	n.launch(ServerBinary(n.t))
 	n.waitAcceptsClients()
 }
 
 // Stop ends the node with SIGTERM, which nats-server answers with a clean
 // shutdown, and waits for it to exit; after 10 seconds it is killed.
-func (n *NATSNode) Stop() {
+func (n *Node) Stop() {
 	n.t.Helper()
 	cmd, done := n.current()
 	if done == nil {
@@ -335,12 +335,12 @@ func (n *NATSNode) Stop() {
 }
 
 // Kill ends the node with SIGKILL and waits for it to exit.
-func (n *NATSNode) Kill() {
+func (n *Node) Kill() {
 	n.t.Helper()
 	n.kill()
 }
 
-func (n *NATSNode) kill() {
+func (n *Node) kill() {
 	cmd, done := n.current()
 	if done == nil {
 		return
@@ -349,13 +349,13 @@ func (n *NATSNode) kill() {
 	<-done
 }
 
-func (n *NATSNode) current() (*exec.Cmd, chan struct{}) {
+func (n *Node) current() (*exec.Cmd, chan struct{}) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.cmd, n.done
 }
 
-func (n *NATSNode) running() bool {
+func (n *Node) running() bool {
 	_, done := n.current()
 	if done == nil {
 		return false
@@ -369,10 +369,10 @@ func (n *NATSNode) running() bool {
 }
 
 // launch starts the process without waiting for it to be ready.
-func (n *NATSNode) launch(bin string) {
+func (n *Node) launch(bin string) {
 	n.t.Helper()
 	cmd := exec.Command(bin, "--config", n.config)
-	cmd.Stdout, cmd.Stderr = n.Out, n.Out
+	cmd.Stdout, cmd.Stderr = n.out, n.out
 	cmd.SysProcAttr = childProcAttr()
 	if err := cmd.Start(); err != nil {
 		n.t.Fatalf("start %s: %v", n.Name, err)
@@ -391,7 +391,7 @@ func (n *NATSNode) launch(bin string) {
 }
 
 // waitAcceptsClients polls the client port until a client connects.
-func (n *NATSNode) waitAcceptsClients() {
+func (n *Node) waitAcceptsClients() {
 	n.t.Helper()
 	_, done := n.current()
 	deadline := time.Now().Add(natsReadyWithin)
@@ -406,11 +406,11 @@ func (n *NATSNode) waitAcceptsClients() {
 			n.mu.Lock()
 			exit := n.err
 			n.mu.Unlock()
-			n.t.Fatalf("%s exited before it accepted clients: %v\n%s", n.Name, exit, n.Out.String())
+			n.t.Fatalf("%s exited before it accepted clients: %v\n%s", n.Name, exit, n.out.String())
 		default:
 		}
 		if time.Now().After(deadline) {
-			n.t.Fatalf("%s did not accept clients on %s within %v: %v\n%s", n.Name, n.ClientURL, natsReadyWithin, err, n.Out.String())
+			n.t.Fatalf("%s did not accept clients on %s within %v: %v\n%s", n.Name, n.ClientURL, natsReadyWithin, err, n.out.String())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -1,4 +1,4 @@
-package apptest
+package natstest
 
 import (
 	"context"
@@ -9,13 +9,13 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// TestNATSClusterKeepsAStreamWhenANodeStops stops the leader of a stream of
+// TestClusterKeepsAStreamWhenANodeStops stops the leader of a stream of
 // three replicas: the stream takes messages from the two left, and the node
 // catches up when it starts again.
-func TestNATSClusterKeepsAStreamWhenANodeStops(t *testing.T) {
+func TestClusterKeepsAStreamWhenANodeStops(t *testing.T) {
 	t.Parallel()
 	began := time.Now()
-	c := StartNATSCluster(t, 3)
+	c := Start(t, 3)
 	t.Logf("3 nodes ready in %v", time.Since(began).Round(time.Millisecond))
 	js := c.JetStream()
 	defer js.Conn().Close()
@@ -94,11 +94,11 @@ func TestNATSClusterKeepsAStreamWhenANodeStops(t *testing.T) {
 	}
 }
 
-// TestNATSClusterOneNode is a plain JetStream server whose file store
+// TestClusterOneNode is a plain JetStream server whose file store
 // outlives a kill.
-func TestNATSClusterOneNode(t *testing.T) {
+func TestClusterOneNode(t *testing.T) {
 	t.Parallel()
-	c := StartNATSCluster(t, 1)
+	c := Start(t, 1)
 	if got, want := c.URL(), c.Nodes[0].ClientURL; got != want {
 		t.Errorf("URL %q, want %q", got, want)
 	}
@@ -132,7 +132,7 @@ func TestNATSClusterOneNode(t *testing.T) {
 }
 
 // node is the cluster's node of the given name.
-func (c *NATSCluster) node(t *testing.T, name string) *NATSNode {
+func (c *Cluster) node(t *testing.T, name string) *Node {
 	t.Helper()
 	for _, n := range c.Nodes {
 		if n.Name == name {
