@@ -154,6 +154,11 @@ func TestControlMachineLost(t *testing.T) {
 	t.Parallel()
 	r := newRecovery(t)
 	a := r.p
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("A printed:\n%s", tail(a.Out.String(), 6000))
+		}
+	})
 	stop := make(chan struct{})
 	made := markers(t, a.URL, stop)
 	r.waitAccepted(drillSubscriptions / 2)
