@@ -1,9 +1,13 @@
 package channeltest
 
 import (
+	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
+	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -27,7 +31,12 @@ type TCPProxy struct {
 func NewTCPProxy(t testing.TB, target string) *TCPProxy {
 	t.Helper()
 	p := &TCPProxy{target: target, addr: "127.0.0.1:0", conns: make(map[net.Conn]struct{})}
-	p.Up(t)
+	if ln, ok := listenOutsideEphemeral(); ok {
+		p.ln, p.addr = ln, ln.Addr().String()
+		p.wg.Go(func() { p.accept(ln) })
+	} else {
+		p.Up(t)
+	}
 	t.Cleanup(p.Down)
 	return p
 }
@@ -116,4 +125,32 @@ func (p *TCPProxy) pipe(dst, src net.Conn) {
 	p.mu.Unlock()
 	_ = dst.Close()
 	_ = src.Close()
+}
+
+// listenOutsideEphemeral listens on a loopback port below the range the
+// kernel hands out for port 0 and for outgoing connections, where it says
+// which that is (Linux). While the proxy is down no other listener or
+// connection is given its port, so that Up can take it again, however many
+// other tests run meanwhile.
+func listenOutsideEphemeral() (net.Listener, bool) {
+	data, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return nil, false
+	}
+	fields := strings.Fields(string(data))
+	if len(fields) != 2 {
+		return nil, false
+	}
+	low, err := strconv.Atoi(fields[0])
+	const floor = 10000 // above the ports services are commonly given
+	if err != nil || low <= floor {
+		return nil, false
+	}
+	for range 100 {
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", floor+rand.IntN(low-floor)))
+		if err == nil {
+			return ln, true
+		}
+	}
+	return nil, false
 }
