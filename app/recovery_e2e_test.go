@@ -41,7 +41,7 @@ func newRecovery(t *testing.T) *recovery {
 	}
 	cluster := natstest.Start(t, 3)
 	shared := []string{"HERALD_NATS_URL=" + cluster.URL(), "HERALD_NATS_REPLICAS=3", "HERALD_DELIVERY_LEDGER=jetstream",
-		"HERALD_DELIVERY_KEYFILE=" + writeKey(t), "HERALD_DELIVERY_ACKWAIT=2s"}
+		"HERALD_DELIVERY_KEYFILE=" + writeKey(t), "HERALD_DELIVERY_ACKWAIT=2s", "HERALD_LOG_LEVEL=info"}
 	control := append(slices.Clone(shared), "HERALD_ROLES=api,engine",
 		"HERALD_REPLICA_URL="+cluster.Nodes[0].ClientURL+"/HERALD_REPLICA")
 	r := &recovery{cluster: cluster, control: control}

@@ -35,8 +35,11 @@ func TestScaleOutSurvivesLosingAWorkerAndANATSNode(t *testing.T) {
 	if err := os.WriteFile(keyFile, []byte(base64.StdEncoding.EncodeToString(randomKey())+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// At info the processes say when they lose and take the control lease
+	// and reconnect, a handful of lines that tell a slow recovery's cause.
 	shared := []string{"HERALD_NATS_URL=" + cluster.URL(), "HERALD_NATS_REPLICAS=3",
-		"HERALD_DELIVERY_LEDGER=jetstream", "HERALD_DELIVERY_KEYFILE=" + keyFile, "HERALD_DELIVERY_ACKWAIT=2s"}
+		"HERALD_DELIVERY_LEDGER=jetstream", "HERALD_DELIVERY_KEYFILE=" + keyFile, "HERALD_DELIVERY_ACKWAIT=2s",
+		"HERALD_LOG_LEVEL=info"}
 	var workers []*apptest.Process
 	d := newDrillOf(t, perRun, func(d *drill) {
 		// Each worker sends from an address of its own, which tells the SMTP
@@ -48,9 +51,9 @@ func TestScaleOutSurvivesLosingAWorkerAndANATSNode(t *testing.T) {
 		}
 		t.Cleanup(func() {
 			if t.Failed() {
-				t.Logf("control printed:\n%s", tail(d.p.Out.String(), 4000))
+				t.Logf("control printed:\n%s", tail(d.p.Out.String(), 20000))
 				for i, w := range workers {
-					t.Logf("worker %d printed:\n%s", i+1, tail(w.Out.String(), 4000))
+					t.Logf("worker %d printed:\n%s", i+1, tail(w.Out.String(), 20000))
 				}
 			}
 		})
