@@ -12,7 +12,7 @@ import (
 // TestAccountAndProjectWalk goes the way a person does: log in, create a
 // user, create a project, add the user, disable them, list.
 func TestAccountAndProjectWalk(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	ctx := context.Background()
 	jane, janeURI := b.NewUser(t, "jane@example.com")
@@ -97,7 +97,7 @@ func TestAccountAndProjectWalk(t *testing.T) {
 }
 
 func TestProjectListingPagedForm(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	ctx := context.Background()
 	for _, title := range []string{"A", "B", "C"} {
@@ -137,7 +137,7 @@ func TestProjectListingPagedForm(t *testing.T) {
 }
 
 func TestDomainUsersListAndDelete(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	ctx := context.Background()
 	jane, janeURI := b.NewUser(t, "jane@example.com")
@@ -212,7 +212,7 @@ func asClientError(err error, target **client.Error) bool {
 }
 
 func TestLastProjectAdminStays(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	ctx := context.Background()
 	projectURI, _ := b.Admin.CreateProject(ctx, "P", "")

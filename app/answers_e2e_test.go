@@ -14,7 +14,7 @@ import (
 // TestProjectLinksAnswer follows every link of a project, as a member sees it, and gets
 // 200 from each: the caller's own roles and permissions, never a literal {uid}.
 func TestProjectLinksAnswer(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	w := newSubWorld(t) // jane is a viewer of the project
 	for _, path := range []string{"/svc/projects/" + w.pid, w.janeURI + "/projects"} {
 		body := w.jane.do("GET", path, "").json(t)
@@ -52,7 +52,7 @@ func TestProjectLinksAnswer(t *testing.T) {
 // asked with the unknown ones listed; the TT cookie lives exactly as long as the token;
 // an export of a result that does not exist is refused at once.
 func TestSmallerAnswers(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	w := newSubWorld(t)
 	md := "/svc/md/" + w.pid
 
@@ -107,7 +107,7 @@ func TestSmallerAnswers(t *testing.T) {
 // 415 naming the header, and takes one without a body whatever it declares; every
 // answer carries nosniff.
 func TestMethodsAndContentTypes(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	br := newBrowser(t, b.URL, "ua")
 	br.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)

@@ -15,7 +15,7 @@ import (
 )
 
 func TestLoginSetsSSTCookieAndTokenSetsTT(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	br := newBrowser(t, b.URL, "ua-1")
 	r := br.login(b.Config.AdminLogin, apptest.AdminPassword)
@@ -67,7 +67,7 @@ func cookieHeader(h http.Header, name string) string {
 }
 
 func TestNoCookiesGetSSTChallenge(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	br := newBrowser(t, b.URL, "ua")
 	for _, path := range []string{"/svc/account/token", "/svc/projects/abc", "/svc/account/profile/current"} {
@@ -80,7 +80,7 @@ func TestNoCookiesGetSSTChallenge(t *testing.T) {
 }
 
 func TestTemporaryTokenExpiresAndIsRenewed(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	br := newBrowser(t, b.URL, "ua")
 	br.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)
@@ -99,7 +99,7 @@ func TestTemporaryTokenExpiresAndIsRenewed(t *testing.T) {
 }
 
 func TestNewerTTDoesNotInvalidateOlder(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	first := newBrowser(t, b.URL, "ua")
 	first.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)
@@ -115,7 +115,7 @@ func TestNewerTTDoesNotInvalidateOlder(t *testing.T) {
 }
 
 func TestSSTExpiryNeedsNewLogin(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	br := newBrowser(t, b.URL, "ua")
 	br.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)
@@ -130,7 +130,7 @@ func TestSSTExpiryNeedsNewLogin(t *testing.T) {
 }
 
 func TestTokenNeedsTheLoginUserAgent(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	br := newBrowser(t, b.URL, "agent-at-login")
 	wantStatus(t, br.login(b.Config.AdminLogin, apptest.AdminPassword), 200)
@@ -145,7 +145,7 @@ func TestTokenNeedsTheLoginUserAgent(t *testing.T) {
 }
 
 func TestLogoutRevokesSessionAndTokens(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	br := newBrowser(t, b.URL, "ua")
 	r := br.login(b.Config.AdminLogin, apptest.AdminPassword)
@@ -171,7 +171,7 @@ func TestLogoutRevokesSessionAndTokens(t *testing.T) {
 }
 
 func TestYAMLResponses(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	br := newBrowser(t, b.URL, "ua")
 	r := br.do("POST", "/svc/account/login",
@@ -213,7 +213,7 @@ func TestYAMLResponses(t *testing.T) {
 }
 
 func TestFailedLoginsAreSlowedDownNotLockedOut(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	br := newBrowser(t, b.URL, "ua")
 	for i := range 5 {
@@ -249,7 +249,7 @@ func TestFailedLoginsAreSlowedDownNotLockedOut(t *testing.T) {
 }
 
 func TestClientRenewsTokensAndLogsInAgain(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	ctx := context.Background()
 	c := b.Client("go-client")

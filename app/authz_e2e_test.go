@@ -68,7 +68,7 @@ func (w *world) newUser(t *testing.T) string {
 
 // TestAuthorizationMatrix calls every endpoint as each kind of caller.
 func TestAuthorizationMatrix(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	w := newWorld(t)
 	viewerProfile := w.profiles["viewer"]
 	cases := []struct {

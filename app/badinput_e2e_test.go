@@ -11,7 +11,7 @@ import (
 // 4xx with the reference error body naming what is wrong, and that nothing
 // was stored.
 func TestBadInput(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	admin := newBrowser(t, b.URL, "ua")
 	admin.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)
@@ -85,7 +85,7 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestRequestLimitsAndCompatibility(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	admin := newBrowser(t, b.URL, "ua")
 	admin.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)
@@ -118,7 +118,7 @@ func TestRequestLimitsAndCompatibility(t *testing.T) {
 }
 
 func TestAddingUnknownUserIsAFailedItem(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	admin := newBrowser(t, b.URL, "ua")
 	admin.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)
@@ -137,7 +137,7 @@ func TestAddingUnknownUserIsAFailedItem(t *testing.T) {
 }
 
 func TestDuplicateLogin(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	admin := newBrowser(t, b.URL, "ua")
 	admin.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)

@@ -28,7 +28,7 @@ func sum(m map[string]float64, metric string) float64 {
 // has no line and herald_http_requests_total does not move, while every
 // mail goes out with its PDF, rendered once.
 func TestReportBurstMakesNoRequest(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	if testing.Short() {
 		t.Skip("a burst of 1,000 mails")
 	}

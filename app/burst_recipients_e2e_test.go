@@ -150,7 +150,7 @@ func (w *burstWorld) fire(t *testing.T, sub string, mails int) (map[string]any, 
 // malformed address, counting it; a report without the named label or
 // attribute is refused, naming the field.
 func TestBurstSendsEachAddressItsStore(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	var managers []string
 	storeOf := map[string]int{}
 	for i := range 1000 {
@@ -223,7 +223,7 @@ func TestBurstSendsEachAddressItsStore(t *testing.T) {
 // burst sends to addresses of the trusted domains only (or confirmed ones),
 // and counts the others as skipped: addresses from data are no way around it.
 func TestBurstHonoursRecipientVerification(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	w := newBurstWorld(t, 2, []string{"ann@example.com,s1", "eve@elsewhere.test,s2"}, func(c *app.Config) {
 		c.PublicURL = publicURL
 		c.Delivery.VerifyRecipients = true

@@ -18,7 +18,7 @@ import (
 // row's store's numbers, signed with the channel's secret; a row whose URL
 // the webhook kind refuses is skipped and counted.
 func TestBurstByWebhookPostsEachURLItsStore(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	var mu sync.Mutex
 	bodies := map[string]string{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

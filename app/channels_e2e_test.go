@@ -18,7 +18,7 @@ const smsSecret = "tw-auth-token-Zq81XvB3"
 const chatSecret = "chatter-pass+SECTOKEN-9kLm"
 
 func TestChannelLifecycle(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	jane := newBrowser(t, b.URL, "ua")
 	_, janeURI := b.NewUser(t, "jane@example.com")
@@ -130,7 +130,7 @@ func openSecret(t *testing.T, b *apptest.Bundle, uri string) string {
 // TestChannelPasswordsNeverLeak looks for the passwords in every response,
 // the log and every file of the data folder.
 func TestChannelPasswordsNeverLeak(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	br := newBrowser(t, b.URL, "ua")
 	br.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)

@@ -102,7 +102,7 @@ func (d *chatDemo) wantPDF(t *testing.T, link string) {
 // and its revenue in the metric's format, and an "Open" action that
 // downloads the PDF. The run is delivered.
 func TestTeamsDeliversTheDemoReport(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	srv := channeltest.NewTeamsServer(t)
 	d := startChatDemo(t, func(c *app.Config) {
 		c.Channels["webhook"].(*webhook.Settings).AllowNetworks = []string{"127.0.0.0/8"}
@@ -160,7 +160,7 @@ func TestTeamsDeliversTheDemoReport(t *testing.T) {
 // metric's format, and a button that downloads the PDF, in the
 // subscription's thread; the next fire replies in the same thread.
 func TestGoogleChatDeliversTheDemoReport(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	srv := channeltest.NewGoogleChatServer(t)
 	d := startChatDemo(t, func(c *app.Config) {
 		c.Channels["googleChat"].(*googlechat.Settings).BaseURL = srv.URL()

@@ -120,7 +120,7 @@ func csvRows(t *testing.T, m channeltest.Email) [][]string {
 // with onEmpty skip, and nothing is mailed; with notifyOwner, the owner is
 // told at the login address instead, and the channel is sent nothing.
 func TestEmptyReportSkipsOrTellsTheOwner(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	w := newChecksWorld(t)
 	stores := w.m.uris("attr.stores.id")["attr.stores.id"]
 	empty := w.byDate(`[` + stores + `] = "Nowhere"`)
@@ -172,7 +172,7 @@ func TestEmptyReportSkipsOrTellsTheOwner(t *testing.T) {
 // second run is skipped, saying since when nothing changed. New data mails
 // again.
 func TestSendWhenChangedSendsUnchangedDataOnce(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	w := newChecksWorld(t)
 	sub := w.subscribe(t, func(s map[string]any) {
 		everyFiveMinutes(s)
@@ -202,7 +202,7 @@ func TestSendWhenChangedSendsUnchangedDataOnce(t *testing.T) {
 // load that adds three rows, the second holds exactly those three; a fire
 // with nothing new is empty, and skipped.
 func TestNewRowsBySendsOnlyWhatIsNew(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	w := newChecksWorld(t)
 	date := w.m.uris("sold_on.date")["sold_on.date"]
 	sub := w.subscribe(t, func(s map[string]any) {
@@ -246,7 +246,7 @@ func column(rows [][]string, i int) []string {
 // one condition with f:previous; it holds at the fire that sees the drop,
 // not at the first (no previous value), nor over steady data, nor after.
 func TestDropAlertFiresOnceOnTheDrop(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	w := newChecksWorld(t)
 	amount := "f:executeMetric('" + w.metricURI + "')"
 	previous := "f:previous('" + w.metricURI + "')"
@@ -284,7 +284,7 @@ func TestDropAlertFiresOnceOnTheDrop(t *testing.T) {
 // says so in one line, and its link downloads the whole file. Without
 // publicURL, a file beyond the limit fails the delivery, saying why.
 func TestOversizeAttachmentTravelsAsALink(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	w := newChecksWorld(t)
 	// Names and cities of 120 characters, the most a label of the model
 	// holds: 52,000 rows of the two and the amount are 12.6 MiB of CSV.
@@ -335,7 +335,7 @@ func TestOversizeAttachmentTravelsAsALink(t *testing.T) {
 // so a file beyond the limit fails the delivery with that reason: never a
 // mail without it.
 func TestOversizeWithoutPublicURLFails(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	w := newChecksWorld(t, func(c *app.Config) {
 		c.PublicURL = ""
 		smtpOf(c).MaxAttachmentBytes = 100
@@ -358,7 +358,7 @@ func TestOversizeWithoutPublicURLFails(t *testing.T) {
 // TestChecksValidation: every new field is refused with a 400 naming its
 // path when wrong, and kept as given when right.
 func TestChecksValidation(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	w := newSubWorld(t)
 	m := &mdClient{t: t, b: w.admin, pid: w.pid, md: "/svc/md/" + w.pid}
 	ids := m.uris("sold_on.date", "attr.stores.id", "sold_on.year")

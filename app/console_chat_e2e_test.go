@@ -20,7 +20,7 @@ import (
 // its workflow's host, never its URL; a template that is not JSON is shown
 // at its field with its line and column.
 func TestConsoleChannelFormHasTheChatKinds(t *testing.T) {
-	t.Parallel()
+	gate.Long(t)
 	ctx := apptest.Chrome(t)
 	teams := channeltest.NewTeamsServer(t)
 	b := apptest.Start(t, func(c *app.Config) {

@@ -114,7 +114,7 @@ func quoteJS(s string) string {
 // server, preview it, pause it, sign out. Every page is shot at 1280×800 and
 // 390×844 into the test's artifact folder (go test -artifacts keeps them).
 func TestConsoleInBrowser(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	ctx := apptest.Chrome(t)
 	smtp := channeltest.NewSMTPServer(t)
 	b := apptest.StartDemo(t, func(c *app.Config) {

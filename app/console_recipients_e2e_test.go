@@ -16,7 +16,7 @@ import (
 // member's slice in words; a preview as one of them shows that member's
 // numbers and slice. Every page is shot at 1280×800 and 390×844.
 func TestConsoleShowsRecipientsAndSlices(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	ctx := apptest.Chrome(t)
 	w := newPermWorld(t)
 	users := []any{w.uris["ann"], w.uris["bob"], w.uris["cid"]}

@@ -80,7 +80,7 @@ func (c *consoleClient) signIn(login, password string) {
 // script; a channel's secret never appears in a page; values are escaped;
 // another user's channel is not found.
 func TestConsoleGuardsItsForms(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	w := newSubWorld(t)
 	c := newConsoleClient(t, w.b.URL)
 
@@ -169,7 +169,7 @@ var (
 // test message" mails the channel and shows the channel saying the provider
 // accepted it.
 func TestConsoleDownloadsAndTestMessage(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	smtp := channeltest.NewSMTPServer(t)
 	b := apptest.StartDemo(t, func(cfg *app.Config) {
 		sec := smtpOf(cfg)
@@ -230,7 +230,7 @@ func TestConsoleDownloadsAndTestMessage(t *testing.T) {
 // a sign-in leads to is a clean path of the console: TAB, NUL, "//" and the like lead
 // to the console's home instead.
 func TestConsoleNoticesAndNextAreTheConsoles(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	c := newConsoleClient(t, b.URL)
 	c.signIn(b.Config.AdminLogin, apptest.AdminPassword)

@@ -232,7 +232,7 @@ func tail(s string, n int) string { return s[max(len(s)-n, 0):] }
 // it has claimed the runs and sent little or nothing, and starts it again on the same
 // folder: every mail arrives once, within 30 s of the restart.
 func TestKillAtTheFireInstant(t *testing.T) {
-	t.Parallel()
+	gate.Long(t)
 	d := newDrill(t)
 	time.Sleep(time.Until(d.at.Add(60 * time.Millisecond)))
 	d.killAndRestart("60ms after the instant")
@@ -261,10 +261,10 @@ func (d *drill) killAndRestart(when string) {
 // lost, duplicates stay within the send concurrency, and everything is final within 30 s
 // of the restart.
 func TestKillMidBurst(t *testing.T) {
-	t.Parallel()
+	t.Parallel() // each kill point takes a slot of the gate
 	for _, at := range []int{100, 500, 900} {
 		t.Run(fmt.Sprint(at), func(t *testing.T) {
-			t.Parallel()
+			gate.Long(t)
 			d := newDrill(t)
 			d.waitAccepted(at)
 			d.killAndRestart(fmt.Sprintf("after %d mails accepted", at))
@@ -279,7 +279,7 @@ func TestKillMidBurst(t *testing.T) {
 // Nothing is lost, duplicates stay within the send concurrency, and everything is final
 // within 30 s of the restart.
 func TestKillMidBurstBesideAnExternalNATS(t *testing.T) {
-	t.Parallel()
+	gate.Long(t)
 	ns := startNATS(t, t.TempDir(), 0)
 	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
 	d := newDrill(t, "HERALD_NATS_URL="+ns.ClientURL())
@@ -291,7 +291,7 @@ func TestKillMidBurstBesideAnExternalNATS(t *testing.T) {
 // within its shutdown deadline, and after a restart every mail has arrived exactly once,
 // the rest within 10 s.
 func TestTermMidBurst(t *testing.T) {
-	t.Parallel()
+	gate.Long(t)
 	d := newDrill(t)
 	d.waitAccepted(300)
 	d.p.Signal(syscall.SIGTERM)
@@ -330,7 +330,7 @@ func drillOutage(t *testing.T) time.Duration {
 // is charged more than two attempts, every mail arrives once, the last within 10 s of
 // the relay taking mail again.
 func TestRelayDeferringEverything(t *testing.T) {
-	t.Parallel()
+	gate.Long(t)
 	d := newDrill(t)
 	outage := drillOutage(t)
 	d.smtp.DeferAll(451)

@@ -16,7 +16,7 @@ import (
 // sends it through JetStream to a real SMTP server, and the run history says
 // so.
 func TestSubscriptionFiresAndMailIsDelivered(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	smtp := channeltest.NewSMTPServer(t)
 	w := newSubWorldWith(t, func(c *app.Config) {
 		sec := smtpOf(c)
@@ -72,7 +72,7 @@ func TestSubscriptionFiresAndMailIsDelivered(t *testing.T) {
 // connection, as relays and firewalls do with quiet ones, and fires again: every
 // delivery of the second burst is sent at its first attempt.
 func TestBurstAfterTheRelayDroppedThePool(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	smtp := channeltest.NewSMTPServer(t)
 	w := newSubWorldWith(t, func(c *app.Config) {
 		sec := smtpOf(c)
@@ -125,7 +125,7 @@ func TestBurstAfterTheRelayDroppedThePool(t *testing.T) {
 // connection, keeps it away while the probes fail, and brings it back: every mail is
 // accepted within 10 s, each delivery sent at its first attempt, none failed.
 func TestRelayOutageHoldsDeliveries(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	smtp := channeltest.NewSMTPServer(t)
 	relay := channeltest.NewTCPProxy(t, smtp.Addr())
 	w := newSubWorldWith(t, func(c *app.Config) {

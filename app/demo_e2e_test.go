@@ -66,7 +66,7 @@ func startDemoAt(t *testing.T, dir string, clock *apptest.Clock) (a *app.App, ou
 var demoProject = regexp.MustCompile(`Created the demo project /svc/projects/([a-z0-9]+)`)
 
 func TestDemo(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	dir := t.TempDir()
 	// Half a minute before the subscription fires.
 	clock := apptest.NewClock(time.Date(2026, 3, 2, 9, 0, 30, 0, time.UTC))

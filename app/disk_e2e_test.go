@@ -17,7 +17,7 @@ import (
 // within 10 s, naming the data folder; nothing is lost or charged an attempt; once space
 // returns, every mail arrives once within 30 s and every run and delivery is final.
 func TestDiskFullAtTheInstant(t *testing.T) {
-	t.Parallel()
+	gate.Long(t)
 	dir := t.TempDir()
 	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=160m"); err != nil {
 		t.Skipf("cannot mount a tmpfs for a disk that fills (needs root): %v", err)

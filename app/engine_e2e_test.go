@@ -19,7 +19,7 @@ import (
 // runs, each with the metric's value in its text, the PDF, and one delivery
 // per channel, written as mail to the outbox folder.
 func TestSubscriptionOnTheDemoFiresTwice(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.StartDemo(t, func(c *app.Config) { c.Subs.MinInterval = time.Second })
 	m := regexp.MustCompile(`demo project /svc/projects/([a-z0-9]+)`).FindStringSubmatch(b.Stdout.String())
 	if m == nil {

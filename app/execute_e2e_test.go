@@ -64,7 +64,7 @@ func (s *shop) by(keep func(shopOrder) bool, key func(shopOrder) string) map[str
 func region(o shopOrder) string { return regionNames[o.region] }
 
 func TestExecuteAggregations(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	_, r := newShopReports(t, 40, 3000)
 	category := func(o shopOrder) string { return r.s.products[o.product] }
 
@@ -155,7 +155,7 @@ func filtersInAndNotIn(t *testing.T, r *shopReports) {
 }
 
 func TestExecutePaging(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	_, r := newShopReports(t, 2500, 6000)
 	res := r.execute(r.content(gridDef([]any{gridAttr(r.uris["label.products.name"])}, []any{"metricGroup"}, []string{r.revenue, r.orders})))
 	wantStatus(t, res, 201)
@@ -201,7 +201,7 @@ func TestExecutePaging(t *testing.T) {
 }
 
 func TestExecuteStoredAndCached(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b, r := newShopReports(t, 20, 500)
 	def := r.create(jsonString(map[string]any{"reportDefinition": map[string]any{"meta": map[string]any{"title": "Revenue by region"},
 		"content": gridDef([]any{gridAttr(r.uris["label.regions.name"])}, []any{"metricGroup"}, []string{r.revenue})}}))
@@ -266,7 +266,7 @@ func TestExecuteStoredAndCached(t *testing.T) {
 }
 
 func TestExecuteMetricThroughClient(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b, r := newShopReports(t, 10, 300)
 	var cents int64
 	for _, o := range r.s.orders {
@@ -293,7 +293,7 @@ func TestExecuteMetricThroughClient(t *testing.T) {
 }
 
 func TestExecuteBadInput(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b, r := newShopReports(t, 5, 50)
 	other, _ := b.NewUser(t, "outsider@x.io")
 	outsider := newBrowser(t, b.URL, "ua-out")
@@ -355,7 +355,7 @@ func wrapped(m *mdClient, def map[string]any) map[string]any {
 // version; they share the computed data, and each reads back a result that names her as
 // its author at her time. A non-member reads neither.
 func TestEachCallerGetsItsOwnResult(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b, r := newShopReports(t, 5, 50)
 	_, janeURI := b.NewUser(t, "jane@x.io")
 	wantStatus(t, r.b.do("POST", "/svc/projects/"+r.pid+"/users",

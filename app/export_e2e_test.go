@@ -15,7 +15,7 @@ import (
 )
 
 func TestExportExecutedReport(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b, r := newShopReports(t, 30, 2000)
 	ctx := context.Background()
 	def := r.create(jsonString(map[string]any{"reportDefinition": map[string]any{"meta": map[string]any{"title": "Revenue by region"},
@@ -128,7 +128,7 @@ func checkRows(t *testing.T, rows [][]string, want map[string][2]float64) {
 // TestCSVExportNeutralizesFormulas loads store names that a spreadsheet would run as
 // formulas and finds them quoted in the CSV export, the numbers left as numbers.
 func TestCSVExportNeutralizesFormulas(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	admin := newBrowser(t, b.URL, "ua")
 	admin.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)

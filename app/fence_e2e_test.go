@@ -33,7 +33,7 @@ import (
 // B's replica, which A's replicator could have written to on thawing, still
 // restores for a third process C.
 func TestFrozenHolderWritesNothingOnceThawed(t *testing.T) {
-	t.Parallel()
+	gate.Long(t)
 	if testing.Short() {
 		t.Skip("a nats-server and four herald processes")
 	}
@@ -177,7 +177,7 @@ func fingerprint(t *testing.T, dir string) string {
 // three before it opens anything, says so, and its reports answer what A's
 // did, from the same key.
 func TestRestoreOnStartBringsTheWarehousesAndKeys(t *testing.T) {
-	t.Parallel()
+	gate.Long(t)
 	if testing.Short() {
 		t.Skip("a nats-server and two herald processes")
 	}

@@ -15,7 +15,7 @@ import (
 // container image may make it, loads data, executes and exports a report, fires a
 // subscription into the outbox, and then finds every file 0600 and every folder 0700.
 func TestDataFolderIsPrivate(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	dir := filepath.Join(t.TempDir(), "data")
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)

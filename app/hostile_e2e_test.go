@@ -105,7 +105,7 @@ func methodFlood(t *testing.T, base string, n, size, conns int, rng *rand.Rand) 
 // It runs the binary as a child and reads its VmRSS and VmHWM: a test binary's own memory
 // holds every other test of the package running beside it.
 func TestMethodFloodAddsNoSeries(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	if testing.Short() {
 		t.Skip("starts the herald binary")
 	}
@@ -194,7 +194,7 @@ func smuggle(t *testing.T, conn net.Conn, method, path string) {
 // closed, so a request smuggled after it is never answered; an ordinary request on a
 // kept-alive connection is served as before.
 func TestTwoLengthsAreRefusedAndTheConnectionClosed(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	host := strings.TrimPrefix(b.URL, "http://")
 	dial := func() net.Conn {
@@ -277,7 +277,7 @@ func selfSigned(t *testing.T, dir string) (certFile, keyFile string, pool *x509.
 // the console and the API answer over HTTPS, and a request with both lengths is refused
 // there too, since TLS ends where the framing of requests is followed.
 func TestTLSServesAndRefusesTwoLengths(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	if testing.Short() {
 		t.Skip("starts the herald binary")
 	}
@@ -315,7 +315,7 @@ func TestTLSServesAndRefusesTwoLengths(t *testing.T) {
 // first http.maxConnectionsPerClient of them hold their places (until
 // http.readHeaderTimeout) and the others are closed as soon as they are accepted.
 func TestOneClientCannotHoldEveryConnection(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t, func(c *app.Config) { c.HTTP.MaxConnections = 100 })
 	host := strings.TrimPrefix(b.URL, "http://")
 	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}}

@@ -10,7 +10,7 @@ import (
 // TestKindsDescribeTheirForms: every kind lists the fields the console's
 // channel form asks for, its secret among them, with an input type a browser knows.
 func TestKindsDescribeTheirForms(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	for _, d := range app.Kinds.All() {
 		if len(d.Fields) == 0 {
 			t.Errorf("%s lists no fields", d.Kind)

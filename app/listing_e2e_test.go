@@ -15,7 +15,7 @@ import (
 // The listing is answered from what was read before as long as nothing
 // changed, so each answer here must already show the change before it.
 func TestProjectListingFollowsEveryChange(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	ctx := context.Background()
 	jane, janeURI := b.NewUser(t, "jane@example.com")

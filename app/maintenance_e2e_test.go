@@ -58,7 +58,7 @@ func (m *mdClient) members() []string {
 }
 
 func TestProjectExportImportRoundTrip(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	a, out, _ := startDemo(t, t.TempDir())
 	admin, c := adminOf(t, a.URL())
 	pid := demoProject.FindStringSubmatch(out.String())[1]
@@ -97,7 +97,7 @@ func TestProjectExportImportRoundTrip(t *testing.T) {
 }
 
 func TestProjectExportFlags(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	admin, _ := adminOf(t, b.URL)
 	src := newMD(t, b, admin)
@@ -147,7 +147,7 @@ func TestProjectExportFlags(t *testing.T) {
 }
 
 func TestProjectImportTokens(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	admin, _ := adminOf(t, b.URL)
 	src := newMD(t, b, admin)

@@ -47,7 +47,7 @@ func salesProject(t *testing.T, b *apptest.Bundle, admin *browser, sales string)
 }
 
 func TestPartialMetadataRoundTrip(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	admin, c := adminOf(t, b.URL)
 	src, report := salesProject(t, b, admin, salesCSV)
@@ -99,7 +99,7 @@ func TestPartialMetadataRoundTrip(t *testing.T) {
 }
 
 func TestPartialImportOverwriteNewer(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	admin, _ := adminOf(t, b.URL)
 	src, _ := salesProject(t, b, admin, salesCSV)
@@ -131,7 +131,7 @@ func TestPartialImportOverwriteNewer(t *testing.T) {
 }
 
 func TestPartialImportUpdateLDMObjects(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	admin, _ := adminOf(t, b.URL)
 	src, _ := salesProject(t, b, admin, salesCSV)
@@ -160,7 +160,7 @@ func TestPartialImportUpdateLDMObjects(t *testing.T) {
 }
 
 func TestValidateEndpoint(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	admin, _ := adminOf(t, b.URL)
 	m, _ := salesProject(t, b, admin, salesCSV)
@@ -222,7 +222,7 @@ func TestValidateEndpoint(t *testing.T) {
 }
 
 func TestRestartFailsTasksLeftRunning(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	dir := t.TempDir()
 	a, out, stop := startDemo(t, dir)
 	pid := demoProject.FindStringSubmatch(out.String())[1]

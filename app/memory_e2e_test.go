@@ -63,7 +63,7 @@ func processWorld(t *testing.T, env ...string) (*apptest.Process, *mdClient) {
 // the real binary and measures its peak resident memory: the load is refused naming the
 // first bad row, and costs the process a bounded amount of memory whatever the body's size.
 func TestLoadOfBadRowsRunsInBoundedMemory(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	p, m := processWorld(t)
 	before := p.PeakRSS()
 	body := &junkRows{header: "attr.sales.id,fact.sales.amount,attr.stores.id,sold_on.date\n", left: 100 << 20}
@@ -92,7 +92,7 @@ func TestLoadOfBadRowsRunsInBoundedMemory(t *testing.T) {
 // itself and executes the top one on the real binary: it is computed, right, in bounded
 // time and memory.
 func TestDoublingChainRunsInBoundedMemory(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	p, m := processWorld(t)
 	wantStatus(t, m.load("dataset.sales", "full", salesCSV), 200)
 	uris := m.uris("fact.sales.amount", "label.stores.name")
@@ -123,7 +123,7 @@ func TestDoublingChainRunsInBoundedMemory(t *testing.T) {
 // TestOversizeReportNamesTheMetric executes a report whose metric compiles to more SQL
 // than execution.maxQueryBytes: a 400 naming the metric.
 func TestOversizeReportNamesTheMetric(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t, func(c *app.Config) { c.Execution.MaxSQL = 4096 })
 	admin := newBrowser(t, b.URL, "ua")
 	admin.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)

@@ -68,7 +68,7 @@ var cidRef = regexp.MustCompile(`<img src="cid:([^"]+)"`)
 // the next fire sends nothing; listing the channel again in a PUT resumes it,
 // and the link of the mail before no longer pauses it.
 func TestReportMailInlineAndUnsubscribe(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b, smtp, m := demoMail(t)
 	admin := newBrowser(t, b.URL, "ua")
 	admin.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)
@@ -248,7 +248,7 @@ func names(as []channeltest.EmailAttachment) []string {
 // link; the link downloads the file without a login until it expires, and
 // then answers 410.
 func TestSMSLinkDownloadsAttachment(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	tw := channeltest.NewTwilioServer(t)
 	w := newSubWorldWith(t, func(c *app.Config) {
 		c.Channels["sms"].(*sms.Settings).BaseURL = tw.URL()
@@ -307,7 +307,7 @@ func TestSMSLinkDownloadsAttachment(t *testing.T) {
 // stays, what its expressions write is escaped, and the text part keeps the
 // text template. A template that does not parse is refused at its field.
 func TestHTMLMessageTemplate(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	w := newNotifyWorld(t)
 	metric := "${f:executeMetric('" + w.metricURI + "')}"
 	r := w.jane.do("POST", w.subsBase, w.body(t, func(s map[string]any) {
@@ -345,7 +345,7 @@ func TestHTMLMessageTemplate(t *testing.T) {
 // is loaded and fits. Screenshots of both, and the mail's files, are written
 // to the test's artifact folder (go test -artifacts keeps them).
 func TestReportMailInBrowser(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	ctx := apptest.Chrome(t)
 	_, _, m := demoMail(t)
 	page := m.HTML

@@ -10,7 +10,7 @@ import (
 // label sets at 0 before anything was counted, so that rate() and alerts see
 // the first increase.
 func TestCountersStartAtZero(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	m, err := apptest.Metrics(b.App.OpsURL())
 	if err != nil {

@@ -38,7 +38,7 @@ func loadedSales(t *testing.T, b *apptest.Bundle, admin *browser) *mdClient {
 }
 
 func TestModelBadMAQL(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	admin := newBrowser(t, b.URL, "ua")
 	admin.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)
@@ -103,7 +103,7 @@ func TestModelBadMAQL(t *testing.T) {
 }
 
 func TestModelBadCSV(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	admin := newBrowser(t, b.URL, "ua")
 	admin.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)
@@ -143,7 +143,7 @@ func TestModelBadCSV(t *testing.T) {
 }
 
 func TestModelBadObjects(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	admin := newBrowser(t, b.URL, "ua")
 	admin.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)
@@ -219,7 +219,7 @@ func TestModelBadObjects(t *testing.T) {
 }
 
 func TestModelPermissions(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	admin := newBrowser(t, b.URL, "ua")
 	admin.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)

@@ -142,7 +142,7 @@ func metricJSON(title, expression string) string {
 }
 
 func TestModelDataAndReports(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	admin := newBrowser(t, b.URL, "ua")
 	admin.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)

@@ -80,7 +80,7 @@ func (w *notifyWorld) runs(t *testing.T, uri string) []map[string]any {
 // TestSlackReceivesTextAndPDF: a subscription with a Slack channel and a PDF
 // attachment fires; the workspace gets one message with the text and the file.
 func TestSlackReceivesTextAndPDF(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	w := newNotifyWorld(t)
 	uri := w.subscribe(t, func(s map[string]any) {
 		s["triggers"] = []any{map[string]any{"timerEvent": map[string]any{"cronExpression": "0 */5 * * * *"}}}
@@ -108,7 +108,7 @@ func TestSlackReceivesTextAndPDF(t *testing.T) {
 // and condition say; the run is manual in the history and delivered; a second
 // send within ten seconds is refused with Retry-After; another member may not.
 func TestSendNow(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	w := newNotifyWorld(t)
 	uri := w.subscribe(t, func(s map[string]any) {
 		s["triggers"] = []any{map[string]any{"timerEvent": map[string]any{"cronExpression": "0 0 8 1 1 *"}}}
@@ -161,7 +161,7 @@ func TestSendNow(t *testing.T) {
 // good at every fire is unhealthy after three runs, and its owner is told on
 // Slack, not by the mail that keeps bouncing.
 func TestBouncingMailMakesUnhealthy(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	w := newNotifyWorld(t)
 	w.smtp.FailNext(1000, 550)
 	uri := w.subscribe(t, func(s map[string]any) {
@@ -197,7 +197,7 @@ func TestBouncingMailMakesUnhealthy(t *testing.T) {
 // TestResolvedMessage: an onChange subscription with a resolved message tells
 // the channel once when the condition starts to hold and once when it stops.
 func TestResolvedMessage(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	w := newNotifyWorld(t)
 	uri := w.subscribe(t, func(s map[string]any) {
 		s["triggers"] = []any{map[string]any{"timerEvent": map[string]any{"cronExpression": "0 */5 * * * *"}}}
@@ -251,7 +251,7 @@ func TestResolvedMessage(t *testing.T) {
 // pauses itself, with an event on the run and a second notice, and fires no
 // more.
 func TestOwnerWithoutAWorkingChannelIsToldAtTheLoginAddress(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	w := newNotifyWorld(t)
 	gone := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "this hook was removed", http.StatusGone)

@@ -35,7 +35,7 @@ func scrape(t *testing.T, opsURL string) map[string]float64 {
 // refused for good, then finds both outcomes, the run, the scheduler's lateness and the
 // API's requests on /metrics.
 func TestMetricsTellAFire(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	smtp := channeltest.NewSMTPServer(t)
 	tw := channeltest.NewTwilioServer(t)
 	w := newSubWorldWith(t, func(c *app.Config) {
@@ -161,7 +161,7 @@ func startNATS(t *testing.T, dir string, port int) *server.Server {
 // TestReadyzFollowsNATS runs Herald over an external NATS server, stops the server and
 // sees /readyz answer 503 naming NATS, then starts it again and sees 200.
 func TestReadyzFollowsNATS(t *testing.T) {
-	t.Parallel()
+	gate.Long(t)
 	dir := t.TempDir()
 	ns := startNATS(t, dir, 0)
 	port := ns.Addr().(*net.TCPAddr).Port
@@ -245,7 +245,7 @@ func deployedNamesExist(t *testing.T, m map[string]float64) {
 // TestAccessLogLevelAndSample logs no successful request when the sample is 0, and still
 // logs a failed one, with its request id, route, status, bytes and duration.
 func TestAccessLogLevelAndSample(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t, func(c *app.Config) { c.Log.Access, c.Log.AccessSample = "info", 0 })
 	br := newBrowser(t, b.URL, "ua")
 	br.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)
@@ -276,7 +276,7 @@ func TestAccessLogLevelAndSample(t *testing.T) {
 // when the service starts, so the first fire's executions neither wait for a
 // password check nor get turned away first.
 func TestEngineLogsInBeforeTheFirstFire(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	w := newSubWorld(t)
 	const logins = `herald_http_requests_total{method="POST",route="POST /svc/account/login",status="200"}`
 	before := scrape(t, w.b.App.OpsURL())[logins]

@@ -57,7 +57,7 @@ func (w *notifyWorld) member(t *testing.T, status string, roles ...string) {
 // report's; and a subscription attaching a report she cannot read is refused
 // at save, naming the field.
 func TestRefusedFiresFailAndTellTheOwnerOnce(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	w := newNotifyWorld(t)
 	uri := w.subscribe(t, func(s map[string]any) {
 		s["triggers"] = []any{map[string]any{"timerEvent": map[string]any{"cronExpression": "0 */5 * * * *"}}}
@@ -159,7 +159,7 @@ func TestRefusedFiresFailAndTellTheOwnerOnce(t *testing.T) {
 // dashboards executes a report but may not export it, through the API, and
 // may not save a subscription that would export it for her.
 func TestRolesDecideForTheAPIAndTheEngine(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	w := newNotifyWorld(t)
 	w.member(t, "ENABLED", "4") // dashboardOnlyRole: canExecute only
 	r := w.jane.do("POST", "/svc/xtab2/executor3", `{"report_req":{"report":"`+w.report+`"}}`)

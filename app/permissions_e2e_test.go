@@ -170,7 +170,7 @@ func (w *permWorld) csvRows(t *testing.T, b *browser, uri string) [][]string {
 // make, read, list, assign and delete user filters; bad filters and
 // assignments answer 400 naming what is wrong.
 func TestDataPermissionsRestrictEveryExecution(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	w := newPermWorld(t)
 	want := map[string]string{"ann": "North", "bob": "East", "cid": "West"}
 	results := map[string]string{}
@@ -312,7 +312,7 @@ func TestDataPermissionsRestrictEveryExecution(t *testing.T) {
 // filters: ann still sees only the North there. A partial export, an
 // editor's tool, leaves user filters out.
 func TestDataPermissionsTravelWithTheProject(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	w := newPermWorld(t)
 	token := w.m.exportProject(`{"exportUsers":true,"exportData":true}`)
 	dst := newMD(t, w.b, w.admin)

@@ -16,7 +16,7 @@ import (
 // and subscription it makes, the send now, and the mail in the outbox. The
 // block a person runs "a moment later" runs once the mail is there.
 func TestTheREADMETourRuns(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	for _, tool := range []string{"bash", "curl"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			if os.Getenv("CI") == "true" {

@@ -98,7 +98,7 @@ var confirmLink = regexp.MustCompile(regexp.QuoteMeta(publicURL) + `/confirm/\S+
 // confirmation; one may be sent again, not at once; a channel to a trusted
 // domain needs none.
 func TestRecipientMustConfirm(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	w := newVerifyWorld(t)
 	if v := w.verification(t, w.channel); v != "verified" {
 		t.Errorf("the channel to jane@example.com, a trusted domain: %q", v)
@@ -205,7 +205,7 @@ func TestRecipientMustConfirm(t *testing.T) {
 // TestConfirmationLinksAreSigned: a changed or foreign confirmation token
 // is refused, and confirms nothing.
 func TestConfirmationLinksAreSigned(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	w := newVerifyWorld(t)
 	uri, _ := w.mailChannel(t, "POST", "", "stranger@example.net")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -229,7 +229,7 @@ func TestConfirmationLinksAreSigned(t *testing.T) {
 // its recipient in the list and on its page, whose button sends the
 // confirmation again; once accepted, the page says verified.
 func TestConsoleShowsVerification(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	w := newVerifyWorld(t)
 	uri, _ := w.mailChannel(t, "POST", "", "stranger@example.net")
 	cid := uri[strings.LastIndex(uri, "/")+1:]

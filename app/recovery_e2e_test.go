@@ -151,7 +151,7 @@ func newestKept(t *testing.T, url string, ms []marker) (marker, bool) {
 // every mail arrives, at most 8 twice, every run is final within 60 s of B's
 // start, and a subscription made 2 s before the kill is on B.
 func TestControlMachineLost(t *testing.T) {
-	t.Parallel()
+	gate.Long(t)
 	r := newRecovery(t)
 	a := r.p
 	t.Cleanup(func() {
@@ -278,7 +278,7 @@ func everyTenSeconds(t *testing.T, admin *browser, n int, prefix string) (pid, p
 // 503 naming A. When A stops, B takes the lease, restores what A replicated
 // and fires the next instants; every instant is mailed once.
 func TestStandbyFiresNothingWhileTheLeaseIsHeld(t *testing.T) {
-	t.Parallel()
+	gate.Long(t)
 	if testing.Short() {
 		t.Skip("a nats-server and two herald processes")
 	}
@@ -413,7 +413,7 @@ func runStates(t *testing.T, dir string) map[string]int {
 // herald restore, into a folder where the process starts, its reports
 // answer what the original's did, and the demo subscription fires.
 func TestBackupOfAProcessUnderLoad(t *testing.T) {
-	t.Parallel()
+	gate.Long(t)
 	if testing.Short() {
 		t.Skip("runs the herald binary")
 	}

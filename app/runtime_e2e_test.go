@@ -11,7 +11,7 @@ import (
 // runtime.gcPercent, or at GOGC when that is set, as Go has it; /metrics shows
 // which.
 func TestProcessGCTarget(t *testing.T) {
-	t.Parallel()
+	t.Parallel() // each case takes a slot of the gate
 	cases := []struct {
 		name string
 		env  []string
@@ -23,7 +23,7 @@ func TestProcessGCTarget(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
+			gate.Parallel(t)
 			p := apptest.StartProcess(t, t.TempDir(), tc.env...)
 			if got, ok := scrape(t, p.OpsURL)["go_gc_gogc_percent"]; !ok || got != tc.want {
 				t.Errorf("go_gc_gogc_percent = %v (exposed: %v), want %v", got, ok, tc.want)

@@ -198,7 +198,7 @@ func (f *rubyFlow) end() {
 }
 
 func TestSDKFlowRubyHead(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	f := startRubyFlow(t, rubyHead)
 	f.usersAndProject()
 	f.model()
@@ -210,7 +210,7 @@ func TestSDKFlowRubyHead(t *testing.T) {
 }
 
 func TestSDKFlowRuby0627(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	f := startRubyFlow(t, ruby0627)
 	f.usersAndProject()
 	f.model()
@@ -400,7 +400,7 @@ func (f *javaFlow) end() {
 }
 
 func TestSDKFlowJava(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	f := &javaFlow{t: t, b: b, c: newSDK(t, b, javaSDK), data: newBrowser(t, b.URL, "ua-data")}
 	f.data.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)

@@ -14,7 +14,7 @@ import (
 // Content-Type is exactly application/json or application/json;charset=UTF-8
 // (connection.rb:614, :598 at 0.6.27); YAML is still there for whoever asks for it.
 func TestSDKRubyReadsTheJSONContentType(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	for _, kind := range []sdkKind{ruby0627, rubyHead} {
 		c := newSDK(t, b, kind)
@@ -53,7 +53,7 @@ func TestSDKRubyReadsTheJSONContentType(t *testing.T) {
 // The header tokens live as long as the cookies, are bound to the login's User-Agent, and
 // end with the logout; the cookie login of the spec is as it was.
 func TestSDKHeaderTokens(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	c := newSDK(t, b, rubyHead)
 	r := c.send("POST", "/svc/account/login", map[string]any{"postUserLogin": map[string]any{
@@ -127,7 +127,7 @@ func TestSDKHeaderTokens(t *testing.T) {
 // TestSDKDomainUserEmailAndLanguage: the Ruby SDK creates a domain user with email and
 // language (domain.rb:55-114), the Java SDK with email (Account, AccountService).
 func TestSDKDomainUserEmailAndLanguage(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	c := newSDK(t, b, rubyHead)
 	c.connectForItem()
@@ -151,7 +151,7 @@ func TestSDKDomainUserEmailAndLanguage(t *testing.T) {
 // TestSDKInternalRolesAndLoginURI: the Ruby SDK reads roles from the internal listing and
 // names a user by a profile URI built from the login (project.rb:1709-1716, :2174-2198).
 func TestSDKInternalRolesAndLoginURI(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	admin := newBrowser(t, b.URL, "ua")
 	admin.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)
@@ -186,7 +186,7 @@ func TestSDKInternalRolesAndLoginURI(t *testing.T) {
 // TestSDKServiceRoot: both Ruby SDKs read the uploads link of GET /svc as they connect
 // (client.rb:118, :298-306, :413-415; :106, :274-282, :384-386 at 0.6.27).
 func TestSDKServiceRoot(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	for _, kind := range []sdkKind{rubyHead, ruby0627} {
 		c := newSDK(t, b, kind)
@@ -210,7 +210,7 @@ func TestSDKServiceRoot(t *testing.T) {
 // (project.rb:2094-2128, :1427-1459 at 0.6.27; ProjectService.addUserToProject, which
 // then reads the member at /svc/projects/<pid>/users/<uid>).
 func TestSDKAddMembersInUsersArray(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	admin := newBrowser(t, b.URL, "ua")
 	admin.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)
@@ -249,7 +249,7 @@ func TestSDKAddMembersInUsersArray(t *testing.T) {
 // TestSDKRoleLinks: v0.6.27 reads a role's URI and members from projectRole.links
 // (project_role.rb at 0.6.27: #uri, #users); the Java SDK reads Role and its self link.
 func TestSDKRoleLinks(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	admin := newBrowser(t, b.URL, "ua")
 	admin.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)

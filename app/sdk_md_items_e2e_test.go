@@ -18,7 +18,7 @@ import (
 // TestSDKExportTakesTheExecuteAnswer: both SDKs export the whole answer of an execution as
 // result_req.result (report.rb:172-174, :163-165 at 0.6.27; ExportService.exportReport).
 func TestSDKExportTakesTheExecuteAnswer(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	admin := newBrowser(t, b.URL, "ua")
 	admin.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)
@@ -48,7 +48,7 @@ func TestSDKExportTakesTheExecuteAnswer(t *testing.T) {
 // TestSDKWrappedDefinitionKeepsItsMeta: the Ruby SDK executes an unsaved definition as it
 // records one, with meta.tags and meta.summary (report_definition.rb:155-176, :233-240).
 func TestSDKWrappedDefinitionKeepsItsMeta(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	admin := newBrowser(t, b.URL, "ua")
 	admin.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)
@@ -72,7 +72,7 @@ func TestSDKWrappedDefinitionKeepsItsMeta(t *testing.T) {
 // trailing slash reach their resources (project.rb:1345, md_object_query.rb:52,
 // project.rb:1074-1078; ProjectService and Project.Links of the Java SDK).
 func TestSDKProjectAndMetadataLinks(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	admin := newBrowser(t, b.URL, "ua")
 	admin.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)
@@ -154,7 +154,7 @@ func TestSDKProjectAndMetadataLinks(t *testing.T) {
 // polls asyncTask.link.poll (project.rb:2147-2152); the Java SDK posts the checks it read
 // from availableValidations and reads the asyncTask alone (ProjectService.validateProject).
 func TestSDKValidateNamedChecks(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	admin := newBrowser(t, b.URL, "ua")
 	admin.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)
@@ -186,7 +186,7 @@ func TestSDKValidateNamedChecks(t *testing.T) {
 // execResult.dataResult (report.rb:147 and :56-76 at 0.6.27); the head executes at
 // /svc/projects/<pid>/execute (report.rb:152-157, report_definition.rb:226-244).
 func TestSDKExecuteForms(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	admin := newBrowser(t, b.URL, "ua")
 	admin.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)
@@ -224,7 +224,7 @@ func TestSDKExecuteForms(t *testing.T) {
 // wTaskStatus.status (project.rb:1482-1492, :959-969 at 0.6.27); the Java SDK polls it
 // until 200 and reads a TaskStatus (ExportImportService.partialImport).
 func TestSDKPartialImportTaskStatus(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	admin := newBrowser(t, b.URL, "ua")
 	admin.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)
@@ -259,7 +259,7 @@ func TestSDKPartialImportTaskStatus(t *testing.T) {
 // TestSDKDataResultWaits: while a data result computes, the answer says taskState WAIT,
 // which the Ruby SDK polls on (report.rb:59-79, :56-76 at 0.6.27).
 func TestSDKDataResultWaits(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	admin := newBrowser(t, b.URL, "ua")
 	admin.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)
@@ -290,7 +290,7 @@ func TestSDKDataResultWaits(t *testing.T) {
 // TestSDKRawExport: the raw CSV export of the Java SDK (ExportService.exportCsv, :262-307)
 // and of the Ruby SDK (report.rb:182-185, connection.rb:263-321).
 func TestSDKRawExport(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	admin := newBrowser(t, b.URL, "ua")
 	admin.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)
@@ -314,7 +314,7 @@ func TestSDKRawExport(t *testing.T) {
 // TestSDKMetadataMaintenanceLink: v0.6.27 finds the partial export and import through the
 // metadata root's maintenance link (project.rb:915-938, :948-969 at 0.6.27).
 func TestSDKMetadataMaintenanceLink(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	admin := newBrowser(t, b.URL, "ua")
 	admin.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)
@@ -341,7 +341,7 @@ func TestSDKMetadataMaintenanceLink(t *testing.T) {
 // and crossDataCenterExport ("0" or "1", BooleanStringSerializer) and reads the
 // exportArtifact and the taskState alone (ExportImportService.exportProject).
 func TestSDKProjectExportJavaDefaults(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	admin := newBrowser(t, b.URL, "ua")
 	admin.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)

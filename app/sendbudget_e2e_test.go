@@ -32,7 +32,7 @@ func sendNowSubscriptions(t *testing.T, w *subWorld, n int) []string {
 // Retry-After that runs to an hour after the first; a channel test counts
 // against the same budget; an hour after the first send, sends go again.
 func TestSendNowBudgetPerOwner(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	w := newSubWorld(t)
 	subs := sendNowSubscriptions(t, w, 50)
 	start := w.b.Clock.Now()
@@ -75,7 +75,7 @@ func TestSendNowBudgetPerOwner(t *testing.T) {
 // 429 naming the project's budget, while a channel test, which belongs to
 // no project, still goes.
 func TestSendNowBudgetPerProject(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	w := newSubWorldWith(t, func(c *app.Config) { c.Subs.ProjectSendNowPerHour = 3 })
 	subs := sendNowSubscriptions(t, w, 3)
 	for _, uri := range subs[:2] {

@@ -35,7 +35,7 @@ func (c *consoleClient) signedIn() bool {
 // session: it changes when the browser signs out and in again, and when another user
 // signs in in the same browser, and a token of an ended session is refused.
 func TestConsoleTokenFollowsTheSession(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	b.NewUser(t, "jane@example.com")
 	c := newConsoleClient(t, b.URL)
@@ -86,7 +86,7 @@ func TestConsoleTokenFollowsTheSession(t *testing.T) {
 // voids the planted token, even where the planted cookie, set for a longer path,
 // still comes first.
 func TestPlantedSignInCookieSignsNobodyIn(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	b.NewUser(t, "mallory@example.com")
 	attacker := newConsoleClient(t, b.URL)
@@ -122,7 +122,7 @@ func TestPlantedSignInCookieSignsNobodyIn(t *testing.T) {
 // Sec-Fetch-Site: cross-site is refused by the API and the console; reads, and requests
 // from the site itself or from programs (no such header), are served.
 func TestCrossSiteRequestsChangeNothing(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	br := newBrowser(t, b.URL, "ua")
 	br.loginWithToken(b.Config.AdminLogin, apptest.AdminPassword)

@@ -116,7 +116,7 @@ func regionMail(t *testing.T, m channeltest.Email, region string) {
 // counted as skipped. Naming a user who is not a member answers 400 naming
 // the field.
 func TestRecipientsGetTheirOwnSlice(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	w := newPermWorld(t)
 	_, dan := w.b.NewUser(t, "dan@example.com")
 	users := []any{w.uris["ann"], w.uris["bob"], w.uris["cid"]}
@@ -185,7 +185,7 @@ func TestRecipientsGetTheirOwnSlice(t *testing.T) {
 // a role fires for the members whose slice crosses it, and not for the
 // others.
 func TestAlertFiresForTheSlicesThatMeetIt(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	w := newPermWorld(t)
 	sub := w.subscribe(t, 201, map[string]any{
 		"condition":  map[string]any{"condition": map[string]any{"expression": "f:executeMetric('" + w.revenue + "') gt 50"}},
@@ -207,7 +207,7 @@ func TestAlertFiresForTheSlicesThatMeetIt(t *testing.T) {
 // an owner with a user filter gets their slice on their own channel: the
 // revenue and the report of their region only.
 func TestOwnerFiresWithinTheirFilters(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	w := newPermWorld(t)
 	ann := w.users["ann"]
 	r := w.do(t, ann, "POST", w.uris["ann"]+"/channelConfigurations",
@@ -236,7 +236,7 @@ func TestOwnerFiresWithinTheirFilters(t *testing.T) {
 // orders) is sent nothing, the others their region, and the owner is told
 // once at their login; the run counts ann as empty.
 func TestEmptySliceSendsItsRecipientsNothing(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	w := newPermWorld(t)
 	wantStatus(t, w.m.load("dataset.regions", "incremental", "id,nm_name\nr4,South\n"), 200)
 	titles, uris := w.m.elements(w.attr + "/elements")

@@ -16,7 +16,7 @@ import (
 // the server closes the connection once the read timeout has passed, not when the client
 // is done. This test runs on the real clock: the timeout is the network's.
 func TestDrippingClientIsCut(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	const timeout = 500 * time.Millisecond
 	b := apptest.Start(t, func(c *app.Config) { c.HTTP.ReadTimeout, c.HTTP.ReadHeaderTimeout = timeout, timeout })
 	conn, err := net.Dial("tcp", strings.TrimPrefix(b.URL, "http://"))
@@ -56,7 +56,7 @@ func TestDrippingClientIsCut(t *testing.T) {
 // TestConnectionsAreCapped holds as many connections as the cap allows (the service's
 // own clients hold one or two of them): a further client waits until one of them ends.
 func TestConnectionsAreCapped(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t, func(c *app.Config) { c.HTTP.MaxConnections = 8 })
 	addr := strings.TrimPrefix(b.URL, "http://")
 	var held []net.Conn

@@ -15,7 +15,7 @@ import (
 // profile's phone number, sent with the owner's account; a member with no
 // phone number is skipped, saying so.
 func TestRecipientsBySMSGetTheirOwnSlice(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	tw := channeltest.NewTwilioServer(t)
 	w := newPermWorld(t, func(c *app.Config) { c.Channels["sms"].(*sms.Settings).BaseURL = tw.URL() })
 	r := w.do(t, w.admin, "POST", w.b.AdminProfile+"/channelConfigurations", `{"channelConfiguration":{"configuration":{"smsConfiguration":`+

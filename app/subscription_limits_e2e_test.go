@@ -12,7 +12,7 @@ import (
 // Twenty triggers, each once a minute, at seconds 0, 3, 6, ...: every trigger keeps the
 // minimum interval on its own; together they fire every 3 s.
 func TestTriggersTogetherKeepTheMinimumInterval(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	w := newSubWorld(t)
 	var every3s []any
 	for s := 0; s < 60; s += 3 {
@@ -44,7 +44,7 @@ func TestTriggersTogetherKeepTheMinimumInterval(t *testing.T) {
 
 // Quotas hold when the creates race: of 12 concurrent creates exactly the quota succeed.
 func TestQuotasHoldUnderConcurrency(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	w := newSubWorldWith(t, func(c *app.Config) {
 		c.Subs.MaxPerUser, c.Subs.MaxPerProject, c.Subs.MaxChannelsPerUser = 3, 4, 2
 	})
@@ -101,7 +101,7 @@ func TestQuotasHoldUnderConcurrency(t *testing.T) {
 // A project admin manages the project's subscriptions but cannot make a member's channels send
 // her own text: creating or changing a member's subscription is for the member or a domain admin.
 func TestProjectAdminCannotSendThroughAMembersChannel(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	w := newSubWorld(t)
 	_, paURI := w.b.NewUser(t, "pa@example.com")
 	pa := newBrowser(t, w.b.URL, "ua")

@@ -68,7 +68,7 @@ func (w *subWorld) body(t *testing.T, change func(sub map[string]any)) string {
 }
 
 func TestSubscriptionLifecycle(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	w := newSubWorld(t)
 	r := w.jane.do("POST", w.subsBase, w.body(t, nil))
 	wantStatus(t, r, 201)
@@ -132,7 +132,7 @@ func TestSubscriptionLifecycle(t *testing.T) {
 }
 
 func TestSubscriptionAccess(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	w := newSubWorld(t)
 	r := w.jane.do("POST", w.subsBase, w.body(t, nil))
 	wantStatus(t, r, 201)
@@ -169,7 +169,7 @@ func TestSubscriptionAccess(t *testing.T) {
 }
 
 func TestSubscriptionValidation(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	w := newSubWorld(t)
 	trig := func(cron string) func(map[string]any) {
 		return func(s map[string]any) {

@@ -54,7 +54,7 @@ func refusingURL(t *testing.T) string {
 // owner's webhook delivery is accepted within 2 s of its send now, and again
 // after the first owner deletes the subscription, without a restart.
 func TestOneOwnersFailingWebhooksHoldNobodyElses(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	w := newSubWorldWith(t, func(c *app.Config) {
 		c.Channels["webhook"].(*webhook.Settings).AllowNetworks = []string{"127.0.0.0/8"}
 	})
@@ -146,7 +146,7 @@ func (w *subWorld) member(t *testing.T, login string) (*browser, string) {
 // refuses connections ends at once, failed with the reason, when its owner
 // pauses the subscription, instead of waiting out delivery.maxWait.
 func TestPausingCallsOffHeldDeliveries(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	w := newSubWorldWith(t, func(c *app.Config) {
 		c.Channels["webhook"].(*webhook.Settings).AllowNetworks = []string{"127.0.0.0/8"}
 	})
@@ -197,7 +197,7 @@ func TestPausingCallsOffHeldDeliveries(t *testing.T) {
 // charged no attempt, while /readyz names it, and once the folder can be
 // written again every held mail is written, each at its first attempt.
 func TestAnUnwritableOutboxHoldsTheMail(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	w := newSubWorld(t)
 	outbox := filepath.Join(w.b.Config.Data, "outbox")
 	if err := os.RemoveAll(outbox); err != nil {

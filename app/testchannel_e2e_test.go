@@ -31,7 +31,7 @@ func channelTest(t *testing.T, r reply) map[string]any {
 // error; another user gets 404; her Slack channel, with its token, is tested
 // through the same sender too.
 func TestChannelTestMessage(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	w := newNotifyWorld(t)
 	r := w.jane.do("POST", w.channel+"/test", "")
 	ct := channelTest(t, r)
@@ -105,7 +105,7 @@ func TestChannelTestMessage(t *testing.T) {
 // bytes, ids and times aside: accepted false, "could not reach the
 // receiver", and nothing of what the port said.
 func TestChannelTestAnswersAlikeWhateverListens(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	w := newSubWorldWith(t, func(c *app.Config) {
 		c.Channels["webhook"].(*webhook.Settings).AllowNetworks = []string{"127.0.0.0/8"}
 	})
@@ -140,7 +140,7 @@ func TestChannelTestAnswersAlikeWhateverListens(t *testing.T) {
 // TestChannelTestQuotesNoBody: a receiver that refuses a test message is
 // answered with its status, never with what its body says.
 func TestChannelTestQuotesNoBody(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	w := newSubWorldWith(t, func(c *app.Config) {
 		c.Channels["webhook"].(*webhook.Settings).AllowNetworks = []string{"127.0.0.0/8"}
 	})

@@ -21,7 +21,7 @@ func loginFrom(br *browser, addr, login, password string) reply {
 // wrong attempts at once: one is checked, the others wait. Checking the wait and counting
 // the failure are one step.
 func TestThrottleAdmitsOneAttemptAtATime(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	// The production cost makes a password check take as long as it does in production,
 	// which is the window the attempts race in.
 	b := apptest.Start(t, func(c *app.Config) { c.Auth.PasswordCost = 10 })
@@ -58,7 +58,7 @@ func TestThrottleAdmitsOneAttemptAtATime(t *testing.T) {
 // keep the user out from the address she logs in from; a new address is held back once
 // the login's failures pass the ceiling.
 func TestLockoutIsNoWeapon(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t, func(c *app.Config) {
 		c.HTTP.TrustedProxies = []string{"127.0.0.0/8"}
 		c.Auth.LoginFailuresCeiling = 10
@@ -96,7 +96,7 @@ func TestLockoutIsNoWeapon(t *testing.T) {
 // uses, round after round: once the logout has answered, the token answers 401 whatever
 // the interleaving was.
 func TestLogoutEndsATokenInUse(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	b := apptest.Start(t)
 	_, uri := b.NewUser(t, "jane@example.com")
 	for round := range 100 {

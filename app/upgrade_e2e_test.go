@@ -25,7 +25,7 @@ import (
 // account, its session and its tokens, logging in with its credentials
 // fails, and the log says so once.
 func TestUpgradeRemovesTheEngineAccount(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	dir := t.TempDir()
 	dump, err := os.ReadFile("testdata/upgrade/herald.sql")
 	if err != nil {

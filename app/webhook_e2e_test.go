@@ -62,7 +62,7 @@ func (h *hookReceiver) payloads() ([]webhook.Payload, []string) {
 // receiver that verifies the signature accepts the run's JSON with the values
 // the condition saw and the report attached inline; the run is delivered.
 func TestWebhookFiresSigned(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	w := newSubWorldWith(t, func(c *app.Config) {
 		c.Channels["webhook"].(*webhook.Settings).AllowNetworks = []string{"127.0.0.0/8"}
 	})
@@ -115,7 +115,7 @@ func TestWebhookFiresSigned(t *testing.T) {
 // time: the delivery fails for good, saying no more than that the receiver
 // could not be reached, and the receiver sees nothing.
 func TestWebhookRefusesInternalAddresses(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	w := newSubWorldWith(t, func(c *app.Config) {
 		c.Channels["webhook"].(*webhook.Settings).Resolver = staticResolver{"hooks.example.test": "127.0.0.1"}
 	})
@@ -184,7 +184,7 @@ func (r staticResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.
 // with a 400 naming the URL field; nothing is dialled. Public addresses and
 // their IPv6 forms are kept.
 func TestWebhookRefusesEverySpecialPurposeAddress(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	w := newSubWorld(t)
 	const path = "channelConfiguration.configuration.webhookConfiguration.url"
 	save := func(addr string) reply {
@@ -225,7 +225,7 @@ func TestWebhookRefusesEverySpecialPurposeAddress(t *testing.T) {
 // the subject quoted and escaped, the metric's value as a raw number, the
 // subscription's URI, signed as any other request.
 func TestWebhookTemplate(t *testing.T) {
-	t.Parallel()
+	gate.Parallel(t)
 	w := newSubWorldWith(t, func(c *app.Config) {
 		c.Channels["webhook"].(*webhook.Settings).AllowNetworks = []string{"127.0.0.0/8"}
 	})

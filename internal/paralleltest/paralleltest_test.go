@@ -3,6 +3,7 @@ package paralleltest
 import (
 	"flag"
 	"runtime"
+	"slices"
 	"testing"
 )
 
@@ -32,4 +33,77 @@ func TestAtLeast(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestNewGate(t *testing.T) {
+	t.Parallel()
+	many := runtime.GOMAXPROCS(0) + 7
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		n        int
+		race     bool
+		slots    int
+		parallel int
+	}{
+		{"slots raised, Go's limit lifted", nil, many, false, many, unbounded},
+		{"never below GOMAXPROCS", nil, 1, false, runtime.GOMAXPROCS(0), unbounded},
+		{"as given", []string{"-test.parallel=3"}, many, false, 3, 3},
+		{"one per CPU under the race detector", nil, many, true, runtime.GOMAXPROCS(0), unbounded},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			fs := flag.NewFlagSet("test", flag.ContinueOnError)
+			p := fs.Int("test.parallel", runtime.GOMAXPROCS(0), "")
+			if err := fs.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			g := newGate(fs, tc.n, tc.race)
+			if g.free != tc.slots || *p != tc.parallel {
+				t.Errorf("%d slots and -test.parallel %d, want %d and %d", g.free, *p, tc.slots, tc.parallel)
+			}
+		})
+	}
+}
+
+// TestGateServesLongTestsFirst: with its one slot taken, a gate gives it
+// back to the long test waiting before the others that came earlier, then
+// to those in the order they came.
+func TestGateServesLongTestsFirst(t *testing.T) {
+	t.Parallel()
+	g := &Gate{free: 1}
+	g.acquire(1)
+	got := make(chan string, 3)
+	wait := func(name string, class int) {
+		queued := len(g.waiting())
+		go func() {
+			g.acquire(class)
+			got <- name
+		}()
+		for len(g.waiting()) == queued {
+			runtime.Gosched()
+		}
+	}
+	wait("short 1", 1)
+	wait("short 2", 1)
+	wait("long", 0)
+	var order []string
+	for range 3 {
+		g.release()
+		order = append(order, <-got)
+	}
+	if want := []string{"long", "short 1", "short 2"}; !slices.Equal(order, want) {
+		t.Errorf("slots went to %v, want %v", order, want)
+	}
+	g.release()
+	if g.free != 1 {
+		t.Errorf("%d slots free after every test ended, want 1", g.free)
+	}
+}
+
+// waiting lists the channels of the tests waiting, long ones first.
+func (g *Gate) waiting() []chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append(slices.Clone(g.wait[0]), g.wait[1]...)
 }
