@@ -7,6 +7,18 @@ import (
 	"testing"
 )
 
+// commandLine is a test binary's command line with args: its flags, and its
+// -test.parallel, Go's default until args or the code under test set it.
+func commandLine(t *testing.T, args []string) (*flag.FlagSet, *int) {
+	t.Helper()
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	p := fs.Int("test.parallel", runtime.GOMAXPROCS(0), "")
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return fs, p
+}
+
 func TestAtLeast(t *testing.T) {
 	t.Parallel()
 	many := runtime.GOMAXPROCS(0) + 7
@@ -22,11 +34,7 @@ func TestAtLeast(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			fs := flag.NewFlagSet("test", flag.ContinueOnError)
-			p := fs.Int("test.parallel", runtime.GOMAXPROCS(0), "")
-			if err := fs.Parse(tc.args); err != nil {
-				t.Fatal(err)
-			}
+			fs, p := commandLine(t, tc.args)
 			atLeast(fs, tc.n)
 			if *p != tc.want {
 				t.Errorf("-test.parallel %d, want %d", *p, tc.want)
@@ -53,11 +61,7 @@ func TestNewGate(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			fs := flag.NewFlagSet("test", flag.ContinueOnError)
-			p := fs.Int("test.parallel", runtime.GOMAXPROCS(0), "")
-			if err := fs.Parse(tc.args); err != nil {
-				t.Fatal(err)
-			}
+			fs, p := commandLine(t, tc.args)
 			g := newGate(fs, tc.n, tc.race)
 			if g.free != tc.slots || *p != tc.parallel {
 				t.Errorf("%d slots and -test.parallel %d, want %d and %d", g.free, *p, tc.slots, tc.parallel)
