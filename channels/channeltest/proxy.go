@@ -31,12 +31,7 @@ type TCPProxy struct {
 func NewTCPProxy(t testing.TB, target string) *TCPProxy {
 	t.Helper()
 	p := &TCPProxy{target: target, addr: "127.0.0.1:0", conns: make(map[net.Conn]struct{})}
-	if ln, ok := listenOutsideEphemeral(); ok {
-		p.ln, p.addr = ln, ln.Addr().String()
-		p.wg.Go(func() { p.accept(ln) })
-	} else {
-		p.Up(t)
-	}
+	p.Up(t)
 	t.Cleanup(p.Down)
 	return p
 }
@@ -51,7 +46,7 @@ func (p *TCPProxy) Port() int {
 // Up opens the port again.
 func (p *TCPProxy) Up(t testing.TB) {
 	t.Helper()
-	ln, err := net.Listen("tcp", p.addr)
+	ln, err := p.listen()
 	if err != nil {
 		t.Fatalf("proxy listen: %v", err)
 	}
@@ -127,30 +122,40 @@ func (p *TCPProxy) pipe(dst, src net.Conn) {
 	_ = src.Close()
 }
 
-// listenOutsideEphemeral listens on a loopback port below the range the
-// kernel hands out for port 0 and for outgoing connections, where it says
-// which that is (Linux). While the proxy is down no other listener or
-// connection is given its port, so that Up can take it again, however many
-// other tests run meanwhile.
-func listenOutsideEphemeral() (net.Listener, bool) {
+// listen opens the proxy's port, and at the first Up picks it: below the
+// range the kernel hands out for port 0 and for outgoing connections, where
+// it says which that is (Linux). While the proxy is down no other listener or
+// connection is given that port, so that Up takes it again however many other
+// tests run meanwhile.
+func (p *TCPProxy) listen() (net.Listener, error) {
+	if p.addr == "127.0.0.1:0" {
+		if low, ok := ephemeralLow(); ok {
+			for range 100 {
+				ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", proxyFloor+rand.IntN(low-proxyFloor)))
+				if err == nil {
+					return ln, nil
+				}
+			}
+		}
+	}
+	return net.Listen("tcp", p.addr)
+}
+
+// ephemeralLow is the lowest port the kernel hands out by itself, where it
+// says (Linux), if there is room below it for a proxy's port.
+func ephemeralLow() (int, bool) {
 	data, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
 	if err != nil {
-		return nil, false
+		return 0, false
 	}
 	fields := strings.Fields(string(data))
 	if len(fields) != 2 {
-		return nil, false
+		return 0, false
 	}
 	low, err := strconv.Atoi(fields[0])
-	const floor = 10000 // above the ports services are commonly given
-	if err != nil || low <= floor {
-		return nil, false
-	}
-	for range 100 {
-		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", floor+rand.IntN(low-floor)))
-		if err == nil {
-			return ln, true
-		}
-	}
-	return nil, false
+	return low, err == nil && low > proxyFloor
 }
+
+// proxyFloor is the lowest port a proxy picks: above the ports services are
+// commonly given.
+const proxyFloor = 10000

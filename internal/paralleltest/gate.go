@@ -25,7 +25,7 @@ const unbounded = 10000
 type Gate struct {
 	mu   sync.Mutex
 	free int
-	wait [2][]chan struct{} // long, then the others; each in the order they came
+	wait [2][]chan struct{} // by class; each in the order they came
 }
 
 // NewGate returns a gate of n slots, or GOMAXPROCS if more, unless the
@@ -42,33 +42,37 @@ func newGate(fs *flag.FlagSet, n int, race bool) *Gate {
 	if race {
 		slots = runtime.GOMAXPROCS(0)
 	}
-	given := false
-	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
-	if given {
-		if v, err := strconv.Atoi(fs.Lookup("test.parallel").Value.String()); err == nil && v > 0 {
-			slots = v
-		}
+	if v, ok := given(fs); ok {
+		slots = v
 	} else if err := fs.Set("test.parallel", strconv.Itoa(unbounded)); err != nil {
 		panic(err)
 	}
 	return &Gate{free: slots}
 }
 
+// The classes of tests a gate serves, in the order it serves them.
+const (
+	long = iota
+	other
+)
+
 // Parallel marks t parallel and returns once it has a slot, which it gives
 // back when t ends.
 func (g *Gate) Parallel(t *testing.T) {
 	t.Helper()
-	t.Parallel()
-	g.acquire(1)
-	t.Cleanup(g.release)
+	g.enter(t, other)
 }
 
 // Long is Parallel for a test that takes long: it gets the next free slot
 // before any other test waiting.
 func (g *Gate) Long(t *testing.T) {
 	t.Helper()
+	g.enter(t, long)
+}
+
+func (g *Gate) enter(t *testing.T, class int) {
 	t.Parallel()
-	g.acquire(0)
+	g.acquire(class)
 	t.Cleanup(g.release)
 }
 

@@ -20,11 +20,19 @@ func AtLeast(n int) {
 }
 
 func atLeast(fs *flag.FlagSet, n int) {
-	given := false
-	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
-	if !given {
+	if _, ok := given(fs); !ok {
 		if err := fs.Set("test.parallel", strconv.Itoa(max(n, runtime.GOMAXPROCS(0)))); err != nil {
 			panic(err)
 		}
 	}
+}
+
+// given is the -test.parallel the command line set, if it set one.
+func given(fs *flag.FlagSet) (n int, ok bool) {
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "test.parallel" {
+			n, _ = strconv.Atoi(f.Value.String())
+		}
+	})
+	return n, n > 0
 }

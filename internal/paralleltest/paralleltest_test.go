@@ -76,7 +76,7 @@ func TestNewGate(t *testing.T) {
 func TestGateServesLongTestsFirst(t *testing.T) {
 	t.Parallel()
 	g := &Gate{free: 1}
-	g.acquire(1)
+	g.acquire(other)
 	got := make(chan string, 3)
 	wait := func(name string, class int) {
 		queued := len(g.waiting())
@@ -88,9 +88,9 @@ func TestGateServesLongTestsFirst(t *testing.T) {
 			runtime.Gosched()
 		}
 	}
-	wait("short 1", 1)
-	wait("short 2", 1)
-	wait("long", 0)
+	wait("short 1", other)
+	wait("short 2", other)
+	wait("long", long)
 	var order []string
 	for range 3 {
 		g.release()
@@ -109,5 +109,5 @@ func TestGateServesLongTestsFirst(t *testing.T) {
 func (g *Gate) waiting() []chan struct{} {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return append(slices.Clone(g.wait[0]), g.wait[1]...)
+	return append(slices.Clone(g.wait[long]), g.wait[other]...)
 }
