@@ -57,12 +57,24 @@ func untilAvailable(ctx context.Context, log *slog.Logger, what string, step fun
 // than refusing what was asked: a request that timed out, no server answering
 // JetStream's API (JetStream starting, or its servers away), or a cluster that
 // says it is temporarily unavailable. The caller's own context has not ended.
+// A server that could not make a stream's store (its disk full, its
+// JetStream still starting) is waited for too: the next try finds the disk
+// healed or the stream made, and each try is logged.
 func unavailable(err error) bool {
 	var api *jetstream.APIError
 	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrNoResponders) ||
-		errors.As(err, &api) && api.ErrorCode == jsErrCodeClusterNotAvailable
+		errors.As(err, &api) && (api.ErrorCode == jsErrCodeClusterNotAvailable ||
+			api.ErrorCode == jsErrCodeStreamCreate && api.Description == jsStoreFailed)
 }
 
 // jsErrCodeClusterNotAvailable is nats-server's JSClusterNotAvailErr, "JetStream
 // system temporarily unavailable", which nats.go names no constant for.
 const jsErrCodeClusterNotAvailable jetstream.ErrorCode = 10008
+
+// jsErrCodeStreamCreate is nats-server's JSStreamCreateErrF, a stream create
+// that failed, which nats.go names no constant for.
+const jsErrCodeStreamCreate jetstream.ErrorCode = 10049
+
+// jsStoreFailed is how nats-server describes a stream create whose store it
+// could not make; it logs the cause and answers only this.
+const jsStoreFailed = "error creating store for stream"

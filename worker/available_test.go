@@ -148,6 +148,8 @@ func TestUnavailable(t *testing.T) {
 		{fmt.Errorf("create consumer: %w", context.DeadlineExceeded), true},
 		{nats.ErrNoResponders, true},
 		{&jetstream.APIError{Code: 503, ErrorCode: jsErrCodeClusterNotAvailable, Description: "JetStream system temporarily unavailable"}, true},
+		{&jetstream.APIError{Code: 500, ErrorCode: jsErrCodeStreamCreate, Description: jsStoreFailed}, true},
+		{&jetstream.APIError{Code: 500, ErrorCode: jsErrCodeStreamCreate, Description: "subjects overlap with an existing stream"}, false},
 		{jetstream.ErrJetStreamNotEnabledForAccount, false},
 		{jetstream.ErrStreamNotFound, false},
 		{&jetstream.APIError{Code: 400, ErrorCode: jetstream.JSErrCodeConsumerCreate, Description: "bad filter"}, false},
