@@ -109,3 +109,38 @@ func TestControlResources(t *testing.T) {
 		t.Errorf("replica store TTL %v (%v), want none", st.TTL(), err)
 	}
 }
+
+// TestResultLostInFlightComesBackWithinTheAckWait: an outcome handed to the
+// control process and never acknowledged, as one lost with its connection
+// when a NATS server dies, comes again within the ack wait rather than
+// JetStream's default 30s, so the run it settles is not left open that long.
+func TestResultLostInFlightComesBackWithinTheAckWait(t *testing.T) {
+	t.Parallel()
+	n := startNATS(t, t.TempDir())
+	ctx := awaitCtx(t)
+	cfg := testConfig()
+	cfg.AckWait = time.Second
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := ensureResults(ctx, testLogger(t), n.JetStream(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := json.Marshal(Outcome{Delivery: "d1", State: store.DeliverySent, Attempts: 1, At: t0})
+	if _, err := n.JetStream().Publish(ctx, resultsSubjectPrefix+"d1", data); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Next(jetstream.FetchMaxWait(testTimeout)); err != nil { // handed out, never acknowledged
+		t.Fatal(err)
+	}
+	within := 3 * cfg.AckWait
+	m, err := c.Next(jetstream.FetchMaxWait(within))
+	if err != nil {
+		t.Fatalf("the outcome left unacknowledged did not come again within %s: %v", within, err)
+	}
+	if meta, _ := m.Metadata(); meta == nil || meta.NumDelivered != 2 {
+		t.Errorf("came again with metadata %+v, want its second delivery", meta)
+	}
+}

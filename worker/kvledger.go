@@ -205,10 +205,16 @@ func NewKVLedger(ctx context.Context, js jetstream.JetStream, cfg KVLedgerConfig
 // after the stream's duplicate window), and a later attempt can come before
 // an earlier one: what reads them keeps the one of most attempts, and a final
 // state over a pending one.
-func ResultsConsumer(ctx context.Context, js jetstream.JetStream, stream, durable string) (jetstream.Consumer, error) {
+//
+// An outcome handed out and not acknowledged within ackWait comes again:
+// one lost with the connection it travelled on (its NATS server gone) waits
+// that long, and a run stays unsettled meanwhile. ackWait is Config.AckWait,
+// which bounds the same wait for a delivery.
+func ResultsConsumer(ctx context.Context, js jetstream.JetStream, stream, durable string, ackWait time.Duration) (jetstream.Consumer, error) {
 	c, err := js.CreateOrUpdateConsumer(ctx, stream, jetstream.ConsumerConfig{
 		Durable:       durable,
 		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       ackWait,
 		DeliverPolicy: jetstream.DeliverAllPolicy,
 	})
 	if err != nil {

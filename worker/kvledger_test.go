@@ -59,7 +59,7 @@ func readResults(t *testing.T, n *NATS, want int) []result {
 	if info.State.Msgs != uint64(want) {
 		t.Fatalf("results stream holds %d messages, want %d", info.State.Msgs, want)
 	}
-	c, err := ResultsConsumer(ctx, js, DefaultResultsStream, "control-"+store.NewID(8))
+	c, err := ResultsConsumer(ctx, js, DefaultResultsStream, "control-"+store.NewID(8), DefaultAckWait)
 	if err != nil {
 		t.Fatal(err)
 	}

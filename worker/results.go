@@ -27,7 +27,7 @@ func ensureResults(ctx context.Context, log *slog.Logger, js jetstream.JetStream
 		return nil, err
 	}
 	err = untilAvailable(ctx, log, "results consumer", func(ctx context.Context) (err error) {
-		c, err = ResultsConsumer(ctx, js, cfg.ResultsStream, resultsDurable)
+		c, err = ResultsConsumer(ctx, js, cfg.ResultsStream, resultsDurable, cfg.AckWait)
 		return err
 	})
 	return c, err
