@@ -58,6 +58,11 @@ type Lease struct {
 	// clock is real: the bucket's TTL runs on the server's time.
 	clock clock.Clock
 
+	// gone is when a process waiting for another's lease first found its
+	// entry lapsed, zero while it has not (see absentFor); only Acquire's
+	// loop uses it.
+	gone time.Time
+
 	mu      sync.Mutex
 	rev     uint64    // the revision of this process's entry while it holds the lease
 	valid   time.Time // until when it holds it; zero while it does not
@@ -83,11 +88,22 @@ func NewLease(kv jetstream.KeyValue, me Holder, ttl time.Duration, log *slog.Log
 // the lease: the time a commit it allowed may still take.
 func (l *Lease) margin() time.Duration { return l.ttl / 5 }
 
+// absentFor is how long a process that waits for another's lease must find
+// its entry lapsed before it takes it. The entry lapses too while the bucket
+// elects a new leader (its NATS server lost), which takes nats-server 4 to
+// 9 s, longer than the term: the holder, alive, asks again every tenth of the
+// term and writes the entry anew as soon as the bucket answers. Waiting half
+// a term from the first look that found it gone leaves the lease to that
+// holder, so that losing a NATS node costs the control process a pause, not
+// a take-over from its replica. An entry its holder released is taken at
+// once.
+func (l *Lease) absentFor() time.Duration { return l.ttl / 2 }
+
 // Acquire returns once this process holds the lease, or with ctx's error.
 // An entry of another process of the same data folder is taken over at once:
 // this process holds the folder's lock, so that process is gone. Otherwise
-// Acquire waits for the entry to lapse or be released, asking every tenth of
-// the term.
+// Acquire waits for the entry to be released, or to lapse and stay lapsed
+// for absentFor, asking every tenth of the term.
 func (l *Lease) Acquire(ctx context.Context) error {
 	for first := true; ; first = false {
 		held, err := l.try(ctx)
@@ -122,6 +138,9 @@ func (l *Lease) try(ctx context.Context) (bool, error) {
 	}
 	cctx, cancel := context.WithTimeout(ctx, l.ttl/4)
 	defer cancel()
+	if ok, err := l.mayTake(cctx); !ok || err != nil {
+		return false, err
+	}
 	sent := time.Now()
 	rev, err := l.kv.Create(cctx, leaseKey, data)
 	if err == nil {
@@ -155,6 +174,33 @@ func (l *Lease) try(ctx context.Context) (bool, error) {
 	l.log.Info("took the control lease over from an earlier process of this data folder", "earlier", other.String())
 	l.take(me, rev, sent)
 	return true, nil
+}
+
+// mayTake reports whether try may write the entry: always for a process that
+// has seen no other holder, or one of its own folder; for one that waits for
+// another's, once that entry was released or has been lapsed for absentFor.
+func (l *Lease) mayTake(ctx context.Context) (bool, error) {
+	l.mu.Lock()
+	other := l.other
+	l.mu.Unlock()
+	if other.Name == "" || other.Folder == l.me.Folder {
+		return true, nil
+	}
+	_, err := l.kv.History(ctx, leaseKey)
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound): // lapsed: the bucket aged it out
+	case err != nil:
+		l.gone = time.Time{}
+		return false, err
+	default: // held (Create finds it and says by whom), or released
+		l.gone = time.Time{}
+		return true, nil
+	}
+	now := l.clock.Now()
+	if l.gone.IsZero() {
+		l.gone = now
+	}
+	return now.Sub(l.gone) >= l.absentFor(), nil
 }
 
 // take records that this process holds the lease at rev, from a write sent at sent.

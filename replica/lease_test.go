@@ -205,6 +205,20 @@ func (f *flaky) Create(ctx context.Context, key string, value []byte, opts ...je
 	return f.KeyValue.Create(ctx, key, value, opts...)
 }
 
+func (f *flaky) Get(ctx context.Context, key string) (jetstream.KeyValueEntry, error) {
+	if f.down.Load() {
+		return nil, errDown
+	}
+	return f.KeyValue.Get(ctx, key)
+}
+
+func (f *flaky) History(ctx context.Context, key string, opts ...jetstream.WatchOpt) ([]jetstream.KeyValueEntry, error) {
+	if f.down.Load() {
+		return nil, errDown
+	}
+	return f.KeyValue.History(ctx, key, opts...)
+}
+
 // hooked is a Keep of l in the background whose hooks report on channels.
 type hooked struct {
 	lapsed   chan error
@@ -301,5 +315,60 @@ func TestLeaseTakenDuringALapseIsLost(t *testing.T) {
 	}
 	if err := a.Check(); err == nil {
 		t.Error("A's Check passes after B took the lease")
+	}
+}
+
+// TestLeaseLapsedByTheBucketGoesBackToItsHolder: while the bucket answers
+// nobody (it elects a leader, its NATS server lost), the holder's entry
+// lapses. Once it answers again, the holder, alive, holds the lease again,
+// and the process waiting for it leaves it to the holder rather than take
+// it over.
+func TestLeaseLapsedByTheBucketGoesBackToItsHolder(t *testing.T) {
+	t.Parallel()
+	kv := &flaky{KeyValue: leaseBucket(t)}
+	a, b := NewLease(kv, holder("A", "fa"), testTTL, nil), NewLease(kv, holder("B", "fb"), testTTL, nil)
+	if err := a.Acquire(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	h := keepHooked(t, a)
+	took := acquireAsync(t, b)
+	waitSeesHeld(t, b, "A")
+	kv.down.Store(true)
+	within(t, h.lapsed, "lapse")
+	time.Sleep(3 * testTTL) // the election: the entry lapses too
+	kv.down.Store(false)
+	select {
+	case recreated := <-h.regained:
+		if !recreated {
+			t.Errorf("A held the lease again with recreated %v, want a new entry", recreated)
+		}
+	case err := <-h.kept:
+		t.Fatalf("A lost the lease once the bucket answered again: %v", err)
+	case <-time.After(waitWithin):
+		t.Fatalf("A did not hold the lease again within %v", waitWithin)
+	}
+	select {
+	case <-took:
+		t.Fatal("B took the lease over from A, which held it again")
+	case <-time.After(2 * testTTL): // B asks twenty times
+	}
+	if err := a.Check(); err != nil {
+		t.Errorf("A's Check once it held the lease again: %v", err)
+	}
+	if err := b.Check(); err == nil || !strings.Contains(err.Error(), "held by A") {
+		t.Errorf("B's Check: %v, want it to name A", err)
+	}
+}
+
+// waitSeesHeld waits until l, waiting for the lease, has seen name hold it.
+func waitSeesHeld(t *testing.T, l *Lease, name string) {
+	t.Helper()
+	for deadline := time.Now().Add(waitWithin); ; time.Sleep(l.ttl / 10) { // l asks a tenth of the term apart
+		if err := l.Check(); err != nil && strings.Contains(err.Error(), "held by "+name) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s was never seen to hold the lease: %v", name, l.Check())
+		}
 	}
 }
