@@ -2,6 +2,8 @@ package worker
 
 import (
 	"context"
+	"log/slog"
+	"runtime"
 	"testing"
 	"time"
 
@@ -49,4 +51,53 @@ func TestCallOffDuringAProbeLetsTheDeliveryGo(t *testing.T) {
 			t.Errorf("delivery = %s after %d attempts (%q), want failed after none with the call-off's reason", d.State, d.Attempts, d.LastError)
 		}
 	})
+}
+
+// TestHeldDeliveryIsProbedWhileItsLastSendLetsGo: a delivery held for a
+// receiver that refuses connections is back among the waiting before the
+// send that found the receiver away has let go of it, and its probe may be
+// picked in that moment. The probe goes: the delivery is not taken for
+// another copy of its message and dropped until JetStream hands it out again.
+func TestHeldDeliveryIsProbedWhileItsLastSendLetsGo(t *testing.T) {
+	t.Parallel()
+	eachLedger(t, func(t *testing.T, e *env) {
+		e.enqueue(store.Payload{Subject: "Report", Text: "t"}, e.channel(hookTo("http://"+closedPort(t)+"/hook")))
+		cfg := testConfig()
+		cfg.Kinds = map[channels.Kind]KindConfig{webhook.Kind: webhookConfig()}
+		cfg.ProbeInterval, cfg.ProbeIntervalMax = 10*time.Millisecond, time.Hour
+		probe := &pausingSender{Sender: webhookSender(t, cfg.SendTimeout), after: 1,
+			entered: make(chan struct{}, 1), release: make(chan struct{})}
+		// The send that held the delivery logs so once it is back among the
+		// waiting; it stays there until the probe has gone (or a while).
+		stall := stallOn{msg: "destination unavailable; holding its deliveries", until: func() bool { return probe.held.Load() > 0 }}
+		r := e.startWith(startNATS(t, t.TempDir()), []channels.Sender{probe}, cfg, Options{Logger: slog.New(stall)})
+		t.Cleanup(func() { close(probe.release) }) // before the worker stops, which waits for the probe
+		r.relay.Notify()
+		select {
+		case <-probe.entered:
+		case <-time.After(testTimeout):
+			t.Fatal("the held delivery was never probed")
+		}
+	})
+}
+
+// stallOn is a log handler that holds the caller of the record msg until
+// until reports true, for at most two seconds.
+type stallOn struct {
+	msg   string
+	until func() bool
+}
+
+func (h stallOn) Enabled(context.Context, slog.Level) bool { return true }
+func (h stallOn) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h stallOn) WithGroup(string) slog.Handler            { return h }
+
+func (h stallOn) Handle(_ context.Context, r slog.Record) error {
+	if r.Message != h.msg {
+		return nil
+	}
+	for deadline := time.Now().Add(2 * time.Second); !h.until() && time.Now().Before(deadline); {
+		runtime.Gosched()
+	}
+	return nil
 }

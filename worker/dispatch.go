@@ -94,28 +94,31 @@ func (w *Worker) start(ctx context.Context, k *kind, picked []*task, wg *sync.Wa
 		k.limiter.AllowN(w.clock.Now(), len(picked))
 	}
 	mine := picked[:0]
+	var marks []*handling
 	for _, t := range picked {
-		if _, busy := w.running.LoadOrStore(t.id, struct{}{}); busy {
+		m := w.handle(t)
+		if m == nil {
 			// A copy of this message is claimed here: it settles the
 			// message, whose progress it keeps telling JetStream.
 			k.pool.done(t)
 			w.finish(k, t, outcomeBusy)
 			continue
 		}
-		mine = append(mine, t)
+		mine, marks = append(mine, t), append(marks, m)
 	}
 	if len(mine) == 0 {
 		return
 	}
 	if err := w.claim(ctx, mine); err != nil {
 		w.log.Error("claim deliveries", "kind", k.kind, "err", err)
-		for _, t := range mine {
-			w.running.Delete(t.id)
+		for i, t := range mine {
+			w.running.CompareAndDelete(t.id, marks[i])
 			k.pool.requeue(t, w.clock.Now().Add(w.cfg.BackoffBase))
 		}
 		return
 	}
-	for _, t := range mine {
+	for i, t := range mine {
+		m := marks[i]
 		if !t.claimed && redelivered(t) {
 			w.metrics.redelivered.WithLabelValues(string(k.kind)).Inc()
 		}
@@ -123,19 +126,44 @@ func (w *Worker) start(ctx context.Context, k *kind, picked []*task, wg *sync.Wa
 		if t.entry.Busy {
 			// Claimed by a process that is sending it: held until that
 			// claim is settled or lapses.
-			w.running.Delete(t.id)
+			w.running.CompareAndDelete(t.id, m)
 			k.pool.requeue(t, w.clock.Now().Add(w.cfg.AckWait/2))
 			w.report(t.id, outcomeBusy)
 			continue
 		}
 		wg.Go(func() {
 			o := w.deliver(ctx, k, t)
-			w.running.Delete(t.id)
+			w.running.CompareAndDelete(t.id, m)
 			if o != outcomeHeld {
 				k.pool.done(t)
 			}
 			w.finish(k, t, o)
 		})
+	}
+}
+
+// handling marks one send of a task's delivery as handled here (in
+// Worker.running, by delivery id).
+type handling struct{ t *task }
+
+// handle marks t's delivery as handled here and returns the mark, or nil
+// when another copy of its message is handled here. A held delivery is back
+// among the waiting before the goroutine of its last send has let go of its
+// mark, and may be picked again at once as its destination's probe: that
+// pick is t itself, not a copy, and takes the mark over, which the finishing
+// goroutine then leaves alone.
+func (w *Worker) handle(t *task) *handling {
+	m := &handling{t}
+	for {
+		v, busy := w.running.LoadOrStore(t.id, m)
+		switch {
+		case !busy:
+			return m
+		case v.(*handling).t != t:
+			return nil
+		case w.running.CompareAndSwap(t.id, v, m):
+			return m
+		}
 	}
 }
 

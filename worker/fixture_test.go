@@ -280,7 +280,9 @@ func (e *env) startWith(n *NATS, senders []channels.Sender, cfg Config, opt Opti
 		}
 		ledger = kv
 	}
-	opt.Logger = testLogger(e.t)
+	if opt.Logger == nil {
+		opt.Logger = testLogger(e.t)
+	}
 	w, err := New(n.JetStream(), ledger, files, e.deliveryBox, senders, cfg, opt)
 	if err != nil {
 		e.t.Fatal(err)
