@@ -347,6 +347,13 @@ func TestLeaseLapsedByTheBucketGoesBackToItsHolder(t *testing.T) {
 	case <-time.After(waitWithin):
 		t.Fatalf("A did not hold the lease again within %v", waitWithin)
 	}
+	wantLeftToA(t, a, b, took)
+}
+
+// wantLeftToA fails t unless B, whose Acquire reports on took, leaves the
+// lease to A, which holds it again, for two terms, and names A.
+func wantLeftToA(t *testing.T, a, b *Lease, took <-chan time.Time) {
+	t.Helper()
 	select {
 	case <-took:
 		t.Fatal("B took the lease over from A, which held it again")
