@@ -91,12 +91,12 @@ func (l *Lease) margin() time.Duration { return l.ttl / 5 }
 // absentFor is how long a process that waits for another's lease must find
 // its entry lapsed before it takes it. The entry lapses too while the bucket
 // elects a new leader (its NATS server lost), which takes nats-server 4 to
-// 9 s, longer than the term: the holder, alive, asks again every tenth of the
-// term and writes the entry anew as soon as the bucket answers. Waiting half
-// a term from the first look that found it gone leaves the lease to that
-// holder, so that losing a NATS node costs the control process a pause, not
-// a take-over from its replica. An entry its holder released is taken at
-// once.
+// 9 s, longer than the term: the holder, alive, writes the entry anew within
+// a quarter of the term once the bucket takes writes again (regain). Waiting
+// half a term from the first look that found the entry gone and the bucket
+// writable leaves the lease to that holder, so that losing a NATS node costs
+// the control process a pause, not a take-over from its replica. An entry
+// its holder released is taken at once.
 func (l *Lease) absentFor() time.Duration { return l.ttl / 2 }
 
 // Acquire returns once this process holds the lease, or with ctx's error.
@@ -148,6 +148,7 @@ func (l *Lease) try(ctx context.Context) (bool, error) {
 		return true, nil
 	}
 	if !errors.Is(err, jetstream.ErrKeyExists) {
+		l.gone = time.Time{} // the bucket took no write: it may be electing a leader
 		return false, err
 	}
 	e, err := l.kv.Get(cctx, leaseKey)
@@ -196,11 +197,32 @@ func (l *Lease) mayTake(ctx context.Context) (bool, error) {
 		l.gone = time.Time{}
 		return true, nil
 	}
+	// Reads go on while the bucket elects a leader, and the holder cannot
+	// write its entry anew before it has one: the time counts from a look
+	// that found the entry gone and the bucket writable.
+	if !l.writable(ctx) {
+		l.gone = time.Time{}
+		return false, nil
+	}
 	now := l.clock.Now()
 	if l.gone.IsZero() {
 		l.gone = now
 	}
 	return now.Sub(l.gone) >= l.absentFor(), nil
+}
+
+// writable reports whether the bucket has a leader, which its writes need.
+func (l *Lease) writable(ctx context.Context) bool {
+	st, err := l.kv.Status(ctx)
+	if err != nil {
+		return false
+	}
+	b, ok := st.(*jetstream.KeyValueBucketStatus)
+	if !ok {
+		return true
+	}
+	info := b.StreamInfo()
+	return info.Cluster == nil || info.Cluster.Leader != ""
 }
 
 // take records that this process holds the lease at rev, from a write sent at sent.
@@ -326,9 +348,11 @@ func (l *Lease) lapse(err error) {
 		time.Now().UTC().Format(time.RFC3339), err)
 }
 
-// regain takes the lapsed lease again, asking every tenth of the term, and
-// reports whether its entry had lapsed too; it fails with errTaken when
-// another process holds it.
+// regain takes the lapsed lease again, and reports whether its entry had
+// lapsed too; it fails with errTaken when another process holds it. It asks
+// every twentieth of the term, each try bounded to a fifth, so that a bucket
+// that answers again has the entry anew within a quarter of the term and the
+// round trips, before a standby may take it (absentFor).
 func (l *Lease) regain(ctx context.Context) (recreated bool, err error) {
 	for {
 		l.mu.Lock()
@@ -338,15 +362,20 @@ func (l *Lease) regain(ctx context.Context) (recreated bool, err error) {
 		if err != nil {
 			return false, err
 		}
-		cctx, cancel := context.WithTimeout(ctx, l.ttl/4)
+		cctx, cancel := context.WithTimeout(ctx, l.ttl/5)
 		sent := time.Now()
 		next, err := l.kv.Update(cctx, leaseKey, data, rev)
 		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-			if err = l.reread(cctx); errors.Is(err, errGone) {
-				sent = time.Now()
-				if next, err = l.kv.Create(cctx, leaseKey, data); err == nil {
-					recreated = true
-				}
+			// The entry lapsed, or was written since: by a renewal of this
+			// process whose answer was lost, or by another process. A read
+			// may come from a replica that has not aged the entry out yet,
+			// and a standby takes a lapsed entry soon (absentFor): create it
+			// first, and read only an entry that is there.
+			sent = time.Now()
+			if next, err = l.kv.Create(cctx, leaseKey, data); err == nil {
+				recreated = true
+			} else if errors.Is(err, jetstream.ErrKeyExists) {
+				next, err = 0, l.reread(cctx)
 			}
 		}
 		cancel()
@@ -363,7 +392,7 @@ func (l *Lease) regain(ctx context.Context) (recreated bool, err error) {
 		select {
 		case <-ctx.Done():
 			return false, ctx.Err()
-		case <-l.clock.After(l.ttl / 10):
+		case <-l.clock.After(l.ttl / 20):
 		}
 	}
 }

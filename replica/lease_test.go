@@ -219,6 +219,13 @@ func (f *flaky) History(ctx context.Context, key string, opts ...jetstream.Watch
 	return f.KeyValue.History(ctx, key, opts...)
 }
 
+func (f *flaky) Status(ctx context.Context) (jetstream.KeyValueStatus, error) {
+	if f.down.Load() {
+		return nil, errDown
+	}
+	return f.KeyValue.Status(ctx)
+}
+
 // hooked is a Keep of l in the background whose hooks report on channels.
 type hooked struct {
 	lapsed   chan error
