@@ -187,15 +187,17 @@ func (l *Lease) mayTake(ctx context.Context) (bool, error) {
 	if other.Name == "" || other.Folder == l.me.Folder {
 		return true, nil
 	}
-	_, err := l.kv.History(ctx, leaseKey)
-	switch {
-	case errors.Is(err, jetstream.ErrKeyNotFound): // lapsed: the bucket aged it out
-	case err != nil:
+	_, err := l.kv.Get(ctx, leaseKey)
+	if !errors.Is(err, jetstream.ErrKeyNotFound) { // held: Create finds it and says by whom
 		l.gone = time.Time{}
-		return false, err
-	default: // held (Create finds it and says by whom), or released
+		return err == nil, err
+	}
+	// Released (a delete marker, which only the history shows) or lapsed
+	// (nothing at all: the bucket aged it out).
+	_, err = l.kv.History(ctx, leaseKey)
+	if !errors.Is(err, jetstream.ErrKeyNotFound) {
 		l.gone = time.Time{}
-		return true, nil
+		return err == nil, err
 	}
 	// Reads go on while the bucket elects a leader, and the holder cannot
 	// write its entry anew before it has one: the time counts from a look
