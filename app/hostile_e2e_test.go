@@ -114,8 +114,10 @@ func TestMethodFloodAddsNoSeries(t *testing.T) {
 	methodFlood(t, p.URL, 4, 16, 1, rng) // the "other" series exist from here on
 	// A part that reads the store or JetStream at a scrape leaves its series
 	// out of a scrape that it cannot answer in time (a busy machine, a part
-	// still starting): the series known are those of several scrapes, and a
-	// flood must add none to them.
+	// still starting): the series known are those of the scrapes of the
+	// ready process until two in a row add none, and a flood must add none
+	// to them.
+	waitFor(t, func() bool { code, _ := readyz(t, p.OpsURL); return code == 200 })
 	known := map[string]bool{}
 	series := func() map[string]float64 {
 		m, err := apptest.Metrics(p.OpsURL)
@@ -124,9 +126,12 @@ func TestMethodFloodAddsNoSeries(t *testing.T) {
 		}
 		return m
 	}
-	for range 3 {
+	for scrapes, quiet := 0, 0; quiet < 2 && scrapes < 20; scrapes++ {
+		quiet++
 		for s := range series() {
-			known[s] = true
+			if !known[s] {
+				known[s], quiet = true, 0
+			}
 		}
 	}
 	before, rss, peak := len(known), p.RSS(), p.PeakRSS()
