@@ -138,8 +138,14 @@ func (l *Lease) try(ctx context.Context) (bool, error) {
 	}
 	cctx, cancel := context.WithTimeout(ctx, l.ttl/4)
 	defer cancel()
-	if ok, err := l.mayTake(cctx); !ok || err != nil {
+	e, create, err := l.look(cctx)
+	switch {
+	case err != nil:
 		return false, err
+	case e != nil:
+		return l.found(cctx, me, data, e)
+	case !create:
+		return false, nil
 	}
 	sent := time.Now()
 	rev, err := l.kv.Create(cctx, leaseKey, data)
@@ -151,13 +157,20 @@ func (l *Lease) try(ctx context.Context) (bool, error) {
 		l.gone = time.Time{} // the bucket took no write: it may be electing a leader
 		return false, err
 	}
-	e, err := l.kv.Get(cctx, leaseKey)
+	e, err = l.kv.Get(cctx, leaseKey)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return false, nil // it lapsed just now: the next try takes it
 	}
 	if err != nil {
 		return false, err
 	}
+	return l.found(cctx, me, data, e)
+}
+
+// found handles the entry e that try found in its way: an earlier process
+// of this data folder's is taken over, another's is recorded as the holder
+// to wait for.
+func (l *Lease) found(ctx context.Context, me Holder, data []byte, e jetstream.KeyValueEntry) (bool, error) {
 	var other Holder
 	if err := json.Unmarshal(e.Value(), &other); err != nil {
 		return false, fmt.Errorf("the control lease holds %q: %w", e.Value(), err)
@@ -168,8 +181,9 @@ func (l *Lease) try(ctx context.Context) (bool, error) {
 		l.mu.Unlock()
 		return false, nil
 	}
-	sent = time.Now()
-	if rev, err = l.kv.Update(cctx, leaseKey, data, e.Revision()); err != nil {
+	sent := time.Now()
+	rev, err := l.kv.Update(ctx, leaseKey, data, e.Revision())
+	if err != nil {
 		return false, err
 	}
 	l.log.Info("took the control lease over from an earlier process of this data folder", "earlier", other.String())
@@ -177,40 +191,40 @@ func (l *Lease) try(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
-// mayTake reports whether try may write the entry: always for a process that
-// has seen no other holder, or one of its own folder; for one that waits for
-// another's, once that entry was released or has been lapsed for absentFor.
-func (l *Lease) mayTake(ctx context.Context) (bool, error) {
+// look reads the entry before try writes one, and returns it when there is
+// one, or else whether try may create it. A process that has seen no other
+// holder, or one of its own folder, creates it at once without reading. One
+// that waits for another's creates it once that entry was released, or has
+// been lapsed for absentFor.
+func (l *Lease) look(ctx context.Context) (e jetstream.KeyValueEntry, create bool, err error) {
 	l.mu.Lock()
 	other := l.other
 	l.mu.Unlock()
 	if other.Name == "" || other.Folder == l.me.Folder {
-		return true, nil
+		return nil, true, nil
 	}
-	_, err := l.kv.Get(ctx, leaseKey)
-	if !errors.Is(err, jetstream.ErrKeyNotFound) { // held: Create finds it and says by whom
+	if e, err = l.kv.Get(ctx, leaseKey); !errors.Is(err, jetstream.ErrKeyNotFound) { // held
 		l.gone = time.Time{}
-		return err == nil, err
+		return e, false, err
 	}
 	// Released (a delete marker, which only the history shows) or lapsed
 	// (nothing at all: the bucket aged it out).
-	_, err = l.kv.History(ctx, leaseKey)
-	if !errors.Is(err, jetstream.ErrKeyNotFound) {
+	if _, err = l.kv.History(ctx, leaseKey); !errors.Is(err, jetstream.ErrKeyNotFound) {
 		l.gone = time.Time{}
-		return err == nil, err
+		return nil, err == nil, err
 	}
 	// Reads go on while the bucket elects a leader, and the holder cannot
 	// write its entry anew before it has one: the time counts from a look
 	// that found the entry gone and the bucket writable.
 	if !l.writable(ctx) {
 		l.gone = time.Time{}
-		return false, nil
+		return nil, false, nil
 	}
 	now := l.clock.Now()
 	if l.gone.IsZero() {
 		l.gone = now
 	}
-	return now.Sub(l.gone) >= l.absentFor(), nil
+	return nil, now.Sub(l.gone) >= l.absentFor(), nil
 }
 
 // writable reports whether the bucket has a leader, which its writes need.

@@ -3,7 +3,7 @@ package worker
 import (
 	"context"
 	"log/slog"
-	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -69,12 +69,12 @@ func TestHeldDeliveryIsProbedWhileItsLastSendLetsGo(t *testing.T) {
 			entered: make(chan struct{}, 1), release: make(chan struct{})}
 		// The send that held the delivery logs so once it is back among the
 		// waiting; it stays there until the probe has gone (or a while).
-		stall := stallOn{msg: "destination unavailable; holding its deliveries", until: func() bool { return probe.held.Load() > 0 }}
+		stall := &stallOn{msg: "destination unavailable; holding its deliveries", until: probe.entered, passed: make(chan struct{})}
 		r := e.startWith(startNATS(t, t.TempDir()), []channels.Sender{probe}, cfg, Options{Logger: slog.New(stall)})
 		t.Cleanup(func() { close(probe.release) }) // before the worker stops, which waits for the probe
 		r.relay.Notify()
 		select {
-		case <-probe.entered:
+		case <-stall.passed:
 		case <-time.After(testTimeout):
 			t.Fatal("the held delivery was never probed")
 		}
@@ -82,22 +82,26 @@ func TestHeldDeliveryIsProbedWhileItsLastSendLetsGo(t *testing.T) {
 }
 
 // stallOn is a log handler that holds the caller of the record msg until
-// until reports true, for at most two seconds.
+// until receives, for at most two seconds, and closes passed once it did.
 type stallOn struct {
-	msg   string
-	until func() bool
+	msg    string
+	until  <-chan struct{}
+	passed chan struct{}
+	once   sync.Once
 }
 
-func (h stallOn) Enabled(context.Context, slog.Level) bool { return true }
-func (h stallOn) WithAttrs([]slog.Attr) slog.Handler       { return h }
-func (h stallOn) WithGroup(string) slog.Handler            { return h }
+func (h *stallOn) Enabled(context.Context, slog.Level) bool { return true }
+func (h *stallOn) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *stallOn) WithGroup(string) slog.Handler            { return h }
 
-func (h stallOn) Handle(_ context.Context, r slog.Record) error {
+func (h *stallOn) Handle(_ context.Context, r slog.Record) error {
 	if r.Message != h.msg {
 		return nil
 	}
-	for deadline := time.Now().Add(2 * time.Second); !h.until() && time.Now().Before(deadline); {
-		runtime.Gosched()
+	select {
+	case <-h.until:
+		h.once.Do(func() { close(h.passed) })
+	case <-time.After(2 * time.Second):
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package paralleltest
 
 import (
 	"flag"
-	"runtime"
 	"strconv"
 	"sync"
 	"testing"
@@ -38,14 +37,11 @@ func NewGate(n int) *Gate {
 }
 
 func newGate(fs *flag.FlagSet, n int, race bool) *Gate {
-	slots := max(n, runtime.GOMAXPROCS(0))
-	if race {
-		slots = runtime.GOMAXPROCS(0)
-	}
-	if v, ok := given(fs); ok {
-		slots = v
-	} else if err := fs.Set("test.parallel", strconv.Itoa(unbounded)); err != nil {
-		panic(err)
+	slots, given := limit(fs, n, race)
+	if !given {
+		if err := fs.Set("test.parallel", strconv.Itoa(unbounded)); err != nil {
+			panic(err)
+		}
 	}
 	return &Gate{free: slots}
 }

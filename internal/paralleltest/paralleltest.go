@@ -13,26 +13,31 @@ import (
 // TestMain calls it before m.Run.
 func AtLeast(n int) {
 	flag.Parse()
-	if race {
-		return
-	}
-	atLeast(flag.CommandLine, n)
+	atLeast(flag.CommandLine, n, race)
 }
 
-func atLeast(fs *flag.FlagSet, n int) {
-	if _, ok := given(fs); !ok {
-		if err := fs.Set("test.parallel", strconv.Itoa(max(n, runtime.GOMAXPROCS(0)))); err != nil {
+func atLeast(fs *flag.FlagSet, n int, race bool) {
+	if slots, given := limit(fs, n, race); !given {
+		if err := fs.Set("test.parallel", strconv.Itoa(slots)); err != nil {
 			panic(err)
 		}
 	}
 }
 
-// given is the -test.parallel the command line set, if it set one.
-func given(fs *flag.FlagSet) (n int, ok bool) {
+// limit is how many tests run at once: the command line's -test.parallel
+// when it set one (given), else one per CPU under the race detector (Go's
+// default), else n or GOMAXPROCS if more.
+func limit(fs *flag.FlagSet, n int, race bool) (slots int, given bool) {
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == "test.parallel" {
-			n, _ = strconv.Atoi(f.Value.String())
+			slots, _ = strconv.Atoi(f.Value.String())
 		}
 	})
-	return n, n > 0
+	switch {
+	case slots > 0:
+		return slots, true
+	case race:
+		return runtime.GOMAXPROCS(0), false
+	}
+	return max(n, runtime.GOMAXPROCS(0)), false
 }
