@@ -30,7 +30,8 @@ type Gate struct {
 // NewGate returns a gate of n slots, or GOMAXPROCS if more, unless the
 // command line set -test.parallel (then that many) or the race detector runs
 // (then GOMAXPROCS, for the reason AtLeast gives). Unless the command line
-// set it, it raises -test.parallel past any count of tests.
+// set it, or the binary fuzzes (where it is the count of fuzzing workers), it
+// raises -test.parallel past any count of tests.
 func NewGate(n int) *Gate {
 	flag.Parse()
 	return newGate(flag.CommandLine, n, race)
@@ -38,7 +39,7 @@ func NewGate(n int) *Gate {
 
 func newGate(fs *flag.FlagSet, n int, race bool) *Gate {
 	slots, given := limit(fs, n, race)
-	if !given {
+	if !given && !fuzzing(fs) {
 		if err := fs.Set("test.parallel", strconv.Itoa(unbounded)); err != nil {
 			panic(err)
 		}

@@ -17,7 +17,7 @@ func AtLeast(n int) {
 }
 
 func atLeast(fs *flag.FlagSet, n int, race bool) {
-	if slots, given := limit(fs, n, race); !given {
+	if slots, given := limit(fs, n, race); !given && !fuzzing(fs) {
 		if err := fs.Set("test.parallel", strconv.Itoa(slots)); err != nil {
 			panic(err)
 		}
@@ -40,4 +40,13 @@ func limit(fs *flag.FlagSet, n int, race bool) (slots int, given bool) {
 		return runtime.GOMAXPROCS(0), false
 	}
 	return max(n, runtime.GOMAXPROCS(0)), false
+}
+
+// fuzzing reports whether the binary fuzzes (-test.fuzz) or is a fuzzing
+// worker: -test.parallel is then how many workers fuzz, one per CPU unless
+// the command line says, and is left alone.
+func fuzzing(fs *flag.FlagSet) bool {
+	f := fs.Lookup("test.fuzz")
+	w := fs.Lookup("test.fuzzworker")
+	return f != nil && f.Value.String() != "" || w != nil && w.Value.String() == "true"
 }

@@ -13,6 +13,8 @@ func commandLine(t *testing.T, args []string) (*flag.FlagSet, *int) {
 	t.Helper()
 	fs := flag.NewFlagSet("test", flag.ContinueOnError)
 	p := fs.Int("test.parallel", runtime.GOMAXPROCS(0), "")
+	fs.String("test.fuzz", "", "")
+	fs.Bool("test.fuzzworker", false, "")
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}
@@ -31,6 +33,7 @@ func TestAtLeast(t *testing.T) {
 		{"raised when not given", nil, many, many},
 		{"never below GOMAXPROCS", nil, 1, runtime.GOMAXPROCS(0)},
 		{"kept when given", []string{"-test.parallel=3"}, many, 3},
+		{"left to Go when fuzzing", []string{"-test.fuzz=FuzzX"}, many, runtime.GOMAXPROCS(0)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -58,6 +61,8 @@ func TestNewGate(t *testing.T) {
 		{"never below GOMAXPROCS", nil, 1, false, runtime.GOMAXPROCS(0), unbounded},
 		{"as given", []string{"-test.parallel=3"}, many, false, 3, 3},
 		{"one per CPU under the race detector", nil, many, true, runtime.GOMAXPROCS(0), unbounded},
+		{"fuzzing workers left to Go", []string{"-test.fuzz=FuzzX"}, many, false, many, runtime.GOMAXPROCS(0)},
+		{"a fuzzing worker left alone", []string{"-test.fuzzworker"}, many, false, many, runtime.GOMAXPROCS(0)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
