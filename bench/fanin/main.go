@@ -28,6 +28,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"time"
 
@@ -45,6 +46,7 @@ func main() {
 	verbose := flag.Bool("v", false, "print progress while the burst runs")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the last run's burst to this file")
 	blockprofile := flag.String("blockprofile", "", "write a profile of where goroutines waited during the last run's burst to this file")
+	tracefile := flag.String("trace", "", "write an execution trace of the last run's burst to this file (go tool trace)")
 	flag.BoolVar(&o.profileHandover, "profile-handover", false, "end the profiles when the burst is handed over, not at the last mail")
 	flag.Parse()
 	o.verbose = *verbose
@@ -63,7 +65,7 @@ func main() {
 	var bare benchapp.Bare
 	for i := range *runs {
 		if i == *runs-1 {
-			o.profile, o.blockProfile = *cpuprofile, *blockprofile
+			o.profile, o.blockProfile, o.trace = *cpuprofile, *blockprofile, *tracefile
 		}
 		r := run(ctx, o)
 		handed, mailed = append(handed, r.handed), append(mailed, r.lastMail)
@@ -134,6 +136,7 @@ type options struct {
 	verbose                           bool
 	profile                           string // CPU profile of the burst, or ""
 	blockProfile                      string // blocking profile of the burst, or ""
+	trace                             string // execution trace of the burst, or ""
 	profileHandover                   bool   // the profiles end at the hand-over
 }
 
@@ -164,6 +167,18 @@ func startBlockProfile(path string) func() {
 		}
 		runtime.SetBlockProfileRate(0)
 	}
+}
+
+// startTrace writes an execution trace into path until its stop.
+func startTrace(path string) func() {
+	f, err := os.Create(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := trace.Start(f); err != nil {
+		log.Fatal(err)
+	}
+	return func() { trace.Stop(); f.Close() }
 }
 
 func median(ds []time.Duration) time.Duration {

@@ -140,6 +140,9 @@ func startProfiles(o options) (stop func()) {
 	if o.blockProfile != "" {
 		stops = append(stops, startBlockProfile(o.blockProfile))
 	}
+	if o.trace != "" {
+		stops = append(stops, startTrace(o.trace))
+	}
 	return sync.OnceFunc(func() {
 		for _, stop := range stops {
 			stop()
