@@ -25,23 +25,19 @@ type analyticsPort struct {
 	export *export.Service
 }
 
-// EvaluateMetric executes the metric as a one-number report and waits for
-// its value.
+// EvaluateMetric computes the metric as a one-number report, in memory,
+// and returns its value.
 func (a analyticsPort) EvaluateMetric(ctx context.Context, p engine.Principal, metricURI string) (engine.Value, error) {
 	def := analytics.ReportDefinitionContent{Format: grid.FormatOneNumber, Grid: analytics.Grid{
 		Rows: []analytics.GridItem{}, Columns: []analytics.GridItem{{MetricGroup: true}},
 		Metrics: []analytics.GridMetric{{URI: metricURI}}}}
-	res, err := a.exec.Execute(ctx, p.Project, p.User, xtab.Source{Content: &def, Slice: sliceOf(p)})
+	g, err := a.exec.Evaluate(ctx, p.Project, p.User, xtab.Source{Content: &def, Slice: sliceOf(p)})
 	if err != nil {
 		return engine.Value{}, err
 	}
 	v := engine.Value{Null: true}
-	if len(res.View.Metrics) > 0 {
-		v.Format = res.View.Metrics[0].Format
-	}
-	g, err := a.exec.ResultGrid(ctx, p.Project, res.ID)
-	if err != nil {
-		return v, err
+	if len(g.Columns) > 0 {
+		v.Format = g.Columns[0].Format
 	}
 	for row, err := range g.Rows {
 		if err != nil {

@@ -1,9 +1,14 @@
 package xtab
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"testing"
+
+	"github.com/heraldhq/herald/analytics"
+	"github.com/heraldhq/herald/analytics/grid"
 )
 
 // salesByRegionAndProduct is the report of bench/execute: regions then products in
@@ -56,4 +61,49 @@ func BenchmarkPageJSON(b *testing.B) {
 		}
 		x.AppendJSON(nil)
 	}
+}
+
+// BenchmarkOneNumber computes a one-number metric and reads its value, as
+// the engine evaluates a condition's metric: executed (a result kept, its
+// file written and read back) and evaluated in memory. Each time it is a
+// plan of its own (a filter on a value no region has), so that no execution
+// shares another's result.
+func BenchmarkOneNumber(b *testing.B) {
+	e := newEnv(b, Config{})
+	label := uriOf(b, e, "label.regions.name")
+	i := 0
+	next := func() Source {
+		i++
+		def := &analytics.ReportDefinitionContent{Format: grid.FormatOneNumber, Grid: analytics.Grid{
+			Rows: []analytics.GridItem{}, Columns: []analytics.GridItem{{MetricGroup: true}},
+			Metrics: []analytics.GridMetric{{URI: e.demo.Metrics["metric.revenue"]}}},
+			Filters: []analytics.Filter{{Expression: "[" + label + `] <> "none ` + strconv.Itoa(i) + `"`}}}
+		return Source{Content: def, Slice: &analytics.Slice{}}
+	}
+	value := func(g *grid.Grid, err error) {
+		if err != nil {
+			b.Fatal(err)
+		}
+		for row, err := range g.Rows {
+			if err != nil || len(row.Values) != 1 || row.Values[0] == nil {
+				b.Fatalf("row %+v, %v", row, err)
+			}
+			break
+		}
+	}
+	ctx := context.Background()
+	b.Run("execute", func(b *testing.B) {
+		for b.Loop() {
+			res, err := e.ex.Execute(ctx, e.pid, "u", next())
+			if err != nil {
+				b.Fatal(err)
+			}
+			value(e.ex.ResultGrid(ctx, e.pid, res.DataID))
+		}
+	})
+	b.Run("evaluate", func(b *testing.B) {
+		for b.Loop() {
+			value(e.ex.Evaluate(ctx, e.pid, "u", next()))
+		}
+	})
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/heraldhq/herald/analytics"
 	"github.com/heraldhq/herald/analytics/export"
+	"github.com/heraldhq/herald/analytics/grid"
 	"github.com/heraldhq/herald/analytics/query"
 	"github.com/heraldhq/herald/internal/clock"
 	"github.com/heraldhq/herald/store"
@@ -166,6 +167,38 @@ func (e *Executor) Execute(ctx context.Context, pid, author string, src Source) 
 		return Result{}, err
 	}
 	return Result{ID: obj.ID, DataID: r.ID, ProjectID: pid, Author: author, Created: now, Definition: p.Definition, View: p.View}, nil
+}
+
+// Evaluate computes what src names as Execute does, as author and over the
+// same slice of the data, within the project's bound and the timeout, and
+// returns its grid; but in memory: it keeps no result for a later request,
+// and so writes nothing. The engine evaluates its conditions' metrics so,
+// many at one instant. A computation that fails is a *FailedError.
+func (e *Executor) Evaluate(ctx context.Context, pid, author string, src Source) (*grid.Grid, error) {
+	d, err := e.resolve(ctx, pid, src)
+	if err != nil {
+		return nil, err
+	}
+	slice, err := e.slice(ctx, pid, author, src)
+	if err != nil {
+		return nil, err
+	}
+	p, err := e.plan(ctx, pid, d, slice)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
+	defer cancel()
+	release, err := e.acquire(ctx, pid)
+	if err != nil {
+		return nil, &FailedError{Msg: e.failure(err)}
+	}
+	defer release()
+	t, err := e.table(ctx, pid, p)
+	if err != nil {
+		return nil, &FailedError{Msg: e.failure(err)}
+	}
+	return gridOf(p, t), nil
 }
 
 // slice is the part of the data an execution of src by author sees.
@@ -338,13 +371,8 @@ func (e *Executor) compute(r store.Result, p *plan) {
 	if e.base.Err() != nil {
 		return
 	}
-	switch {
-	case errors.Is(err, context.DeadlineExceeded):
-		r.State, r.Error = store.ResultFailed, fmt.Sprintf("the report took longer than %s to compute", e.cfg.Timeout)
-	case err != nil:
-		r.State, r.Error = store.ResultFailed, err.Error()
-	}
 	if err != nil {
+		r.State, r.Error = store.ResultFailed, e.failure(err)
 		e.log.Warn("report execution failed", "project", r.ProjectID, "result", r.ID, "err", err)
 	}
 	r.Finished = e.cfg.Clock.Now()
@@ -353,24 +381,23 @@ func (e *Executor) compute(r store.Result, p *plan) {
 	}
 }
 
+// failure is what a result whose computation ended in err records.
+func (e *Executor) failure(err error) string {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Sprintf("the report took longer than %s to compute", e.cfg.Timeout)
+	}
+	return err.Error()
+}
+
 // run computes a result into its file.
 func (e *Executor) run(ctx context.Context, r *store.Result, p *plan) error {
-	var f *flat
-	err := e.md.Query(ctx, r.ProjectID, p.SQL, p.args(), func(rows *sql.Rows) error {
-		var err error
-		f, err = scanFlat(p, rows)
-		return err
-	})
+	t, err := e.table(ctx, r.ProjectID, p)
 	if err != nil {
 		return err
 	}
-	if len(f.attrs) == 0 {
+	if t == nil {
 		r.State = store.ResultEmpty
 		return nil
-	}
-	t, err := pivot(p, f)
-	if err != nil {
-		return err
 	}
 	path := filepath.Join(e.cfg.Dir, r.ProjectID, r.ID+".xtab")
 	if err := t.write(path); err != nil {
@@ -378,6 +405,23 @@ func (e *Executor) run(ctx context.Context, r *store.Result, p *plan) error {
 	}
 	r.State, r.Path, r.Rows, r.Columns = store.ResultDone, path, len(t.rows.headers), len(t.cols.headers)
 	return nil
+}
+
+// table runs a plan's query and pivots its rows; nil when it has none.
+func (e *Executor) table(ctx context.Context, pid string, p *plan) (*table, error) {
+	var f *flat
+	err := e.md.Query(ctx, pid, p.SQL, p.args(), func(rows *sql.Rows) error {
+		var err error
+		f, err = scanFlat(p, rows)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(f.attrs) == 0 {
+		return nil, nil
+	}
+	return pivot(p, f)
 }
 
 // acquire takes one of the project's places to compute in.

@@ -64,7 +64,7 @@ func (e *env) advance(d time.Duration) {
 	e.now = e.now.Add(d)
 }
 
-func newEnv(t *testing.T, cfg Config) *env {
+func newEnv(t testing.TB, cfg Config) *env {
 	t.Helper()
 	ctx := context.Background()
 	e := &env{dir: t.TempDir(), pid: "demo", now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
@@ -351,7 +351,7 @@ func TestPerProjectBound(t *testing.T) {
 	again()
 }
 
-func uriOf(t *testing.T, e *env, ident string) string {
+func uriOf(t testing.TB, e *env, ident string) string {
 	t.Helper()
 	objs, _, err := e.md.Identifiers(context.Background(), e.pid, []string{ident})
 	if err != nil || len(objs) != 1 {
@@ -360,7 +360,7 @@ func uriOf(t *testing.T, e *env, ident string) string {
 	return objs[0].URI
 }
 
-func mustID(t *testing.T, e *env, ident string) int64 {
+func mustID(t testing.TB, e *env, ident string) int64 {
 	id, _ := objectID(e.pid, uriOf(t, e, ident))
 	return id
 }

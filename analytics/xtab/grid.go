@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/heraldhq/herald/analytics/grid"
 	"github.com/heraldhq/herald/store"
@@ -50,23 +51,9 @@ func (e *Executor) resultGrid(ctx context.Context, pid, id string) (*grid.Grid, 
 	if err != nil {
 		return nil, err
 	}
-	g := &grid.Grid{Title: p.View.ReportName, Format: p.View.Format, Chart: p.Chart, Filters: p.Filters,
-		RowHeaders: []string{}, RowKinds: []string{}}
-	rowLevels := levelsShown(p.Rows, len(p.Metrics))
-	for _, l := range rowLevels {
-		kind, title := "", l.Title
-		if l.Date {
-			kind = "date"
-		}
-		if l.Metric {
-			title = "Metric"
-		}
-		g.RowHeaders, g.RowKinds = append(g.RowHeaders, title), append(g.RowKinds, kind)
-	}
+	g, rowLevels := gridHead(p)
 	if r.State == store.ResultEmpty {
-		g.Columns = columnsOf(p, nil)
-		g.Rows = func(func(grid.Row, error) bool) {}
-		return g, nil
+		return emptyGrid(g, p), nil
 	}
 	head, err := openFile(r.Path, len(rowLevels))
 	if lost(err) {
@@ -108,6 +95,58 @@ func (e *Executor) resultGrid(ctx context.Context, pid, id string) (*grid.Grid, 
 		}
 	}
 	return g, nil
+}
+
+// gridHead returns a grid of the plan without its columns and rows, and the
+// levels of its row headers.
+func gridHead(p *plan) (*grid.Grid, []level) {
+	g := &grid.Grid{Title: p.View.ReportName, Format: p.View.Format, Chart: p.Chart, Filters: p.Filters,
+		RowHeaders: []string{}, RowKinds: []string{}}
+	rowLevels := levelsShown(p.Rows, len(p.Metrics))
+	for _, l := range rowLevels {
+		kind, title := "", l.Title
+		if l.Date {
+			kind = "date"
+		}
+		if l.Metric {
+			title = "Metric"
+		}
+		g.RowHeaders, g.RowKinds = append(g.RowHeaders, title), append(g.RowKinds, kind)
+	}
+	return g, rowLevels
+}
+
+// emptyGrid gives g the columns of a result without rows.
+func emptyGrid(g *grid.Grid, p *plan) *grid.Grid {
+	g.Columns = columnsOf(p, nil)
+	g.Rows = func(func(grid.Row, error) bool) {}
+	return g
+}
+
+// gridOf is the grid of a table computed in memory, nil when the query had
+// no rows: the grid its result file would read back as.
+func gridOf(p *plan, t *table) *grid.Grid {
+	g, _ := gridHead(p)
+	if t == nil {
+		return emptyGrid(g, p)
+	}
+	g.Columns = columnsOf(p, t.columns())
+	g.Rows = func(yield func(grid.Row, error) bool) {
+		t.eachRow(func(heads []elem, values []float64, valid []bool) bool {
+			row := grid.Row{Headers: make([]string, len(heads)), Values: make([]*float64, len(values))}
+			for i, h := range heads {
+				row.Headers[i] = h.Label
+			}
+			kept := slices.Clone(values) // the row's own: eachRow reuses values
+			for j, ok := range valid {
+				if ok {
+					row.Values[j] = &kept[j]
+				}
+			}
+			return yield(row, nil)
+		})
+	}
+	return g
 }
 
 // columnsOf describes the data columns of a result: the labels of their headers and the

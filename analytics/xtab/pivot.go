@@ -234,16 +234,19 @@ func pivot(p *plan, f *flat) (*table, error) {
 	return t, nil
 }
 
-// write writes the table into a result file.
-func (t *table) write(path string) error {
-	h := fileHeader{Rows: len(t.rows.headers), Columns: make([][]elem, len(t.cols.headers))}
+// columns returns the elements of each column header, one per level.
+func (t *table) columns() [][]elem {
+	out := make([][]elem, len(t.cols.headers))
 	for i, c := range t.cols.headers {
-		h.Columns[i] = t.cols.elems(c, t.metrics)
+		out[i] = t.cols.elems(c, t.metrics)
 	}
-	w, err := createFile(path, h)
-	if err != nil {
-		return err
-	}
+	return out
+}
+
+// eachRow calls fn with each row's header elements and its cells, valid
+// telling which hold a value, until fn returns false. The slices are fn's
+// until it returns.
+func (t *table) eachRow(fn func(heads []elem, values []float64, valid []bool) bool) {
 	values, valid := make([]float64, len(t.cols.headers)), make([]bool, len(t.cols.headers))
 	for _, r := range t.rows.headers {
 		for j, c := range t.cols.headers {
@@ -253,7 +256,21 @@ func (t *table) write(path string) error {
 				values[j], valid[j] = t.flat.values[i][m], true
 			}
 		}
-		w.row(t.rows.elems(r, t.metrics), values, valid)
+		if !fn(t.rows.elems(r, t.metrics), values, valid) {
+			return
+		}
 	}
+}
+
+// write writes the table into a result file.
+func (t *table) write(path string) error {
+	w, err := createFile(path, fileHeader{Rows: len(t.rows.headers), Columns: t.columns()})
+	if err != nil {
+		return err
+	}
+	t.eachRow(func(heads []elem, values []float64, valid []bool) bool {
+		w.row(heads, values, valid)
+		return true
+	})
 	return w.close()
 }
