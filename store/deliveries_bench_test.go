@@ -116,3 +116,29 @@ func benchmarkFinishRuns(b *testing.B, newID func() string, html string) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/run")
 }
+
+// BenchmarkClaimRuns claims runs the way the engine's claimer does at a
+// burst: batches of 512 fires, one run each, under a context that can be
+// canceled. It reports the time per run.
+func BenchmarkClaimRuns(b *testing.B) {
+	const n, batch = 5_120, 512
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s, sub := openLedgerStore(b)
+	for round := 0; b.Loop(); round++ {
+		b.StopTimer()
+		runs := make([]Run, n)
+		for i := range runs {
+			at := ledgerT0.Add(time.Duration(round*n+i) * time.Second)
+			runs[i] = Run{ID: NewSortableID(), SubscriptionID: sub, ScheduledAt: at, State: RunRunning, Started: at}
+		}
+		b.StartTimer()
+		for chunk := range slices.Chunk(runs, batch) {
+			claimed, err := s.ClaimRuns(ctx, chunk)
+			if err != nil || !claimed[0] || !claimed[len(claimed)-1] {
+				b.Fatal(claimed, err)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/run")
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -35,30 +36,47 @@ func (s *Store) ClaimRun(ctx context.Context, run Run) error {
 // claimed already or the subscription no longer exists.
 func (s *Store) ClaimRuns(ctx context.Context, runs []Run) ([]bool, error) {
 	claimed := make([]bool, len(runs))
+	index := make(map[string]int, len(runs))
+	for i, run := range runs {
+		index[run.ID] = i
+	}
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO runs(id, subscription_id, scheduled_at, state, detail, error, started, finished,
-			incarnation) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM subscriptions WHERE id = ?)
-			ON CONFLICT (subscription_id, scheduled_at) DO NOTHING`)
-		if err != nil {
-			return fmt.Errorf("claim runs: %w", err)
-		}
-		defer stmt.Close()
-		for i, run := range runs {
-			res, err := stmt.ExecContext(ctx, run.ID, run.SubscriptionID, run.ScheduledAt.Unix(), run.State, detailOf(run),
-				run.Error, run.Started.Unix(), unixOrNull(run.Finished), run.Incarnation, run.SubscriptionID)
-			if err != nil {
-				return fmt.Errorf("claim run: %w", err)
+		// The transaction ends if ctx does; its statements need not watch ctx too,
+		// which costs a goroutine each.
+		ctx := context.WithoutCancel(ctx)
+		for chunk := range slices.Chunk(runs, claimRows) {
+			args := make([]any, 0, 9*len(chunk))
+			for _, run := range chunk {
+				args = append(args, run.ID, run.SubscriptionID, run.ScheduledAt.Unix(), run.State, detailOf(run), run.Error,
+					run.Started.Unix(), unixOrNull(run.Finished), run.Incarnation)
 			}
-			n, err := res.RowsAffected()
+			err := eachRow(ctx, tx, func(row scanner) error {
+				var id string
+				if err := row.Scan(&id); err != nil {
+					return err
+				}
+				i, ok := index[id]
+				if !ok {
+					return fmt.Errorf("claimed run %s is not of the batch", id)
+				}
+				claimed[i] = true
+				return nil
+			}, `INSERT INTO runs(id, subscription_id, scheduled_at, state, detail, error, started, finished, incarnation)
+				SELECT * FROM (VALUES `+valueRows(len(chunk), 9)+`) AS v
+				WHERE EXISTS (SELECT 1 FROM subscriptions WHERE id = v.column2)
+				ON CONFLICT (subscription_id, scheduled_at) DO NOTHING RETURNING id`, args...)
 			if err != nil {
-				return err
+				return fmt.Errorf("claim runs: %w", err)
 			}
-			claimed[i] = n == 1
 		}
 		return nil
 	})
 	return claimed, err
 }
+
+// claimRows is how many runs one statement of ClaimRuns inserts, at nine
+// parameters a run.
+const claimRows = maxLedgerParams / 9
 
 func detailOf(run Run) string {
 	if len(run.Detail) == 0 {

@@ -143,3 +143,53 @@ func TestPruneKeepsPendingDeliveries(t *testing.T) {
 		t.Fatalf("a pruned run's delivery: %v", err)
 	}
 }
+
+// TestClaimRunsClaimsEachInstantOnce claims, in one batch of more runs
+// than one statement takes, instants never claimed, one claimed by an
+// earlier batch, one twice in the batch, and one of a subscription deleted
+// since it fired: only the first claim of each instant of a subscription
+// that exists is claimed, and only those are stored.
+func TestClaimRunsClaimsEachInstantOnce(t *testing.T) {
+	t.Parallel()
+	s, sub := openLedgerStore(t)
+	ctx := context.Background()
+	run := func(id, sid string, at int) Run {
+		return Run{ID: id, SubscriptionID: sid, ScheduledAt: ledgerT0.Add(time.Duration(at) * time.Minute), State: RunRunning,
+			Started: ledgerT0, Incarnation: "i1"}
+	}
+	if got, err := s.ClaimRuns(ctx, []Run{run("early", sub, 7)}); err != nil || !slices.Equal(got, []bool{true}) {
+		t.Fatalf("first claim: %v, %v", got, err)
+	}
+	var runs []Run
+	var want []bool
+	for i := range 2*claimRows + 3 {
+		runs, want = append(runs, run(fmt.Sprintf("r%03d", i), sub, i)), append(want, i != 7)
+	}
+	runs, want = append(runs, run("again", sub, 20), run("gone", "deleted", 1)), append(want, false, false)
+	got, err := s.ClaimRuns(ctx, runs)
+	if err != nil || !slices.Equal(got, want) {
+		t.Fatalf("claimed %v, %v; want %v", got, err, want)
+	}
+	stored, err := s.RunningRuns(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]string, len(stored))
+	for i, r := range stored {
+		ids[i] = r.ID
+		if r.Incarnation != "i1" || r.State != RunRunning {
+			t.Errorf("stored %+v", r)
+		}
+	}
+	slices.Sort(ids)
+	wantIDs := []string{"early"}
+	for i, r := range runs {
+		if want[i] {
+			wantIDs = append(wantIDs, r.ID)
+		}
+	}
+	slices.Sort(wantIDs)
+	if !slices.Equal(ids, wantIDs) {
+		t.Errorf("stored runs %v, want %v", ids, wantIDs)
+	}
+}

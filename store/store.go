@@ -277,7 +277,7 @@ func queryByID[T any](ctx context.Context, db *sql.DB, ids []string, query func(
 
 // eachRow runs query and calls fn with each row it returns, stopping at the
 // first error.
-func eachRow(ctx context.Context, db *sql.DB, fn func(scanner) error, query string, args ...any) error {
+func eachRow(ctx context.Context, db querier, fn func(scanner) error, query string, args ...any) error {
 	rows, err := db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return err
@@ -289,6 +289,11 @@ func eachRow(ctx context.Context, db *sql.DB, fn func(scanner) error, query stri
 		}
 	}
 	return rows.Err()
+}
+
+// querier is a database or a transaction, to run a query in.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
 // isForeignKey reports whether err is a violated FOREIGN KEY constraint.
