@@ -151,17 +151,21 @@ type herald struct {
 
 // startHerald runs `herald serve` on the data folder dir with the API on a
 // free loopback port and env (HERALD_* keys) on top, and returns once its
-// operator's listener is up, the last thing it starts.
+// operator's listener is up and, if it serves the API (api), once it has
+// said where: a control process on a shared NATS serves /readyz while it
+// waits for the control lease, before its API.
 // A cpu of 0 or more pins the process to that core, where taskset is found.
-func startHerald(ctx context.Context, bin, name, dir string, env []string, cpu int) (*herald, error) {
+func startHerald(ctx context.Context, bin, name, dir string, env []string, cpu int, api bool) (*herald, error) {
 	h := &herald{}
 	bin, args := pinned(bin, []string{"serve", "--data", dir, "--listen", "127.0.0.1:0"}, cpu)
+	ops := false
 	p, err := startProcess(ctx, name, bin, args, env,
 		func(line string) bool {
 			if m := heraldListening.FindStringSubmatch(line); m != nil {
 				h.url = m[1]
 			}
-			return heraldReady.MatchString(line)
+			ops = ops || heraldReady.MatchString(line)
+			return ops && (h.url != "" || !api)
 		})
 	if err != nil {
 		return nil, err

@@ -129,7 +129,7 @@ func (p params) env(smtpPort, conc int) []string {
 // each to started as soon as it runs, and returns the API's URL.
 func (s scenario) start(ctx context.Context, bins *binaries, dir string, env []string, started func(*process)) (string, error) {
 	if s.workers == 0 {
-		h, err := startHerald(ctx, bins.herald, "herald", filepath.Join(dir, "herald"), env, -1)
+		h, err := startHerald(ctx, bins.herald, "herald", filepath.Join(dir, "herald"), env, -1, true)
 		if err != nil {
 			return "", err
 		}
@@ -147,14 +147,14 @@ func (s scenario) start(ctx context.Context, bins *binaries, dir string, env []s
 	}
 	env = append(env, "HERALD_NATS_URL="+nats.url, "HERALD_NATS_REPLICAS=1",
 		"HERALD_DELIVERY_LEDGER=jetstream", "HERALD_DELIVERY_KEYFILE="+keyFile)
-	control, err := startHerald(ctx, bins.herald, "control", filepath.Join(dir, "control"), slices.Concat(env, []string{"HERALD_ROLES=api,engine"}), -1)
+	control, err := startHerald(ctx, bins.herald, "control", filepath.Join(dir, "control"), slices.Concat(env, []string{"HERALD_ROLES=api,engine"}), -1, true)
 	if err != nil {
 		return "", err
 	}
 	started(control.process)
 	for i := range s.workers {
 		name := fmt.Sprintf("worker-%d", i+1)
-		w, err := startHerald(ctx, bins.herald, name, filepath.Join(dir, name), slices.Concat(env, []string{"HERALD_ROLES=worker"}), s.cpu(i))
+		w, err := startHerald(ctx, bins.herald, name, filepath.Join(dir, name), slices.Concat(env, []string{"HERALD_ROLES=worker"}), s.cpu(i), false)
 		if err != nil {
 			return "", err
 		}
