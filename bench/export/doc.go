@@ -1,6 +1,9 @@
 // Command export measures report export twice over: the renderers alone on a
 // report made in memory, and the whole path a user waits for on a Herald
-// started in-process with generated data.
+// started in-process with generated data. The report in memory is the one
+// Herald computes from that data (the same title, headers, formats and
+// values), so both sides write the same content: the command prints both
+// files' sizes.
 //
 // The reports have two row attributes (region and customer) and three metrics
 // (revenue, orders, margin): a 100,000-row XLSX and CSV, a 10,000-row PDF and

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/heraldhq/herald/analytics/grid"
@@ -19,25 +21,48 @@ var regions = []string{"North America", "Europe", "Asia Pacific", "Latin America
 // generated data alike: long, and not all ASCII.
 func customerName(i int) string { return fmt.Sprintf("Customer %06d – Žluťoučký kůň", i) }
 
-// report returns a report of n rows with two attributes and three metrics.
-// The rows are made beforehand, so the benchmarks time the rendering alone.
-func report(n int) *grid.Grid {
-	rows := make([]grid.Row, n)
-	for i := range rows {
-		revenue, orders, margin := float64(i)*13.37-500, float64(i%997), float64(i%1000)/1000
-		rows[i] = grid.Row{
-			Headers: []string{regions[i%len(regions)], customerName(i)},
-			Values:  []*float64{&revenue, &orders, &margin},
-		}
-		if i%50 == 7 {
-			rows[i].Values[1] = nil
+// report returns, in memory, the report the whole path exports over a
+// project of customers customers with perCustomer sales each (writeData):
+// the regions and customers by the three metrics, or, for a chart, the
+// regions alone; the same title, headers, formats and values, which the
+// generated sales add up to, so that the renderer alone writes the content
+// the whole path does. The rows are made beforehand, so the benchmarks time
+// the rendering alone.
+func report(customers, perCustomer int, chart bool) *grid.Grid {
+	type sums struct{ amount, cost, orders int }
+	byCustomer := make([]sums, customers)
+	byRegion := make([]sums, len(regions))
+	for i := range customers {
+		for s := range perCustomer {
+			amount, cost := sale(i, s)
+			for _, t := range []*sums{&byCustomer[i], &byRegion[i%len(regions)]} {
+				t.amount, t.cost, t.orders = t.amount+amount, t.cost+cost, t.orders+1
+			}
 		}
 	}
-	return &grid.Grid{
+	row := func(t sums, headers ...string) grid.Row {
+		revenue, orders := float64(t.amount)/100, float64(t.orders)
+		margin := 1 - float64(t.cost)/float64(t.amount)
+		return grid.Row{Headers: headers, Values: []*float64{&revenue, &orders, &margin}}
+	}
+	order := make([]int, len(regions)) // the regions by name, as the report has them
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(regions[a], regions[b]) })
+	var rows []grid.Row
+	for _, r := range order {
+		if chart {
+			rows = append(rows, row(byRegion[r], regions[r]))
+			continue
+		}
+		for i := r; i < customers; i += len(regions) {
+			rows = append(rows, row(byCustomer[i], regions[r], customerName(i)))
+		}
+	}
+	g := &grid.Grid{
 		Title:      "Orders by region and customer",
 		Format:     grid.FormatGrid,
-		Chart:      grid.ChartBar,
-		Filters:    []string{"Year IN (2024)"},
 		RowHeaders: []string{"Region", "Customer"},
 		RowKinds:   []string{"", ""},
 		Columns: []grid.Column{
@@ -53,6 +78,18 @@ func report(n int) *grid.Grid {
 			}
 		},
 	}
+	if chart {
+		g.Title, g.Format, g.Chart, g.RowHeaders, g.RowKinds = "Orders by region", grid.FormatChart, grid.ChartBar, g.RowHeaders[:1],
+			g.RowKinds[:1]
+	}
+	return g
+}
+
+// sale returns the amount and the cost, in cents, of sale s of customer i,
+// as writeData writes them.
+func sale(i, s int) (amount, cost int) {
+	amount = 100 + (i*7919+s*104729)%1_000_000
+	return amount, amount * (300 + (i+s)%600) / 1000
 }
 
 // renderTo renders g in one of the render.Format* formats, as the exporter

@@ -136,8 +136,7 @@ func writeData(dir string, customers, perCustomer int) error {
 			id := 0
 			for i := range customers {
 				for s := range perCustomer {
-					cents := 100 + (i*7919+s*104729)%1_000_000
-					cost := cents * (300 + (i+s)%600) / 1000
+					cents, cost := sale(i, s)
 					fmt.Fprintf(w, "%d,%d.%02d,%d.%02d,r%d,%d\n", id, cents/100, cents%100, cost/100, cost%100, i%len(regions), i)
 					id++
 				}

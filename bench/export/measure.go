@@ -124,7 +124,8 @@ func (m *measure) print(large, small, perCustomer int) {
 	fmt.Println()
 	for i, f := range m.files {
 		r := m.results[i]
-		fmt.Printf("%s: renderer alone %s on %s in-memory rows; download %s\n", f.name, bytesOf(int64(r.aloneSize)), thousands(f.alone), r.check)
+		fmt.Printf("%s: renderer alone %s on the same %s rows in memory, the whole path %s; download %s\n", f.name,
+			bytesOf(int64(r.aloneSize)), thousands(f.rows), bytesOf(r.cached[0].size), r.check)
 	}
 	target := func(name string, i int, limit time.Duration) {
 		fresh, cached := whole(m.results[i].fresh).median(), whole(m.results[i].cached).median()
@@ -172,7 +173,7 @@ func (m *measure) printPhases() {
 // label names a file in the tables with its rows.
 func (m *measure) label(f file) string {
 	if f.format == render.FormatPNG {
-		return fmt.Sprintf("%s (%d bars per metric; %d in memory)", f.name, f.rows, f.alone)
+		return fmt.Sprintf("%s (%d bars per metric)", f.name, f.rows)
 	}
 	return fmt.Sprintf("%s, %s rows", f.name, thousands(f.rows))
 }
