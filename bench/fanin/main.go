@@ -142,14 +142,7 @@ type options struct {
 
 // startProfile starts a CPU profile into path and returns its stop.
 func startProfile(path string) func() {
-	f, err := os.Create(path)
-	if err != nil {
-		log.Fatal(err)
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		log.Fatal(err)
-	}
-	return func() { pprof.StopCPUProfile(); f.Close() }
+	return startInto(path, pprof.StartCPUProfile, pprof.StopCPUProfile)
 }
 
 // startBlockProfile records where goroutines wait (channels, locks, selects)
@@ -170,15 +163,19 @@ func startBlockProfile(path string) func() {
 }
 
 // startTrace writes an execution trace into path until its stop.
-func startTrace(path string) func() {
+func startTrace(path string) func() { return startInto(path, trace.Start, trace.Stop) }
+
+// startInto creates path and starts writing into it with start; the stop it
+// returns calls stop and closes the file.
+func startInto(path string, start func(io.Writer) error, stop func()) func() {
 	f, err := os.Create(path)
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := trace.Start(f); err != nil {
+	if err := start(f); err != nil {
 		log.Fatal(err)
 	}
-	return func() { trace.Stop(); f.Close() }
+	return func() { stop(); f.Close() }
 }
 
 func median(ds []time.Duration) time.Duration {
