@@ -4,4 +4,8 @@
 // in SQLite, the rows in a file under the data folder. Results are shared by every
 // execution of the same compiled report at the same data version, served as pages of
 // xtab_data and streamed to the exporter as grids, and removed once they expire.
+//
+// Evaluate computes a report as an execution does but keeps nothing: it returns the grid
+// from memory, for a caller that reads it at once (the engine, evaluating a condition's
+// metrics).
 package xtab
