@@ -123,8 +123,8 @@ func emptyGrid(g *grid.Grid, p *plan) *grid.Grid {
 	return g
 }
 
-// gridOf is the grid of a table computed in memory, nil when the query had
-// no rows: the grid its result file would read back as.
+// gridOf is the grid of a table computed in memory (nil when the query had
+// no rows): the grid its result file would read back as.
 func gridOf(p *plan, t *table) *grid.Grid {
 	g, _ := gridHead(p)
 	if t == nil {
