@@ -72,19 +72,15 @@ func TestTheREADMETourRuns(t *testing.T) {
 	}
 	// The mail is out a moment before the ledger records it and the run is
 	// delivered: a reader who finds the run still queued runs the block again.
-	delivered := func() bool {
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the tour's second block, run last, printed:\n%s", out)
+		}
+	})
+	waitForWithin(t, 10*time.Second, func() bool {
 		out = runShell(t, dir, b.URL, prelude.String()+"SUB="+string(sub[1])+"\n"+then)
 		return strings.Contains(string(out), `"state":"delivered"`) && strings.Contains(string(out), ".eml")
-	}
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	for deadline := time.After(10 * time.Second); !delivered(); {
-		select {
-		case <-tick.C:
-		case <-deadline:
-			t.Fatalf("10 s later the tour sees no delivered run, or no mail:\n%s", out)
-		}
-	}
+	})
 }
 
 // shellOf is the text of the sh blocks of Markdown md.

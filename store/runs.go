@@ -41,9 +41,6 @@ func (s *Store) ClaimRuns(ctx context.Context, runs []Run) ([]bool, error) {
 		index[run.ID] = i
 	}
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		// The transaction ends if ctx does; its statements need not watch ctx too,
-		// which costs a goroutine each.
-		ctx := context.WithoutCancel(ctx)
 		for chunk := range slices.Chunk(runs, claimRows) {
 			args := make([]any, 0, 9*len(chunk))
 			for _, run := range chunk {

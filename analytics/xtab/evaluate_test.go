@@ -3,6 +3,7 @@ package xtab
 import (
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"reflect"
 	"slices"
@@ -64,13 +65,7 @@ func TestEvaluateIsExecuteInMemory(t *testing.T) {
 	if err := e.md.Assign(ctx, e.pid, "east", []string{east}); err != nil {
 		t.Fatal(err)
 	}
-	idents := slices.Sorted(func(yield func(string) bool) {
-		for ident := range e.demo.Reports {
-			if !yield(ident) {
-				return
-			}
-		}
-	})
+	idents := slices.Sorted(maps.Keys(e.demo.Reports))
 	var evaluated []gridText
 	for _, user := range []string{"u", "east"} {
 		for _, ident := range idents {

@@ -142,15 +142,7 @@ func (e *Executor) Execute(ctx context.Context, pid, author string, src Source) 
 	if err != nil {
 		return Result{}, err
 	}
-	d, err := e.resolve(ctx, pid, src)
-	if err != nil {
-		return Result{}, err
-	}
-	slice, err := e.slice(ctx, pid, author, src)
-	if err != nil {
-		return Result{}, err
-	}
-	p, err := e.plan(ctx, pid, d, slice)
+	p, err := e.compile(ctx, pid, author, src)
 	if err != nil {
 		return Result{}, err
 	}
@@ -175,15 +167,7 @@ func (e *Executor) Execute(ctx context.Context, pid, author string, src Source) 
 // and so writes nothing. The engine evaluates its conditions' metrics so,
 // many at one instant. A computation that fails is a *FailedError.
 func (e *Executor) Evaluate(ctx context.Context, pid, author string, src Source) (*grid.Grid, error) {
-	d, err := e.resolve(ctx, pid, src)
-	if err != nil {
-		return nil, err
-	}
-	slice, err := e.slice(ctx, pid, author, src)
-	if err != nil {
-		return nil, err
-	}
-	p, err := e.plan(ctx, pid, d, slice)
+	p, err := e.compile(ctx, pid, author, src)
 	if err != nil {
 		return nil, err
 	}
@@ -199,6 +183,19 @@ func (e *Executor) Evaluate(ctx context.Context, pid, author string, src Source)
 		return nil, &FailedError{Msg: e.failure(err)}
 	}
 	return gridOf(p, t), nil
+}
+
+// compile plans what src names over the slice of the data author sees.
+func (e *Executor) compile(ctx context.Context, pid, author string, src Source) (*plan, error) {
+	d, err := e.resolve(ctx, pid, src)
+	if err != nil {
+		return nil, err
+	}
+	slice, err := e.slice(ctx, pid, author, src)
+	if err != nil {
+		return nil, err
+	}
+	return e.plan(ctx, pid, d, slice)
 }
 
 // slice is the part of the data an execution of src by author sees.

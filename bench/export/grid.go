@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/heraldhq/herald/analytics/grid"
@@ -45,13 +44,9 @@ func report(customers, perCustomer int, chart bool) *grid.Grid {
 		margin := 1 - float64(t.cost)/float64(t.amount)
 		return grid.Row{Headers: headers, Values: []*float64{&revenue, &orders, &margin}}
 	}
-	order := make([]int, len(regions)) // the regions by name, as the report has them
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(a, b int) int { return strings.Compare(regions[a], regions[b]) })
 	var rows []grid.Row
-	for _, r := range order {
+	for _, name := range slices.Sorted(slices.Values(regions)) { // by name, as the report has them
+		r := slices.Index(regions, name)
 		if chart {
 			rows = append(rows, row(byRegion[r], regions[r]))
 			continue

@@ -74,7 +74,7 @@ func main() {
 	machine()
 	results := make([]result, len(files))
 	for i, f := range files {
-		results[i].alone, results[i].aloneSize = rendererAlone(f, *large, *perCustomer, *runs)
+		results[i].alone, results[i].aloneSize = rendererAlone(f, *large, *small, *perCustomer, *runs)
 	}
 	h, stop, err := startHerald(ctx, filepath.Join(dir, "herald"))
 	if err != nil {
@@ -119,11 +119,11 @@ func loadAverage() string {
 }
 
 // rendererAlone renders the in-memory report of f into memory, once to warm up
-// and then runs times, and returns the times and the size of the file. A
-// chart is of the large project, of large customers.
-func rendererAlone(f file, large, perCustomer, runs int) (samples, int) {
-	customers := f.rows
-	if f.format == render.FormatPNG {
+// and then runs times, and returns the times and the size of the file. The
+// report is over the customers of f's project: large of them, or small.
+func rendererAlone(f file, large, small, perCustomer, runs int) (samples, int) {
+	customers := small
+	if f.large {
 		customers = large
 	}
 	g := report(customers, perCustomer, f.format == render.FormatPNG)

@@ -38,8 +38,8 @@ func NewGate(n int) *Gate {
 }
 
 func newGate(fs *flag.FlagSet, n int, race bool) *Gate {
-	slots, given := limit(fs, n, race)
-	if !given && !fuzzing(fs) {
+	slots, keep := limit(fs, n, race)
+	if !keep {
 		if err := fs.Set("test.parallel", strconv.Itoa(unbounded)); err != nil {
 			panic(err)
 		}

@@ -17,7 +17,7 @@ func AtLeast(n int) {
 }
 
 func atLeast(fs *flag.FlagSet, n int, race bool) {
-	if slots, given := limit(fs, n, race); !given && !fuzzing(fs) {
+	if slots, keep := limit(fs, n, race); !keep {
 		if err := fs.Set("test.parallel", strconv.Itoa(slots)); err != nil {
 			panic(err)
 		}
@@ -25,9 +25,10 @@ func atLeast(fs *flag.FlagSet, n int, race bool) {
 }
 
 // limit is how many tests run at once: the command line's -test.parallel
-// when it set one (given), else one per CPU under the race detector (Go's
-// default), else n or GOMAXPROCS if more.
-func limit(fs *flag.FlagSet, n int, race bool) (slots int, given bool) {
+// when it set one, else one per CPU under the race detector (Go's default),
+// else n or GOMAXPROCS if more. keep says to leave -test.parallel as it is:
+// the command line set it, or the binary fuzzes.
+func limit(fs *flag.FlagSet, n int, race bool) (slots int, keep bool) {
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == "test.parallel" {
 			slots, _ = strconv.Atoi(f.Value.String())
@@ -37,9 +38,9 @@ func limit(fs *flag.FlagSet, n int, race bool) (slots int, given bool) {
 	case slots > 0:
 		return slots, true
 	case race:
-		return runtime.GOMAXPROCS(0), false
+		return runtime.GOMAXPROCS(0), fuzzing(fs)
 	}
-	return max(n, runtime.GOMAXPROCS(0)), false
+	return max(n, runtime.GOMAXPROCS(0)), fuzzing(fs)
 }
 
 // fuzzing reports whether the binary fuzzes (-test.fuzz) or is a fuzzing
