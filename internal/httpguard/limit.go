@@ -40,10 +40,12 @@ func (l *clientLimit) Accept() (net.Conn, error) {
 		if l.take(client) {
 			return &clientConn{Conn: c, release: func() { l.give(client) }}, nil
 		}
-		_ = c.Close()
+		// Counted first: a client that sees its connection closed finds the
+		// refusal in the metrics.
 		if l.refused != nil {
 			l.refused()
 		}
+		_ = c.Close()
 	}
 }
 
