@@ -33,7 +33,7 @@ import (
 // B's replica, which A's replicator could have written to on thawing, still
 // restores for a third process C.
 func TestFrozenHolderWritesNothingOnceThawed(t *testing.T) {
-	gate.Long(t)
+	gate.Quiet(t) // waits on ten-second instants and the lease
 	if testing.Short() {
 		t.Skip("a nats-server and four herald processes")
 	}

@@ -16,8 +16,9 @@ const minParallel = 8
 // gate runs the parallel tests minParallel at a time, the drills that take
 // longest first: started last, as Go's own order often had them, they made
 // the package wait their length after every other test had ended. A test
-// calls gate.Parallel(t), or gate.Long(t), in place of t.Parallel(); the tests
-// of package app itself, which start no service, keep t.Parallel().
+// calls gate.Parallel(t), gate.Long(t), gate.Quiet(t) or gate.Alone(t) in
+// place of t.Parallel(); the tests of package app itself, which start no
+// service, keep t.Parallel().
 var gate *paralleltest.Gate
 
 func TestMain(m *testing.M) {

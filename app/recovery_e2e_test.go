@@ -278,7 +278,7 @@ func everyTenSeconds(t *testing.T, admin *browser, n int, prefix string) (pid, p
 // 503 naming A. When A stops, B takes the lease, restores what A replicated
 // and fires the next instants; every instant is mailed once.
 func TestStandbyFiresNothingWhileTheLeaseIsHeld(t *testing.T) {
-	gate.Long(t)
+	gate.Quiet(t) // waits on ten-second instants and the lease
 	if testing.Short() {
 		t.Skip("a nats-server and two herald processes")
 	}

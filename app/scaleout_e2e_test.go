@@ -25,7 +25,7 @@ import (
 // Every mail arrives, duplicates stay within the killed worker's send slots, and every
 // run in the control process's history is final.
 func TestScaleOutSurvivesLosingAWorkerAndANATSNode(t *testing.T) {
-	// Not parallel: it holds the recovery to a time, which other tests would share the CPUs of.
+	gate.Alone(t) // it holds the recovery to a time, which other tests' computing would stretch
 	if testing.Short() {
 		t.Skip("three nats-servers and three herald processes")
 	}

@@ -17,14 +17,21 @@ const unbounded = 10000
 // takes their length again after all the others. Through a gate they start
 // as soon as a slot is free.
 //
-// A TestMain makes the gate; each parallel test calls its Parallel or Long in
-// place of t.Parallel. A test with parallel subtests calls t.Parallel itself,
-// and each subtest calls the gate: a parent holding a slot while its subtests
-// wait for one could leave none.
+// A test that holds a time which other tests' computing would stretch runs
+// through Alone, and only tests that mostly wait (Quiet) run beside it; the
+// others wait until it ends. Before, such a test ran without t.Parallel, and
+// the package's quiet tests waited out its length too.
+//
+// A TestMain makes the gate; each parallel test calls its Parallel, Long,
+// Quiet or Alone in place of t.Parallel. A test with parallel subtests calls
+// t.Parallel itself, and each subtest calls the gate: a parent holding a slot
+// while its subtests wait for one could leave none.
 type Gate struct {
-	mu   sync.Mutex
-	free int
-	wait [2][]chan struct{} // by class; each in the order they came
+	mu      sync.Mutex
+	free    int
+	alone   int                      // Alone tests not yet ended, started or not
+	holding [classes]int             // slots held, by class
+	wait    [classes][]chan struct{} // by class; each in the order they came
 }
 
 // NewGate returns a gate of n slots, or GOMAXPROCS if more, unless the
@@ -49,8 +56,11 @@ func newGate(fs *flag.FlagSet, n int, race bool) *Gate {
 
 // The classes of tests a gate serves, in the order it serves them.
 const (
-	long = iota
+	alone = iota
+	quiet
+	long
 	other
+	classes
 )
 
 // Parallel marks t parallel and returns once it has a slot, which it gives
@@ -67,36 +77,76 @@ func (g *Gate) Long(t *testing.T) {
 	g.enter(t, long)
 }
 
+// Quiet is Long for a test that spends its time waiting on leases, timers
+// and cron instants, computing little: it may run beside an Alone test.
+func (g *Gate) Quiet(t *testing.T) {
+	t.Helper()
+	g.enter(t, quiet)
+}
+
+// Alone is Parallel for a test that holds a time which other tests'
+// computing would stretch. It starts before any other test, beside Quiet
+// tests only, and no test but a Quiet one starts until it ends; a
+// package's Alone tests run one at a time. It is counted before t pauses,
+// when Go runs the tests one by one, so that none of the others can take
+// a slot first once Go resumes them all.
+func (g *Gate) Alone(t *testing.T) {
+	t.Helper()
+	g.mu.Lock()
+	g.alone++
+	g.mu.Unlock()
+	g.enter(t, alone)
+}
+
 func (g *Gate) enter(t *testing.T, class int) {
 	t.Parallel()
-	g.acquire(class)
-	t.Cleanup(g.release)
+	t.Cleanup(g.acquire(class))
 }
 
-func (g *Gate) acquire(class int) {
-	g.mu.Lock()
-	if g.free > 0 {
-		g.free--
-		g.mu.Unlock()
-		return
-	}
+// acquire waits for a slot for a test of class, and returns what gives it
+// back.
+func (g *Gate) acquire(class int) (release func()) {
 	ch := make(chan struct{})
+	g.mu.Lock()
 	g.wait[class] = append(g.wait[class], ch)
+	g.dispatch()
 	g.mu.Unlock()
 	<-ch
+	return func() {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		g.free++
+		g.holding[class]--
+		if class == alone {
+			g.alone--
+		}
+		g.dispatch()
+	}
 }
 
-// release hands the slot to the first long test waiting, else to the first
-// other test waiting, else keeps it free.
-func (g *Gate) release() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	for i, q := range g.wait {
-		if len(q) > 0 {
-			g.wait[i] = q[1:]
-			close(q[0])
-			return
+// dispatch hands the free slots to the tests waiting, class by class in
+// the order they are served, each class in the order its tests came.
+func (g *Gate) dispatch() {
+	for c := range g.wait {
+		for g.free > 0 && len(g.wait[c]) > 0 && g.admits(c) {
+			close(g.wait[c][0])
+			g.wait[c] = g.wait[c][1:]
+			g.free--
+			g.holding[c]++
 		}
 	}
-	g.free++
+}
+
+// admits says whether a test of class may start now: a Quiet one always, an
+// Alone one when no test but a Quiet one holds a slot, the others when no
+// Alone test is still to end.
+func (g *Gate) admits(class int) bool {
+	switch class {
+	case quiet:
+		return true
+	case alone:
+		return g.holding[alone]+g.holding[long]+g.holding[other] == 0
+	default:
+		return g.alone == 0
+	}
 }

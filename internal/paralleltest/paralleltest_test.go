@@ -81,13 +81,15 @@ func TestNewGate(t *testing.T) {
 func TestGateServesLongTestsFirst(t *testing.T) {
 	t.Parallel()
 	g := &Gate{free: 1}
-	g.acquire(other)
+	release := g.acquire(other)
 	got := make(chan string, 3)
+	releases := make(chan func(), 3)
 	wait := func(name string, class int) {
 		queued := g.waiting()
 		go func() {
-			g.acquire(class)
+			r := g.acquire(class)
 			got <- name
+			releases <- r
 		}()
 		for g.waiting() == queued {
 			runtime.Gosched()
@@ -98,15 +100,75 @@ func TestGateServesLongTestsFirst(t *testing.T) {
 	wait("long", long)
 	var order []string
 	for range 3 {
-		g.release()
+		release()
 		order = append(order, <-got)
+		release = <-releases
 	}
 	if want := []string{"long", "short 1", "short 2"}; !slices.Equal(order, want) {
 		t.Errorf("slots went to %v, want %v", order, want)
 	}
-	g.release()
+	release()
 	if g.free != 1 {
 		t.Errorf("%d slots free after every test ended, want 1", g.free)
+	}
+}
+
+// TestGateRunsAloneTestsBesideQuietOnesOnly: of tests that all came while
+// two Alone tests were counted, the first Alone one and the Quiet ones start
+// at once; the other tests wait for both Alone ones, which run one at a
+// time, however many slots are free.
+func TestGateRunsAloneTestsBesideQuietOnesOnly(t *testing.T) {
+	t.Parallel()
+	g := &Gate{free: 8, alone: 2}
+	started := make(chan string, 6)
+	releases := map[string]chan func(){}
+	for _, tc := range []struct {
+		name  string
+		class int
+	}{{"other", other}, {"long", long}, {"alone 1", alone}, {"quiet 1", quiet}, {"quiet 2", quiet}, {"alone 2", alone}} {
+		releases[tc.name] = make(chan func(), 1)
+		came := g.came()
+		go func() {
+			r := g.acquire(tc.class)
+			started <- tc.name
+			releases[tc.name] <- r
+		}()
+		for g.came() == came {
+			runtime.Gosched()
+		}
+		if tc.name == "alone 1" {
+			if got := <-started; got != "alone 1" {
+				t.Fatalf("%s started first, want alone 1", got)
+			}
+		}
+	}
+	first := []string{<-started, <-started}
+	slices.Sort(first)
+	if want := []string{"quiet 1", "quiet 2"}; !slices.Equal(first, want) {
+		t.Fatalf("beside alone 1 started %v, want %v", first, want)
+	}
+	if n := g.waiting(); n != 3 {
+		t.Fatalf("%d tests wait while alone 1 runs, want 3", n)
+	}
+	(<-releases["quiet 1"])()
+	if n := g.waiting(); n != 3 {
+		t.Fatalf("%d tests wait once quiet 1 ended, want 3", n)
+	}
+	(<-releases["alone 1"])()
+	if got := <-started; got != "alone 2" {
+		t.Fatalf("%s started after alone 1, want alone 2", got)
+	}
+	(<-releases["alone 2"])()
+	rest := []string{<-started, <-started}
+	slices.Sort(rest)
+	if want := []string{"long", "other"}; !slices.Equal(rest, want) {
+		t.Errorf("after the Alone tests started %v, want %v", rest, want)
+	}
+	for _, name := range []string{"quiet 2", "long", "other"} {
+		(<-releases[name])()
+	}
+	if g.free != 8 || g.alone != 0 {
+		t.Errorf("%d slots free and %d Alone tests counted after every test ended, want 8 and 0", g.free, g.alone)
 	}
 }
 
@@ -114,5 +176,20 @@ func TestGateServesLongTestsFirst(t *testing.T) {
 func (g *Gate) waiting() int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return len(g.wait[long]) + len(g.wait[other])
+	n := 0
+	for _, q := range g.wait {
+		n += len(q)
+	}
+	return n
+}
+
+// came is how many tests wait for a slot or hold one.
+func (g *Gate) came() int {
+	n := g.waiting()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, h := range g.holding {
+		n += h
+	}
+	return n
 }
