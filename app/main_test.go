@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/heraldhq/herald/internal/paralleltest"
+	"github.com/heraldhq/herald/internal/scratch"
 )
 
 // minParallel is how many tests run at once unless -test.parallel says: eight,
@@ -21,7 +22,14 @@ const minParallel = 8
 // service, keep t.Parallel().
 var gate *paralleltest.Gate
 
+// scratchRoom is the room the package's temporary files want on a memory
+// file system: at most about 400 MB at once, measured.
+const scratchRoom = 2 << 30
+
 func TestMain(m *testing.M) {
 	gate = paralleltest.NewGate(minParallel)
-	os.Exit(m.Run())
+	remove := scratch.InMemory(scratchRoom)
+	code := m.Run()
+	remove()
+	os.Exit(code)
 }
