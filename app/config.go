@@ -255,6 +255,31 @@ func orRoot(prefix string) string {
 	return prefix
 }
 
+// Flags are the serve command's flags that take the place of configuration
+// keys, which they override: --data, --listen, --roles (comma-separated) and
+// --metrics ("off" for none). An empty one leaves its key alone.
+type Flags struct{ Data, Listen, Roles, Metrics string }
+
+// Apply sets cfg's keys from the flags given.
+func (f Flags) Apply(cfg *Config) {
+	if f.Data != "" {
+		cfg.Data = f.Data
+	}
+	if f.Listen != "" {
+		cfg.Listen = f.Listen
+	}
+	if f.Roles != "" {
+		cfg.Roles = strings.Split(f.Roles, ",")
+	}
+	switch f.Metrics {
+	case "":
+	case "off":
+		cfg.Metrics.Listen = ""
+	default:
+		cfg.Metrics.Listen = f.Metrics
+	}
+}
+
 // ApplyEnv overrides cfg from HERALD_* variables found by lookup.
 func ApplyEnv(cfg *Config, lookup func(string) (string, bool)) error {
 	if err := applyEnv(reflect.ValueOf(cfg).Elem(), "HERALD", "", lookup); err != nil {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -138,5 +139,23 @@ func TestMovedKeysSayWhereTheyWent(t *testing.T) {
 	err := LoadConfigFile(&cfg, path)
 	if err == nil || !strings.Contains(err.Error(), `line 3: key "delivery.emailConcurrency" is now "smtp.concurrency"`) {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestFlagsOverrideTheirKeys(t *testing.T) {
+	t.Parallel()
+	cfg := DefaultConfig()
+	Flags{Data: "d", Listen: "127.0.0.1:8081", Roles: "api,engine", Metrics: "127.0.0.1:9181"}.Apply(&cfg)
+	if cfg.Data != "d" || cfg.Listen != "127.0.0.1:8081" || !slices.Equal(cfg.Roles, []string{"api", "engine"}) || cfg.Metrics.Listen != "127.0.0.1:9181" {
+		t.Errorf("data %q, listen %q, roles %q, metrics %q", cfg.Data, cfg.Listen, cfg.Roles, cfg.Metrics.Listen)
+	}
+	Flags{Metrics: "off"}.Apply(&cfg)
+	if cfg.Metrics.Listen != "" {
+		t.Errorf(`--metrics off leaves metrics.listen %q`, cfg.Metrics.Listen)
+	}
+	def := DefaultConfig()
+	Flags{}.Apply(&def)
+	if def.Metrics.Listen != DefaultConfig().Metrics.Listen || def.Listen != DefaultConfig().Listen {
+		t.Errorf("no flags changed the defaults: %+v", def.Metrics)
 	}
 }

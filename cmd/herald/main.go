@@ -15,7 +15,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/heraldhq/herald/app"
@@ -81,7 +80,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "herald: %v\n", err)
 		return 1
 	}
-	overrides{data: *data, listen: *listen, roles: *roles, metrics: *metrics}.apply(&cfg)
+	app.Flags{Data: *data, Listen: *listen, Roles: *roles, Metrics: *metrics}.Apply(&cfg)
 	a, err := app.New(ctx, cfg, app.Options{Demo: *demo, Stdout: stdout, Stderr: stderr})
 	if errors.Is(err, context.Canceled) {
 		return 0 // stopped while it waited for the control lease
@@ -95,29 +94,6 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
-}
-
-// overrides are the flags that take the place of configuration keys; an empty
-// one leaves its key alone.
-type overrides struct{ data, listen, roles, metrics string }
-
-func (o overrides) apply(cfg *app.Config) {
-	if o.data != "" {
-		cfg.Data = o.data
-	}
-	if o.listen != "" {
-		cfg.Listen = o.listen
-	}
-	if o.roles != "" {
-		cfg.Roles = strings.Split(o.roles, ",")
-	}
-	switch o.metrics {
-	case "":
-	case "off":
-		cfg.Metrics.Listen = ""
-	default:
-		cfg.Metrics.Listen = o.metrics
-	}
 }
 
 // loadConfig layers the defaults, the file (if any) and the environment.
