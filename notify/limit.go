@@ -36,6 +36,16 @@ func (l *limiter) take(key string, now time.Time) (wait time.Duration, ok bool) 
 	return 0, true
 }
 
+// giveBack undoes the take of key at at, when no later take followed: the
+// action it let through did nothing.
+func (l *limiter) giveBack(key string, at time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.last[key].Equal(at) {
+		delete(l.last, key)
+	}
+}
+
 // tooSoon is the refusal of a limited action, message taking the key and
 // the seconds to wait.
 func tooSoon(wait time.Duration, message, key string) *Error {

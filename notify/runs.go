@@ -79,8 +79,9 @@ func (s *Service) SendNow(ctx context.Context, projectID, owner, id, by string) 
 		return store.Run{}, errors.New("the engine is not running")
 	}
 	run, err := sc.SendNow(ctx, sub, by)
-	if err != nil { // nothing was sent
+	if err != nil { // nothing was sent: the owner may send it again at once
 		s.budgets.refund(budget...)
+		s.sendNow.giveBack(id, now)
 	}
 	if errors.Is(err, store.ErrConflict) {
 		return store.Run{}, &Error{Code: TooSoon, RetryAfter: time.Second,

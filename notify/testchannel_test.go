@@ -41,7 +41,7 @@ type testWorld struct {
 	now    time.Time
 }
 
-func newTestWorld(t *testing.T, cfg notify.Config) *testWorld {
+func newTestWorld(t *testing.T, cfg notify.Config, with ...func(*notify.Options)) *testWorld {
 	f := newFixture(t)
 	must(t, f.st.CreateUser(context.Background(), store.User{ID: "u2", Domain: "default", Login: "u2@example.com",
 		PasswordHash: "x", Created: t0, Updated: t0}))
@@ -51,8 +51,12 @@ func newTestWorld(t *testing.T, cfg notify.Config) *testWorld {
 	for _, d := range kinds.All() {
 		settings[d.Kind] = d.Settings()
 	}
-	w.svc = notify.New(f.st, cfg, notify.Options{Kinds: kinds, Settings: settings, Box: f.box,
-		Clock: clock.NowFrom(func() time.Time { return w.now }), Tester: w.tester})
+	opt := notify.Options{Kinds: kinds, Settings: settings, Box: f.box,
+		Clock: clock.NowFrom(func() time.Time { return w.now }), Tester: w.tester}
+	for _, f := range with {
+		f(&opt)
+	}
+	w.svc = notify.New(f.st, cfg, opt)
 	return w
 }
 
