@@ -36,17 +36,19 @@ type Gate struct {
 
 // NewGate returns a gate of n slots, or GOMAXPROCS if more, unless the
 // command line set -test.parallel (then that many) or the race detector runs
-// (then GOMAXPROCS, for the reason AtLeast gives). Unless the command line
-// set it, or the binary fuzzes (where it is the count of fuzzing workers), it
-// raises -test.parallel past any count of tests.
+// (then GOMAXPROCS, for the reason AtLeast gives). Unless the binary fuzzes
+// (where -test.parallel is the count of fuzzing workers), it raises
+// -test.parallel past any count of tests, the command line's too: the gate
+// alone decides. Were Go to hold back some paused tests, the tests it let
+// through could all be waiting for one of those, an Alone test.
 func NewGate(n int) *Gate {
 	flag.Parse()
 	return newGate(flag.CommandLine, n, race)
 }
 
 func newGate(fs *flag.FlagSet, n int, race bool) *Gate {
-	slots, keep := limit(fs, n, race)
-	if !keep {
+	slots, _ := limit(fs, n, race)
+	if !fuzzing(fs) {
 		if err := fs.Set("test.parallel", strconv.Itoa(unbounded)); err != nil {
 			panic(err)
 		}

@@ -59,7 +59,7 @@ func TestNewGate(t *testing.T) {
 	}{
 		{"slots raised, Go's limit lifted", nil, many, false, many, unbounded},
 		{"never below GOMAXPROCS", nil, 1, false, runtime.GOMAXPROCS(0), unbounded},
-		{"as given", []string{"-test.parallel=3"}, many, false, 3, 3},
+		{"as given, Go's limit lifted", []string{"-test.parallel=3"}, many, false, 3, unbounded},
 		{"one per CPU under the race detector", nil, many, true, runtime.GOMAXPROCS(0), unbounded},
 		{"fuzzing workers left to Go", []string{"-test.fuzz=FuzzX"}, many, false, many, runtime.GOMAXPROCS(0)},
 		{"a fuzzing worker left alone", []string{"-test.fuzzworker"}, many, false, many, runtime.GOMAXPROCS(0)},
