@@ -5,7 +5,9 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
 )
 
@@ -49,5 +51,35 @@ func TestInMemoryKeepsTheUsersChoice(t *testing.T) {
 	InMemory(math.MaxUint64)()
 	if got := os.Getenv("TMPDIR"); got != "" {
 		t.Errorf("TMPDIR %q with no tmpfs that large, want it unset", got)
+	}
+}
+
+// TestLeftoversOfStoppedBinariesAreRemoved: a folder that a test binary no
+// longer running made is removed, with what is in it; one of a binary that
+// runs, and a folder of another name, are kept.
+func TestLeftoversOfStoppedBinariesAreRemoved(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	stopped := exec.Command("true")
+	if err := stopped.Run(); err != nil {
+		t.Skipf("no process to stop: %v", err)
+	}
+	folders := map[string]bool{ // name: kept
+		prefix + strconv.Itoa(stopped.Process.Pid) + "-1":   false,
+		prefix + strconv.Itoa(os.Getpid()) + "-2":           true,
+		"other-" + strconv.Itoa(stopped.Process.Pid) + "-3": true,
+		prefix + "x-4": true,
+	}
+	for name := range folders {
+		if err := os.MkdirAll(filepath.Join(dir, name, "sub"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removeLeftovers(dir)
+	for name, kept := range folders {
+		_, err := os.Stat(filepath.Join(dir, name))
+		if got := err == nil; got != kept {
+			t.Errorf("%s: kept %v, want %v", name, got, kept)
+		}
 	}
 }
