@@ -64,6 +64,10 @@ func (s *Service) SendNow(ctx context.Context, projectID, owner, id, by string) 
 	} else if reason != "" {
 		return store.Run{}, forbidden("The subscription cannot be sent: %s", reason)
 	}
+	sc := s.scheduler
+	if sc == nil {
+		return store.Run{}, errors.New("the engine is not running")
+	}
 	now := s.now()
 	budget := []claim{s.ownerBudget(owner), s.projectBudget(projectID)}
 	if err := s.spend(now, budget...); err != nil {
@@ -72,11 +76,6 @@ func (s *Service) SendNow(ctx context.Context, projectID, owner, id, by string) 
 	if wait, ok := s.sendNow.take(id, now); !ok {
 		s.budgets.refund(budget...)
 		return store.Run{}, tooSoon(wait, "Subscription %s was sent moments ago; it may be sent again in %s s", id)
-	}
-	sc := s.scheduler
-	if sc == nil {
-		s.budgets.refund(budget...)
-		return store.Run{}, errors.New("the engine is not running")
 	}
 	run, err := sc.SendNow(ctx, sub, by)
 	if err != nil { // nothing was sent: the owner may send it again at once

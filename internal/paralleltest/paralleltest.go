@@ -17,7 +17,7 @@ func AtLeast(n int) {
 }
 
 func atLeast(fs *flag.FlagSet, n int, race bool) {
-	if slots, keep := limit(fs, n, race); !keep {
+	if slots, given := limit(fs, n, race); !given && !fuzzing(fs) {
 		if err := fs.Set("test.parallel", strconv.Itoa(slots)); err != nil {
 			panic(err)
 		}
@@ -25,10 +25,9 @@ func atLeast(fs *flag.FlagSet, n int, race bool) {
 }
 
 // limit is how many tests run at once: the command line's -test.parallel
-// when it set one, else one per CPU under the race detector (Go's default),
-// else n or GOMAXPROCS if more. keep says to leave -test.parallel as it is:
-// the command line set it, or the binary fuzzes.
-func limit(fs *flag.FlagSet, n int, race bool) (slots int, keep bool) {
+// when it set one (given), else one per CPU under the race detector (Go's
+// default), else n or GOMAXPROCS if more.
+func limit(fs *flag.FlagSet, n int, race bool) (slots int, given bool) {
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == "test.parallel" {
 			slots, _ = strconv.Atoi(f.Value.String())
@@ -38,9 +37,9 @@ func limit(fs *flag.FlagSet, n int, race bool) (slots int, keep bool) {
 	case slots > 0:
 		return slots, true
 	case race:
-		return runtime.GOMAXPROCS(0), fuzzing(fs)
+		return runtime.GOMAXPROCS(0), false
 	}
-	return max(n, runtime.GOMAXPROCS(0)), fuzzing(fs)
+	return max(n, runtime.GOMAXPROCS(0)), false
 }
 
 // fuzzing reports whether the binary fuzzes (-test.fuzz) or is a fuzzing
