@@ -1,7 +1,6 @@
 package app_test
 
 import (
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/app"
+	"github.com/heraldhq/herald/channels/channeltest"
 	"github.com/heraldhq/herald/channels/webhook"
 )
 
@@ -38,15 +38,10 @@ func newStuckReceiver(t *testing.T) *stuckReceiver {
 	return s
 }
 
-// refusingURL is a webhook URL at a loopback port nothing listens on.
+// refusingURL is a webhook URL at a loopback port that refuses connections.
 func refusingURL(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return "http://" + ln.Addr().String() + "/hook"
+	return "http://" + channeltest.ClosedPort(t) + "/hook"
 }
 
 // TestOneOwnersFailingWebhooksHoldNobodyElses: one owner's subscription

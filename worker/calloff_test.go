@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/channels/channeltest"
 	"github.com/heraldhq/herald/channels/webhook"
 	"github.com/heraldhq/herald/store"
 )
@@ -19,7 +20,7 @@ import (
 func TestCallOffDuringAProbeLetsTheDeliveryGo(t *testing.T) {
 	t.Parallel()
 	eachLedger(t, func(t *testing.T, e *env) {
-		_, ids := e.enqueue(store.Payload{Subject: "Report", Text: "t"}, e.channel(hookTo("http://"+closedPort(t)+"/hook")))
+		_, ids := e.enqueue(store.Payload{Subject: "Report", Text: "t"}, e.channel(hookTo("http://"+channeltest.ClosedPort(t)+"/hook")))
 		cfg := testConfig()
 		cfg.Kinds = map[channels.Kind]KindConfig{webhook.Kind: webhookConfig()}
 		// The next probe would come long after the test's wait.
@@ -61,7 +62,7 @@ func TestCallOffDuringAProbeLetsTheDeliveryGo(t *testing.T) {
 func TestHeldDeliveryIsProbedWhileItsLastSendLetsGo(t *testing.T) {
 	t.Parallel()
 	eachLedger(t, func(t *testing.T, e *env) {
-		e.enqueue(store.Payload{Subject: "Report", Text: "t"}, e.channel(hookTo("http://"+closedPort(t)+"/hook")))
+		e.enqueue(store.Payload{Subject: "Report", Text: "t"}, e.channel(hookTo("http://"+channeltest.ClosedPort(t)+"/hook")))
 		cfg := testConfig()
 		cfg.Kinds = map[channels.Kind]KindConfig{webhook.Kind: webhookConfig()}
 		cfg.ProbeInterval, cfg.ProbeIntervalMax = 10*time.Millisecond, time.Hour

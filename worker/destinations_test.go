@@ -42,18 +42,6 @@ func hookTo(url string) channels.Channel {
 	return channels.Channel{Kind: webhook.Kind, Config: json.RawMessage(`{"url":` + strconv.Quote(url) + `}`), Secret: "s3cret"}
 }
 
-// closedPort returns a loopback address nothing listens on: a dial is refused.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
 // receiver is a webhook receiver that answers each post with 200, or, while
 // hang is set, holds it until release is called or the test ends; it counts
 // the posts it holds at once.
@@ -104,7 +92,7 @@ func TestReceiversThatFailHoldOnlyTheirOwnersDeliveries(t *testing.T) {
 	var dead []string
 	var hanging []*receiver
 	for range 4 {
-		dead = append(dead, e.channel(hookTo("http://"+closedPort(t)+"/hook")))
+		dead = append(dead, e.channel(hookTo("http://"+channeltest.ClosedPort(t)+"/hook")))
 		r := newReceiver(t, true)
 		hanging = append(hanging, r)
 		dead = append(dead, e.channel(hookTo(r.URL+"/hook")))
@@ -152,7 +140,7 @@ func TestReceiversThatFailHoldOnlyTheirOwnersDeliveries(t *testing.T) {
 func TestHeldDestinationIsReleasedTogether(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	addr := closedPort(t)
+	addr := channeltest.ClosedPort(t)
 	ch := e.channel(hookTo("http://" + addr + "/hook"))
 	var ids []string
 	for i := range 20 {
@@ -231,7 +219,7 @@ func TestOwnersTakeTurns(t *testing.T) {
 func TestAnOwnersHeldWebhooksDoNotHoldItsMail(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	dead := e.channel(hookTo("http://" + closedPort(t) + "/hook"))
+	dead := e.channel(hookTo("http://" + channeltest.ClosedPort(t) + "/hook"))
 	for i := range 40 {
 		e.enqueue(store.Payload{Subject: "Hook " + strconv.Itoa(i), Text: "t"}, dead)
 	}

@@ -7,18 +7,19 @@ import (
 	"time"
 )
 
-// ClosedPort returns a loopback address, host:port, at which nothing
-// listens: a connection to it is refused.
+// ClosedPort returns a loopback address, host:port, that refuses every
+// connection for as long as the test runs. A port merely closed again would be
+// free for the next listener of a test running beside this one, which would
+// then answer in its place; this one is held by a socket bound to it that
+// does not listen, which the system refuses connections for and gives no
+// other socket.
 func ClosedPort(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, release, err := holdPort()
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("hold a closed loopback port: %v", err)
 	}
-	addr := l.Addr().String()
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
+	t.Cleanup(release)
 	return addr
 }
 

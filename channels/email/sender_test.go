@@ -390,13 +390,9 @@ func TestSendRefusesBadInput(t *testing.T) {
 
 func TestSendToUnreachableRelayIsTransient(t *testing.T) {
 	t.Parallel()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().(*net.TCPAddr)
-	_ = l.Close()
-	s, err := email.New(email.Config{Host: "127.0.0.1", Port: addr.Port, TLSPolicy: "none", From: from}, nil)
+	_, port, _ := net.SplitHostPort(channeltest.ClosedPort(t))
+	p, _ := strconv.Atoi(port)
+	s, err := email.New(email.Config{Host: "127.0.0.1", Port: p, TLSPolicy: "none", From: from}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

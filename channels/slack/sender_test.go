@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -411,16 +410,11 @@ func TestUnknownChannelIsPermanent(t *testing.T) {
 
 func TestUnreachableIsTransient(t *testing.T) {
 	t.Parallel()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	_ = l.Close()
+	addr := channeltest.ClosedPort(t)
 	srv := slacktest.New(t)
 	s := slack.New(slack.Config{BaseURL: "http://" + addr + "/api/", Timeout: 5 * time.Second})
 	t.Cleanup(func() { _ = s.Close() })
-	_, err = s.Send(t.Context(), message(srv.Channel(), "d1"))
+	_, err := s.Send(t.Context(), message(srv.Channel(), "d1"))
 	if err == nil || channels.IsPermanent(err) {
 		t.Fatalf("Send = %v, want a transient error", err)
 	}

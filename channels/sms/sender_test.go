@@ -2,7 +2,6 @@ package sms_test
 
 import (
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -210,14 +209,9 @@ func TestSendAcceptedWithoutSIDIsPermanent(t *testing.T) {
 
 func TestSendNetworkErrorsAreTransient(t *testing.T) {
 	t.Parallel()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	_ = l.Close()
+	addr := channeltest.ClosedPort(t)
 	ch := channeltest.NewTwilioServer(t).Channel()
-	_, err = sms.New(sms.Config{BaseURL: "http://" + addr}).Send(t.Context(), message(ch))
+	_, err := sms.New(sms.Config{BaseURL: "http://" + addr}).Send(t.Context(), message(ch))
 	if err == nil || channels.IsPermanent(err) {
 		t.Fatalf("Send to a closed port = %v, want a transient error", err)
 	}

@@ -546,14 +546,9 @@ func TestErrorBodyIsNeverQuoted(t *testing.T) {
 
 func TestNetworkErrorsAreTransient(t *testing.T) {
 	t.Parallel()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	_ = l.Close()
+	addr := channeltest.ClosedPort(t)
 	set := settings("127.0.0.0/8")
-	_, err = newSender(t, set, channels.Env{}).Send(t.Context(), message(channel(t, set, "http://"+addr+"/hook", "whsec-net"), "d1"))
+	_, err := newSender(t, set, channels.Env{}).Send(t.Context(), message(channel(t, set, "http://"+addr+"/hook", "whsec-net"), "d1"))
 	if err == nil || channels.IsPermanent(err) {
 		t.Fatalf("Send to a closed port = %v, want a transient error", err)
 	}
