@@ -1,4 +1,8 @@
-// Package email delivers channel messages as e-mail: Sender hands them to an SMTP relay
-// through go-mail, Outbox writes the same RFC 5322 messages as .eml files when no relay is
-// configured. The Message-ID derives from the delivery id, so a re-send carries the same one.
+// Package email delivers channel messages as e-mail: Sender hands them to an SMTP relay,
+// Outbox writes the same RFC 5322 messages as .eml files when no relay is configured. The
+// Message-ID derives from the delivery id, so a re-send carries the same one.
+//
+// go-mail composes the messages, dials the relay and speaks the session. The mail
+// transaction itself is this package's (transaction.go): MAIL, RCPT and DATA and nothing
+// more, with the message's data dot-stuffed a line at a time rather than a byte at a time.
 package email

@@ -62,6 +62,7 @@ type Sender struct {
 	log      *slog.Logger
 	maxIdle  int
 	idleTime time.Duration
+	timeout  time.Duration // a mail transaction's, from its MAIL to the answer to its data
 	now      func() time.Time
 
 	mu     sync.Mutex
@@ -106,14 +107,6 @@ func New(cfg Config, logger *slog.Logger) (*Sender, error) {
 	opts := []mail.Option{
 		mail.WithPort(port),
 		mail.WithTLSPolicy(policy),
-		// A mail is MAIL, RCPT, DATA and its content, nothing more. go-mail
-		// would add a NOOP before it and a NOOP and RSET after it: three more
-		// round trips, and a failure of those after the relay accepted the
-		// mail would be reported as a failed send and the mail sent again.
-		// A reused connection the relay closed fails at MAIL instead, before
-		// anything was sent (see deliver).
-		mail.WithoutNoop(),
-		mail.WithoutRset(),
 		mail.WithDialContextFunc(func(ctx context.Context, network, addr string) (net.Conn, error) {
 			c, err := dialer.DialContext(ctx, network, addr)
 			if slot, ok := ctx.Value(dialSlotKey{}).(*dialSlot); ok && err == nil {
@@ -122,7 +115,9 @@ func New(cfg Config, logger *slog.Logger) (*Sender, error) {
 			return c, err
 		}),
 	}
+	timeout := mail.DefaultTimeout
 	if cfg.Timeout > 0 {
+		timeout = cfg.Timeout
 		opts = append(opts, mail.WithTimeout(cfg.Timeout))
 	}
 	if cfg.Username != "" {
@@ -145,7 +140,8 @@ func New(cfg Config, logger *slog.Logger) (*Sender, error) {
 	if idleTime <= 0 {
 		idleTime = DefaultMaxIdleTime
 	}
-	return &Sender{client: client, compose: comp, log: logger, maxIdle: max(maxIdle, 0), idleTime: idleTime, now: clock.Or(cfg.Clock).Now}, nil
+	return &Sender{client: client, compose: comp, log: logger, maxIdle: max(maxIdle, 0), idleTime: idleTime,
+		timeout: timeout, now: clock.Or(cfg.Clock).Now}, nil
 }
 
 func tlsPolicy(s string) (mail.TLSPolicy, error) {
@@ -194,7 +190,7 @@ func (s *Sender) deliver(ctx context.Context, msg *mail.Msg) error {
 			return err
 		}
 		stop := context.AfterFunc(ctx, c.close)
-		err = s.client.SendWithSMTPClient(c.smtp, msg)
+		err = transact(c.smtp, msg, s.timeout)
 		interrupted := !stop()
 		switch {
 		case err == nil && !interrupted:
@@ -225,16 +221,12 @@ func (s *Sender) deliver(ctx context.Context, msg *mail.Msg) error {
 // mail's commands (MAIL, RCPT, DATA or its end), other than 421, which
 // closes the session: a deferral of this mail in a session that goes on.
 func deferred(err error) bool {
-	var se *mail.SendError
-	if !errors.As(err, &se) {
+	var se *smtpError
+	if !errors.As(err, &se) || se.step == stepConnection {
 		return false
 	}
-	switch se.Reason {
-	case mail.ErrSMTPMailFrom, mail.ErrSMTPRcptTo, mail.ErrSMTPData, mail.ErrSMTPDataClose:
-		code := se.ErrorCode()
-		return code >= 400 && code <= 499 && code != 421
-	}
-	return false
+	code := se.code()
+	return code >= 400 && code <= 499 && code != 421
 }
 
 // get returns an idle connection or dials a new one; connections idle for longer
@@ -335,38 +327,28 @@ func (s *Sender) Close() error {
 }
 
 // closedBeforeSend reports whether err says the connection was gone before
-// the mail's first command got an answer: the connection check failed, or
+// the mail's first command got an answer: its deadline could not be set, or
 // MAIL FROM failed without a reply (the connection was closed or reset) or
 // with 421, the relay closing the session.
 func closedBeforeSend(err error) bool {
-	var se *mail.SendError
+	var se *smtpError
 	if !errors.As(err, &se) {
 		return false
 	}
-	switch se.Reason {
-	case mail.ErrConnCheck:
+	switch se.step {
+	case stepConnection:
 		return true
-	case mail.ErrSMTPMailFrom:
-		return se.ErrorCode() == 0 || se.ErrorCode() == 421
+	case stepMail:
+		return se.code() == 0 || se.code() == 421
 	}
 	return false
 }
 
 // classify marks the errors that no retry can cure as permanent: SMTP 5xx
-// replies, whether go-mail reports them as a SendError (MAIL, RCPT, DATA) or
-// as the bare reply while connecting (AUTH), and messages go-mail cannot
-// address or encode.
+// replies, to a command of the mail (MAIL, RCPT, DATA) or while connecting
+// (AUTH). transact marks a mail without a usable sender or recipient
+// permanent itself.
 func classify(err error) error {
-	var se *mail.SendError
-	if errors.As(err, &se) {
-		switch {
-		case se.Reason == mail.ErrGetSender, se.Reason == mail.ErrGetRcpts, se.Reason == mail.ErrNoUnencoded:
-			return channels.Permanent(err)
-		case se.ErrorCode() >= 500 && se.ErrorCode() <= 599:
-			return channels.Permanent(err)
-		}
-		return err
-	}
 	var te *textproto.Error
 	if errors.As(err, &te) && te.Code >= 500 && te.Code <= 599 {
 		return channels.Permanent(err)

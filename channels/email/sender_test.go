@@ -154,6 +154,38 @@ func TestSendBuildsMessage(t *testing.T) {
 	}
 }
 
+// TestLinesOfDotsArriveAsWritten: a line of a single dot, or starting with
+// one, in a mail's text and HTML ends neither the mail nor its line: the
+// relay receives one mail holding every line as written, and the next mail
+// on the same connection is a mail of its own.
+func TestLinesOfDotsArriveAsWritten(t *testing.T) {
+	t.Parallel()
+	srv := channeltest.NewSMTPServer(t)
+	s := newSender(t, srv, nil)
+	m := message("d-dots")
+	m.Text = "Revenue fell.\n.\n..\n.hidden\nMAIL FROM:<x@example.com>\n.\nend"
+	m.HTML = "<pre>\n.\n.class { }\n</pre>"
+	if _, err := s.Send(t.Context(), m); err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	if _, err := s.Send(t.Context(), message("d-next")); err != nil {
+		t.Fatalf("the next Send: %v", err)
+	}
+	got := srv.Messages()
+	if len(got) != 2 {
+		t.Fatalf("server has %d messages, want 2", len(got))
+	}
+	if text := strings.TrimRight(got[0].Text, "\n"); text != m.Text {
+		t.Errorf("text = %q, want %q", text, m.Text)
+	}
+	if !strings.Contains(got[0].HTML, m.HTML) {
+		t.Errorf("HTML = %q, want it to hold %q", got[0].HTML, m.HTML)
+	}
+	if strings.TrimRight(got[1].Text, "\n") != message("d-next").Text {
+		t.Errorf("the next mail's text = %q", got[1].Text)
+	}
+}
+
 func TestMessageIDSurvivesRestart(t *testing.T) {
 	t.Parallel()
 	cases := []struct {

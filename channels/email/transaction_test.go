@@ -1,0 +1,106 @@
+package email
+
+import (
+	"bufio"
+	"bytes"
+	"net/textproto"
+	"testing"
+)
+
+// textprotoDot is what net/textproto's DotWriter writes for chunks, written
+// one after the other, and its Close.
+func textprotoDot(t testing.TB, chunks ...[]byte) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	bw := bufio.NewWriter(&out)
+	w := textproto.NewWriter(bw).DotWriter()
+	for _, c := range chunks {
+		if _, err := w.Write(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+// herald is what dotWriter writes for chunks and its Close.
+func heraldDot(t testing.TB, chunks ...[]byte) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	bw := bufio.NewWriterSize(&out, 16) // small, so that its flushes come mid-line
+	w := &dotWriter{w: bw}
+	for _, c := range chunks {
+		n, err := w.Write(c)
+		if err != nil || n != len(c) {
+			t.Fatalf("Write(%q) = %d, %v", c, n, err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+func TestDotWriter(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		in   []string
+		want string
+	}{
+		{"nothing", nil, "\r\n.\r\n"},
+		{"a line", []string{"Subject: x\r\n"}, "Subject: x\r\n.\r\n"},
+		{"no last line end", []string{"a\r\nb"}, "a\r\nb\r\n.\r\n"},
+		{"bare LF", []string{"a\nb\n"}, "a\r\nb\r\n.\r\n"},
+		{"dot first", []string{".a\r\n"}, "..a\r\n.\r\n"},
+		{"dot at line starts", []string{"a\r\n.\r\n..b\n.c"}, "a\r\n..\r\n...b\r\n..c\r\n.\r\n"},
+		{"dot inside a line", []string{"a.b\r\n"}, "a.b\r\n.\r\n"},
+		{"ends in CR", []string{"a\r"}, "a\r\n.\r\n"},
+		{"bare CR", []string{"a\rb\r\n"}, "a\rb\r\n.\r\n"},
+		{"CR CR LF", []string{"a\r\r\n"}, "a\r\r\r\n.\r\n"},
+		{"dot after a bare CR", []string{"a\r.b\r\n"}, "a\r.b\r\n.\r\n"},
+		{"CRLF split between writes", []string{"a\r", "\n.b", "\r", "\n"}, "a\r\n..b\r\n.\r\n"},
+		{"a dot alone in a write", []string{"a\r\n", ".", "\r\n"}, "a\r\n..\r\n.\r\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var chunks [][]byte
+			for _, c := range tc.in {
+				chunks = append(chunks, []byte(c))
+			}
+			if got := heraldDot(t, chunks...); string(got) != tc.want {
+				t.Errorf("dotWriter wrote %q, want %q", got, tc.want)
+			}
+			if got := textprotoDot(t, chunks...); string(got) != tc.want {
+				t.Errorf("textproto's DotWriter wrote %q, want %q: the case is wrong", got, tc.want)
+			}
+		})
+	}
+}
+
+// FuzzDotWriterIsTextprotos: whatever a message holds, however it is cut
+// into writes, dotWriter writes what net/textproto's DotWriter does, whose
+// output relays have long taken: no line of a single dot before the end, and
+// no line end that is not CRLF where DotWriter writes one.
+func FuzzDotWriterIsTextprotos(f *testing.F) {
+	f.Add([]byte("Subject: x\r\n\r\n.hidden\r\n\r\n.\r\nMAIL FROM:<a@b>\n.\n"), uint8(3))
+	f.Add([]byte("a\r\r\n\r.\n\n..\r"), uint8(1))
+	f.Add([]byte{}, uint8(0))
+	f.Fuzz(func(t *testing.T, msg []byte, cut uint8) {
+		var chunks [][]byte
+		if cut == 0 {
+			chunks = [][]byte{msg}
+		} else {
+			for rest := msg; len(rest) > 0; {
+				n := min(int(cut), len(rest))
+				chunks, rest = append(chunks, rest[:n]), rest[n:]
+			}
+		}
+		want := textprotoDot(t, chunks...)
+		if got := heraldDot(t, chunks...); !bytes.Equal(got, want) {
+			t.Fatalf("for %q in writes of %d:\ndotWriter wrote  %q\ntextproto wrote %q", msg, cut, got, want)
+		}
+	})
+}
