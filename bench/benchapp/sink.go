@@ -15,19 +15,21 @@ import (
 
 	"github.com/emersion/go-smtp"
 
+	"github.com/heraldhq/herald/bench/internal/distant"
 	"github.com/heraldhq/herald/channels/channeltest"
 )
 
 // Sink is an SMTP server on 127.0.0.1 that accepts every message and
 // remembers how often each Message-ID arrived.
 type Sink struct {
-	srv    *smtp.Server
-	ln     net.Listener
-	served chan struct{}
-	delay  time.Duration                      // before each message is answered
-	parse  bool                               // parse each message whole
-	body   func(textproto.MIMEHeader, []byte) // told of each message's body
-	seen   func(textproto.MIMEHeader, time.Time)
+	srv     *smtp.Server
+	ln      net.Listener
+	served  chan struct{}
+	delay   time.Duration                      // before each message is answered
+	latency time.Duration                      // each way, WithLatency
+	parse   bool                               // parse each message whole
+	body    func(textproto.MIMEHeader, []byte) // told of each message's body
+	seen    func(textproto.MIMEHeader, time.Time)
 
 	mu     sync.Mutex
 	ids    map[string]int
@@ -43,6 +45,11 @@ type SinkOption func(*Sink)
 // WithReplyDelay makes the sink answer each message d after it has read it,
 // as a relay's latency: a sender's connection waits that long per message.
 func WithReplyDelay(d time.Duration) SinkOption { return func(s *Sink) { s.delay = d } }
+
+// WithLatency puts d between the sink and its clients each way, as a relay
+// on another machine: a reply comes 2d after its command, and commands
+// written together are read, and answered, together.
+func WithLatency(d time.Duration) SinkOption { return func(s *Sink) { s.latency = d } }
 
 // WithParse has the sink parse each message whole, MIME parts decoded, as a
 // real relay reads what it takes, rather than only its headers: receiving
@@ -78,9 +85,13 @@ func NewSink(target int, opts ...SinkOption) (*Sink, error) {
 	s.srv = smtp.NewServer(smtp.BackendFunc(func(*smtp.Conn) (smtp.Session, error) { return &sinkSession{s: s}, nil }))
 	s.srv.Domain = "localhost"
 	s.srv.ErrorLog = log.New(io.Discard, "", 0)
+	var serve net.Listener = ln
+	if s.latency > 0 {
+		serve = distant.Listener(ln, s.latency)
+	}
 	go func() {
 		defer close(s.served)
-		_ = s.srv.Serve(ln)
+		_ = s.srv.Serve(serve)
 	}()
 	return s, nil
 }

@@ -77,7 +77,7 @@ func bare(ctx context.Context, n, conc int, lean bool) (result, error) {
 	if err != nil {
 		return result{}, err
 	}
-	s, err := benchapp.NewSink(n)
+	s, err := benchapp.NewSink(n, benchapp.WithLatency(latency))
 	if err != nil {
 		return result{}, err
 	}
@@ -140,7 +140,7 @@ func pipeline(ctx context.Context, dir string, n, conc int) (accepted result, le
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return result{}, 0, err
 	}
-	s, err := benchapp.NewSink(n)
+	s, err := benchapp.NewSink(n, benchapp.WithLatency(latency))
 	if err != nil {
 		return result{}, 0, err
 	}

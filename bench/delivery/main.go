@@ -18,11 +18,15 @@ import (
 // cpuProfile, when set, is where the pipeline side's CPU profile goes.
 var cpuProfile string
 
+// latency is how far the SMTP server is from every side, each way.
+var latency time.Duration
+
 func main() {
 	n := flag.Int("n", 10000, "e-mails to deliver on each side")
 	conc := flag.Int("c", 8, "SMTP connections (and concurrent sends) on each side")
 	rounds := flag.Int("rounds", 5, "rounds of both sides, alternating which goes first")
 	flag.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the pipeline side to this file")
+	flag.DurationVar(&latency, "latency", 0, "put the SMTP server this far from every side, each way, as a relay on another machine")
 	flag.Parse()
 	// Both sides run under the garbage collector's target Herald sets for itself.
 	app.DefaultRuntimeConfig().Apply(os.Getenv)
@@ -112,7 +116,8 @@ func run(ctx context.Context, out io.Writer, n, conc, rounds int) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "%d e-mails per side, %d connections, GOMAXPROCS %d, %d rounds\n", n, conc, runtime.GOMAXPROCS(0), len(rs))
+	fmt.Fprintf(out, "%d e-mails per side, %d connections, GOMAXPROCS %d, %d rounds, the SMTP server %v away each way\n",
+		n, conc, runtime.GOMAXPROCS(0), len(rs), latency)
 	for i, r := range rs {
 		fmt.Fprintf(out, "round %d: bare %6.0f/s  lean %6.0f/s  pipeline %6.0f/s  (%.0f%%, %.0f%%)\n", i+1,
 			r.bare.perSecond(), r.lean.perSecond(), r.pipeline.perSecond(),
