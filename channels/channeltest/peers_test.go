@@ -234,3 +234,40 @@ func chatterUser(t *testing.T, ch channels.Channel) string {
 	}
 	return a.Username
 }
+
+// TestSMTPServerOffersPipeliningUnlessTold: the server offers PIPELINING
+// like most relays, and WithoutPipelining leaves it out of the EHLO reply
+// and nothing else.
+func TestSMTPServerOffersPipeliningUnlessTold(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		opts []channeltest.SMTPOption
+		want bool
+	}{
+		{"by default", nil, true},
+		{"WithoutPipelining", []channeltest.SMTPOption{channeltest.WithoutPipelining()}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := channeltest.NewSMTPServer(t, tc.opts...)
+			c, err := smtp.Dial(srv.Addr())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if err := c.Hello("client"); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := c.Extension("PIPELINING"); got != tc.want {
+				t.Errorf("PIPELINING offered: %v, want %v", got, tc.want)
+			}
+			if got, _ := c.Extension("8BITMIME"); !got {
+				t.Error("8BITMIME not offered")
+			}
+			if err := sendMail(srv, nil); err != nil {
+				t.Fatalf("a mail to the server: %v", err)
+			}
+		})
+	}
+}

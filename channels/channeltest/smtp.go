@@ -6,6 +6,7 @@ import (
 	"io"
 	"log"
 	"net"
+	"regexp"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -47,6 +48,13 @@ type SMTPOption func(*SMTPServer)
 // refuse MAIL before a client authenticated as username with password.
 func WithSMTPAuth(username, password string) SMTPOption {
 	return func(s *SMTPServer) { s.user, s.pass = username, password }
+}
+
+// WithoutPipelining makes the server leave PIPELINING (RFC 2920) out of its
+// EHLO reply, as an older relay does, so that a client sends it one command
+// at a time.
+func WithoutPipelining() SMTPOption {
+	return func(s *SMTPServer) { s.ln.noPipelining = true }
 }
 
 // NewSMTPServer starts an SMTP server on 127.0.0.1 and closes it when the
@@ -303,8 +311,9 @@ func (ss *smtpSession) Logout() error { return nil }
 // end them.
 type trackingListener struct {
 	net.Listener
-	mu    sync.Mutex
-	conns map[*trackedConn]struct{}
+	mu           sync.Mutex
+	conns        map[*trackedConn]struct{}
+	noPipelining bool // WithoutPipelining
 }
 
 func (l *trackingListener) Accept() (net.Conn, error) {
@@ -343,6 +352,17 @@ func (c *trackedConn) Read(p []byte) (int, error) {
 		return 0, io.EOF
 	}
 	return c.Conn.Read(p)
+}
+
+// pipeliningLine is the line of the server's EHLO reply that offers
+// PIPELINING: go-smtp writes each line of a reply on its own.
+var pipeliningLine = regexp.MustCompile(`^250-(\d\.\d\.\d )?PIPELINING\r\n$`)
+
+func (c *trackedConn) Write(p []byte) (int, error) {
+	if c.l.noPipelining && pipeliningLine.Match(p) {
+		return len(p), nil
+	}
+	return c.Conn.Write(p)
 }
 
 func (c *trackedConn) Close() error {

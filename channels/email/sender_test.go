@@ -291,25 +291,43 @@ func TestSendReusesConnections(t *testing.T) {
 // one short of resources or greylisting does) keeps the session: the sender
 // resets it and sends the next mails over it, not over a new connection
 // each, and a mail after the deferrals goes through the same session.
+// TestDeferralKeepsTheSession: a relay deferring every recipient leaves the
+// session in step, whether it takes MAIL and RCPT in one write (PIPELINING)
+// or one at a time: the mail after the deferrals goes over the same session.
 func TestDeferralKeepsTheSession(t *testing.T) {
 	t.Parallel()
-	srv := channeltest.NewSMTPServer(t)
-	s := newSender(t, srv, nil)
-	srv.DeferAll(451)
-	for _, id := range []string{"a", "b", "c"} {
-		if _, err := s.Send(t.Context(), message(id)); err == nil || channels.IsPermanent(err) {
-			t.Fatalf("Send(%s) to a relay deferring everything: %v, want a transient error", id, err)
-		}
-	}
-	srv.DeferAll(0)
-	if _, err := s.Send(t.Context(), message("d")); err != nil {
-		t.Fatalf("Send after the deferrals: %v", err)
-	}
-	if got := srv.Sessions(); got != 1 {
-		t.Fatalf("server saw %d sessions, want 1", got)
-	}
-	if msgs := srv.Messages(); len(msgs) != 1 {
-		t.Fatalf("server accepted %d mails, want 1", len(msgs))
+	for name, opts := range map[string][]channeltest.SMTPOption{
+		"PIPELINING":            nil,
+		"one command at a time": {channeltest.WithoutPipelining()},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			srv := channeltest.NewSMTPServer(t, opts...)
+			s := newSender(t, srv, nil)
+			srv.DeferAll(451)
+			for _, id := range []string{"a", "b", "c"} {
+				if _, err := s.Send(t.Context(), message(id)); err == nil || channels.IsPermanent(err) {
+					t.Fatalf("Send(%s) to a relay deferring everything: %v, want a transient error", id, err)
+				}
+			}
+			srv.DeferAll(0)
+			if _, err := s.Send(t.Context(), message("d")); err != nil {
+				t.Fatalf("Send after the deferrals: %v", err)
+			}
+			srv.FailNext(1, 550)
+			if _, err := s.Send(t.Context(), message("e")); !channels.IsPermanent(err) {
+				t.Fatalf("Send to a refused recipient: %v, want a permanent error", err)
+			}
+			if _, err := s.Send(t.Context(), message("f")); err != nil {
+				t.Fatalf("Send after the refusal: %v", err)
+			}
+			if got := srv.Sessions(); got != 2 {
+				t.Fatalf("server saw %d sessions, want 2 (one more after the refusal)", got)
+			}
+			if msgs := srv.Messages(); len(msgs) != 2 {
+				t.Fatalf("server accepted %d mails, want 2", len(msgs))
+			}
+		})
 	}
 }
 

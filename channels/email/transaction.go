@@ -3,9 +3,11 @@ package email
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"net/textproto"
+	"strings"
 	"time"
 
 	"github.com/wneessen/go-mail"
@@ -15,7 +17,8 @@ import (
 )
 
 // transact sends msg in one mail transaction on c: MAIL, a RCPT for each
-// recipient, DATA and the message, nothing more. go-mail's own transaction
+// recipient (in one write where the relay takes that), DATA and the message,
+// nothing more. go-mail's own transaction
 // writes the message through net/textproto's dot-stuffing writer, a byte at
 // a time; for a mail with attachments that was a fifth of the whole send's
 // CPU. Here the message goes through dotWriter, which copies it line by line.
@@ -40,13 +43,8 @@ func transact(c *smtp.Client, msg *mail.Msg, timeout time.Duration) error {
 	if err := c.UpdateDeadline(timeout); err != nil {
 		return &smtpError{step: stepConnection, err: err}
 	}
-	if err := c.Mail(from); err != nil {
-		return &smtpError{step: stepMail, of: from, err: err}
-	}
-	for _, r := range rcpts {
-		if err := c.Rcpt(r); err != nil {
-			return &smtpError{step: stepRcpt, of: r, err: err}
-		}
+	if err := envelope(c, from, rcpts); err != nil {
+		return err
 	}
 	if err := command(c.Text, 354, "DATA"); err != nil {
 		return &smtpError{step: stepData, of: msg.GetMessageID(), err: err}
@@ -62,6 +60,76 @@ func transact(c *smtp.Client, msg *mail.Msg, timeout time.Duration) error {
 		return &smtpError{step: stepEndOfData, of: msg.GetMessageID(), err: err}
 	}
 	return nil
+}
+
+// envelope sends MAIL and a RCPT for each recipient. A relay that offers
+// PIPELINING (RFC 2920) gets them in one write and answers them together:
+// one round trip where there was one a command. Every reply is read, the
+// ones after a refusal too, so that the session stays in step for an RSET
+// and the next mail; the first refusal is the error.
+func envelope(c *smtp.Client, from string, rcpts []string) error {
+	if ok, _ := c.Extension("PIPELINING"); !ok {
+		if err := c.Mail(from); err != nil {
+			return &smtpError{step: stepMail, of: from, err: err}
+		}
+		for _, r := range rcpts {
+			if err := c.Rcpt(r); err != nil {
+				return &smtpError{step: stepRcpt, of: r, err: err}
+			}
+		}
+		return nil
+	}
+	for _, a := range append([]string{from}, rcpts...) {
+		if strings.ContainsAny(a, "\r\n") {
+			return channels.Permanent(fmt.Errorf("address %q holds a line break", a))
+		}
+	}
+	w := c.Text.W
+	_, _ = fmt.Fprintf(w, "MAIL FROM:%s%s\r\n", from, mailParameters(c))
+	for _, r := range rcpts {
+		_, _ = fmt.Fprintf(w, "RCPT TO:%s\r\n", r)
+	}
+	if err := w.Flush(); err != nil {
+		return &smtpError{step: stepMail, of: from, err: err}
+	}
+	var first error
+	if _, _, err := c.Text.ReadResponse(250); err != nil {
+		first = &smtpError{step: stepMail, of: from, err: err}
+		if !replied(err) {
+			return first
+		}
+	}
+	for _, r := range rcpts {
+		_, _, err := c.Text.ReadResponse(25)
+		switch {
+		case err == nil:
+		case !replied(err):
+			return cmp.Or(first, error(&smtpError{step: stepRcpt, of: r, err: err}))
+		case first == nil:
+			first = &smtpError{step: stepRcpt, of: r, err: err}
+		}
+	}
+	return first
+}
+
+// mailParameters are what go-mail's MAIL adds to the command for the
+// relay's extensions: the 8-bit body and SMTPUTF8 it offers.
+func mailParameters(c *smtp.Client) string {
+	var p string
+	if ok, _ := c.Extension("8BITMIME"); ok {
+		p += " BODY=8BITMIME"
+	}
+	if ok, _ := c.Extension("SMTPUTF8"); ok {
+		p += " SMTPUTF8"
+	}
+	return p
+}
+
+// replied reports whether err is the relay's reply, rather than a reply
+// that did not come.
+func replied(err error) bool {
+	var te *textproto.Error
+	return errors.As(err, &te)
 }
 
 // command sends cmd and reads its reply, which must have code want.

@@ -3,8 +3,14 @@ package email
 import (
 	"bufio"
 	"bytes"
+	"net"
 	"net/textproto"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
+
+	"github.com/wneessen/go-mail/smtp"
 )
 
 // textprotoDot is what net/textproto's DotWriter writes for chunks, written
@@ -103,4 +109,98 @@ func FuzzDotWriterIsTextprotos(f *testing.F) {
 			t.Fatalf("for %q in writes of %d:\ndotWriter wrote  %q\ntextproto wrote %q", msg, cut, got, want)
 		}
 	})
+}
+
+// relayReads runs a relay on the far end of a pipe that offers caps in its
+// EHLO reply and answers every command it reads with 250 (354 to DATA),
+// and returns a client of it and what each of the relay's reads after EHLO
+// held, in order.
+func relayReads(t *testing.T, caps ...string) (*smtp.Client, func() []string) {
+	t.Helper()
+	client, server := net.Pipe()
+	var mu sync.Mutex
+	var reads []string
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer server.Close()
+		w := bufio.NewWriter(server)
+		reply := func(lines ...string) {
+			for _, l := range lines {
+				_, _ = w.WriteString(l + "\r\n")
+			}
+			_ = w.Flush()
+		}
+		reply("220 relay ready")
+		buf := make([]byte, 4096)
+		ehlo := false
+		for {
+			n, err := server.Read(buf)
+			if err != nil {
+				return
+			}
+			got := string(buf[:n])
+			if !ehlo {
+				ehlo = true
+				lines := []string{"250-relay"}
+				for _, c := range caps {
+					lines = append(lines, "250-"+c)
+				}
+				reply(append(lines, "250 SIZE")...)
+				continue
+			}
+			mu.Lock()
+			reads = append(reads, got)
+			mu.Unlock()
+			for _, line := range strings.SplitAfter(got, "\r\n") {
+				switch {
+				case line == "":
+				case strings.HasPrefix(line, "DATA"):
+					reply("354 go on")
+				default:
+					reply("250 ok")
+				}
+			}
+		}
+	}()
+	c, err := smtp.NewClient(client, "relay")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Hello("herald"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close(); <-done })
+	return c, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(reads)
+	}
+}
+
+// TestEnvelopeIsOneWriteWhereTheRelayPipelines: a relay that offers
+// PIPELINING reads MAIL and RCPT in one read; one that does not gets MAIL
+// alone first, RCPT after its reply.
+func TestEnvelopeIsOneWriteWhereTheRelayPipelines(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		caps  []string
+		first string
+	}{
+		{"PIPELINING", []string{"PIPELINING", "8BITMIME"}, "MAIL FROM:<a@example.com> BODY=8BITMIME\r\nRCPT TO:<b@example.com>\r\n"},
+		{"one command at a time", []string{"8BITMIME"}, "MAIL FROM:<a@example.com> BODY=8BITMIME\r\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c, reads := relayReads(t, tc.caps...)
+			if err := envelope(c, "<a@example.com>", []string{"<b@example.com>"}); err != nil {
+				t.Fatalf("envelope: %v", err)
+			}
+			got := reads()
+			if len(got) == 0 || got[0] != tc.first {
+				t.Fatalf("the relay's reads: %q, want the first %q", got, tc.first)
+			}
+		})
+	}
 }
