@@ -4,5 +4,6 @@
 //
 // go-mail composes the messages, dials the relay and speaks the session. The mail
 // transaction itself is this package's (transaction.go): MAIL, RCPT and DATA and nothing
-// more, with the message's data dot-stuffed a line at a time rather than a byte at a time.
+// more, MAIL and RCPT in one write where the relay offers PIPELINING, and the message's
+// data dot-stuffed a line at a time rather than a byte at a time.
 package email
