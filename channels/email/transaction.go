@@ -64,9 +64,9 @@ func transact(c *smtp.Client, msg *mail.Msg, timeout time.Duration) error {
 
 // envelope sends MAIL and a RCPT for each recipient. A relay that offers
 // PIPELINING (RFC 2920) gets them in one write and answers them together:
-// one round trip where there was one a command. Every reply is read, the
-// ones after a refusal too, so that the session stays in step for an RSET
-// and the next mail; the first refusal is the error.
+// one round trip for all of them rather than one for each. Every reply is
+// read, the ones after a refusal too, so that the session stays in step for
+// an RSET and the next mail; the first refusal is the error.
 func envelope(c *smtp.Client, from string, rcpts []string) error {
 	if ok, _ := c.Extension("PIPELINING"); !ok {
 		if err := c.Mail(from); err != nil {
