@@ -18,10 +18,16 @@ import (
 
 // transact sends msg in one mail transaction on c: MAIL, a RCPT for each
 // recipient (in one write where the relay takes that), DATA and the message,
-// nothing more. go-mail's own transaction
-// writes the message through net/textproto's dot-stuffing writer, a byte at
-// a time; for a mail with attachments that was a fifth of the whole send's
-// CPU. Here the message goes through dotWriter, which copies it line by line.
+// nothing more.
+//
+// go-mail's own transaction adds a NOOP before and a NOOP and RSET after:
+// more round trips, and a failure of those after the relay accepted the mail
+// would count as a failed send, and the mail would go again. A reused
+// session the relay closed fails at MAIL instead, before anything was sent
+// (closedBeforeSend). It also writes the message through net/textproto's
+// dot-stuffing writer, a byte at a time, which for a mail with attachments
+// was a fifth of the whole send's CPU; here the message goes through
+// dotWriter, which copies it a line at a time.
 //
 // A failed step is an *smtpError. A failure while the message is written
 // leaves the DATA phase open: the caller closes the connection, and the
