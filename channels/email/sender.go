@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/textproto"
 	"sync"
 	"time"
 
@@ -349,8 +348,7 @@ func closedBeforeSend(err error) bool {
 // (AUTH). transact marks a mail without a usable sender or recipient
 // permanent itself.
 func classify(err error) error {
-	var te *textproto.Error
-	if errors.As(err, &te) && te.Code >= 500 && te.Code <= 599 {
+	if code := replyCode(err); code >= 500 && code <= 599 {
 		return channels.Permanent(err)
 	}
 	return err

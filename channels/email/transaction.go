@@ -3,7 +3,6 @@ package email
 import (
 	"bufio"
 	"bytes"
-	"cmp"
 	"errors"
 	"fmt"
 	"net/textproto"
@@ -85,10 +84,8 @@ func envelope(c *smtp.Client, from string, rcpts []string) error {
 		}
 		return nil
 	}
-	for _, a := range append([]string{from}, rcpts...) {
-		if strings.ContainsAny(a, "\r\n") {
-			return channels.Permanent(fmt.Errorf("address %q holds a line break", a))
-		}
+	if err := oneLine(from, rcpts); err != nil {
+		return err
 	}
 	w := c.Text.W
 	_, _ = fmt.Fprintf(w, "MAIL FROM:%s%s\r\n", from, mailParameters(c))
@@ -98,24 +95,48 @@ func envelope(c *smtp.Client, from string, rcpts []string) error {
 	if err := w.Flush(); err != nil {
 		return &smtpError{step: stepMail, of: from, err: err}
 	}
+	// A reply that does not come (replyCode 0) ends the reading: the
+	// session is gone, and no reply after it will come either.
 	var first error
 	if _, _, err := c.Text.ReadResponse(250); err != nil {
 		first = &smtpError{step: stepMail, of: from, err: err}
-		if !replied(err) {
+		if replyCode(err) == 0 {
 			return first
 		}
 	}
 	for _, r := range rcpts {
 		_, _, err := c.Text.ReadResponse(25)
-		switch {
-		case err == nil:
-		case !replied(err):
-			return cmp.Or(first, error(&smtpError{step: stepRcpt, of: r, err: err}))
-		case first == nil:
+		if err == nil {
+			continue
+		}
+		if first == nil {
 			first = &smtpError{step: stepRcpt, of: r, err: err}
+		}
+		if replyCode(err) == 0 {
+			return first
 		}
 	}
 	return first
+}
+
+// oneLine refuses an address with a line break, which would end its command
+// early and start another: go-mail's MAIL and RCPT refuse it the same way.
+func oneLine(from string, rcpts []string) error {
+	check := func(a string) error {
+		if strings.ContainsAny(a, "\r\n") {
+			return channels.Permanent(fmt.Errorf("address %q holds a line break", a))
+		}
+		return nil
+	}
+	if err := check(from); err != nil {
+		return err
+	}
+	for _, r := range rcpts {
+		if err := check(r); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // mailParameters are what go-mail's MAIL adds to the command for the
@@ -131,11 +152,14 @@ func mailParameters(c *smtp.Client) string {
 	return p
 }
 
-// replied reports whether err is the relay's reply, rather than a reply
-// that did not come.
-func replied(err error) bool {
+// replyCode is the code of the relay's reply err holds, or 0 when err is
+// no reply: the connection failed, or closed, before one came.
+func replyCode(err error) int {
 	var te *textproto.Error
-	return errors.As(err, &te)
+	if errors.As(err, &te) {
+		return te.Code
+	}
+	return 0
 }
 
 // command sends cmd and reads its reply, which must have code want.
@@ -177,13 +201,7 @@ func (e *smtpError) Error() string {
 func (e *smtpError) Unwrap() error { return e.err }
 
 // code is the relay's reply code, or 0 when no reply came.
-func (e *smtpError) code() int {
-	var te *textproto.Error
-	if errors.As(e.err, &te) {
-		return te.Code
-	}
-	return 0
-}
+func (e *smtpError) code() int { return replyCode(e.err) }
 
 // dotWriter writes a message as the data of an SMTP DATA command: every line
 // ends in CRLF (a bare LF becomes one), a line that starts with a dot gets a

@@ -52,10 +52,10 @@ type distantConn struct {
 
 // receive reads what the client sent and queues it to arrive d later.
 func (c *distantConn) receive() {
+	buf := make([]byte, 32<<10)
 	for {
-		buf := make([]byte, 32<<10)
 		n, err := c.Conn.Read(buf)
-		ch := chunk{b: buf[:n], due: time.Now().Add(c.d), err: err}
+		ch := chunk{b: append([]byte(nil), buf[:n]...), due: time.Now().Add(c.d), err: err}
 		select {
 		case c.in <- ch:
 		case <-c.closed:
