@@ -124,8 +124,10 @@ func StartDemoProcess(t testing.TB, dir string, env ...string) *Process {
 func startProcess(t testing.TB, dir string, args, env []string) *Process {
 	t.Helper()
 	cmd := exec.Command(Binary(t), append([]string{"serve", "--data", dir, "--listen", "127.0.0.1:0"}, args...)...)
+	// GOTRACEBACK=all: a process that hangs is sent SIGQUIT, and says where
+	// each of its goroutines waits.
 	cmd.Env = append(os.Environ(), "HERALD_ADMIN_PASSWORD="+AdminPassword, "HERALD_METRICS_LISTEN=127.0.0.1:0",
-		"HERALD_AUTH_PASSWORDCOST=4")
+		"HERALD_AUTH_PASSWORDCOST=4", "GOTRACEBACK=all")
 	cmd.Env = append(cmd.Env, env...)
 	out := &SyncBuffer{}
 	pr, pw := io.Pipe()
@@ -170,9 +172,21 @@ func startProcess(t testing.TB, dir string, args, env []string) *Process {
 	case <-p.done:
 		t.Fatalf("herald exited before it listened: %v\n%s", p.err, out.String())
 	case <-time.After(2 * time.Minute):
-		t.Fatalf("herald did not listen within 2 minutes:\n%s", out.String())
+		p.quit()
+		t.Fatalf("herald did not listen within 2 minutes; its output, and where it waited:\n%s", out.String())
 	}
 	return p
+}
+
+// quit sends SIGQUIT to a process that hangs and to the processes it
+// started, so that each writes its goroutines' stacks to its output before it
+// exits, and waits a while for them.
+func (p *Process) quit() {
+	signalTree(p.cmd.Process, syscall.SIGQUIT)
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+	}
 }
 
 // API waits up to within for the API to listen (a control process waiting
@@ -185,7 +199,8 @@ func (p *Process) API(within time.Duration) string {
 	case <-p.done:
 		p.t.Fatalf("herald exited before its API listened: %v\n%s", p.err, p.Out.String())
 	case <-time.After(within):
-		p.t.Fatalf("herald's API did not listen within %v:\n%s", within, p.Out.String())
+		p.quit()
+		p.t.Fatalf("herald's API did not listen within %v; its output, and where it waited:\n%s", within, p.Out.String())
 	}
 	return ""
 }
