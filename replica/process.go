@@ -44,7 +44,20 @@ const tellEvery = LeaseTTL / 20
 // replicator started with ReplicatorConfig.Fenced is told valid, until when
 // this process holds the control lease (zero: it does not), at once and
 // every tellEvery until it exits; a nil valid tells it nothing.
+//
+// While it waits it says so in the log every notReadyEvery: a restore from a
+// large replica takes minutes, and a replicator that cannot reach NATS waits
+// for it, while this process holds the control lease and serves nothing.
 func StartReplicator(ctx context.Context, cmd *exec.Cmd, valid func() time.Time, log *slog.Logger) (*Replicator, error) {
+	return startReplicatorWith(ctx, cmd, valid, log, clock.Real())
+}
+
+// notReadyEvery is how often StartReplicator says it still waits.
+const notReadyEvery = 30 * time.Second
+
+// startReplicatorWith is StartReplicator on the clock clk.
+func startReplicatorWith(ctx context.Context, cmd *exec.Cmd, valid func() time.Time, log *slog.Logger,
+	clk clock.Clock) (*Replicator, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -74,18 +87,26 @@ func StartReplicator(ctx context.Context, cmd *exec.Cmd, valid func() time.Time,
 		telling.Wait()
 		close(r.done)
 	}()
-	select {
-	case rep := <-ready:
-		if rep.Err != "" {
+	began := clk.Now()
+	tick := clk.NewTicker(notReadyEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case rep := <-ready:
+			if rep.Err != "" {
+				r.Kill()
+				return nil, fmt.Errorf("replicator: %s", rep.Err)
+			}
+			return r, nil
+		case <-r.done:
+			return nil, fmt.Errorf("the replicator exited before it was ready: %v", r.err)
+		case <-ctx.Done():
 			r.Kill()
-			return nil, fmt.Errorf("replicator: %s", rep.Err)
+			return nil, ctx.Err()
+		case <-tick.C():
+			log.Warn("the replicator is not ready yet: it restores the database, or waits for NATS",
+				"pid", cmd.Process.Pid, "waited", clk.Now().Sub(began).Round(time.Second))
 		}
-		return r, nil
-	case <-r.done:
-		return nil, fmt.Errorf("the replicator exited before it was ready: %v", r.err)
-	case <-ctx.Done():
-		r.Kill()
-		return nil, ctx.Err()
 	}
 }
 
