@@ -145,7 +145,7 @@ type report struct {
 // wrote on in ("valid <Unix nanoseconds>"), and not before the first.
 func RunReplicator(ctx context.Context, cfg ReplicatorConfig, in io.Reader, out io.Writer, log *slog.Logger) error {
 	w := &reporter{out: out}
-	client := natsClient(cfg, log)
+	client := boundedListing{natsClient(cfg, log), log}
 	var restored *Restored
 	if cfg.Restore {
 		var err error
@@ -267,7 +267,7 @@ func natsClient(cfg ReplicatorConfig, log *slog.Logger) *lsnats.ReplicaClient {
 // restoreIfMissing restores the database at path from the replica when it
 // does not exist and the replica holds one, and says what it restored; nil
 // when there was nothing to do.
-func restoreIfMissing(ctx context.Context, path string, client *lsnats.ReplicaClient, log *slog.Logger) (*Restored, error) {
+func restoreIfMissing(ctx context.Context, path string, client litestream.ReplicaClient, log *slog.Logger) (*Restored, error) {
 	if _, err := os.Stat(path); err == nil {
 		return nil, nil
 	} else if !errors.Is(err, os.ErrNotExist) {
@@ -301,7 +301,7 @@ func restoreIfMissing(ctx context.Context, path string, client *lsnats.ReplicaCl
 }
 
 // replicaEmpty reports whether the replica holds no file of any level.
-func replicaEmpty(ctx context.Context, client *lsnats.ReplicaClient) (bool, error) {
+func replicaEmpty(ctx context.Context, client litestream.ReplicaClient) (bool, error) {
 	for level := 0; level <= litestream.SnapshotLevel; level++ {
 		it, err := client.LTXFiles(ctx, level, 0, false)
 		if err != nil {
