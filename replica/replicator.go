@@ -145,7 +145,7 @@ type report struct {
 // wrote on in ("valid <Unix nanoseconds>"), and not before the first.
 func RunReplicator(ctx context.Context, cfg ReplicatorConfig, in io.Reader, out io.Writer, log *slog.Logger) error {
 	w := &reporter{out: out}
-	client := boundedListing{natsClient(cfg, log), log}
+	client := natsClient(cfg, log)
 	var restored *Restored
 	if cfg.Restore {
 		var err error
@@ -251,8 +251,9 @@ func readInput(in io.Reader, fence *fencedClient, stopped chan<- bool, told chan
 	}
 }
 
-// natsClient is Litestream's client of the object store.
-func natsClient(cfg ReplicatorConfig, log *slog.Logger) *lsnats.ReplicaClient {
+// natsClient is Litestream's client of the object store, its listings
+// bounded (boundedListing).
+func natsClient(cfg ReplicatorConfig, log *slog.Logger) litestream.ReplicaClient {
 	c := lsnats.NewReplicaClient()
 	c.SetLogger(log)
 	c.URL, c.BucketName, c.Creds = cfg.Server, cfg.Bucket, cfg.CredsFile
@@ -261,7 +262,7 @@ func natsClient(cfg ReplicatorConfig, log *slog.Logger) *lsnats.ReplicaClient {
 		c.RootCAs = []string{cfg.CAFile}
 	}
 	c.ClientCert, c.ClientKey = cfg.CertFile, cfg.KeyFile
-	return c
+	return boundedListing{c, log}
 }
 
 // restoreIfMissing restores the database at path from the replica when it

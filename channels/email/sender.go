@@ -224,7 +224,7 @@ func deferred(err error) bool {
 	if !errors.As(err, &se) || se.step == stepConnection {
 		return false
 	}
-	code := se.code()
+	code := replyCode(se)
 	return code >= 400 && code <= 499 && code != 421
 }
 
@@ -338,7 +338,8 @@ func closedBeforeSend(err error) bool {
 	case stepConnection:
 		return true
 	case stepMail:
-		return se.code() == 0 || se.code() == 421
+		code := replyCode(se)
+		return code == 0 || code == 421
 	}
 	return false
 }

@@ -200,9 +200,6 @@ func (e *smtpError) Error() string {
 }
 func (e *smtpError) Unwrap() error { return e.err }
 
-// code is the relay's reply code, or 0 when no reply came.
-func (e *smtpError) code() int { return replyCode(e.err) }
-
 // dotWriter writes a message as the data of an SMTP DATA command: every line
 // ends in CRLF (a bare LF becomes one), a line that starts with a dot gets a
 // second, and Close ends the data with a line of a single dot. Its output is
@@ -271,7 +268,9 @@ func (d *dotWriter) Write(b []byte) (int, error) {
 	return n, nil
 }
 
-// lineBreak is the index of the first CR or LF in b, or -1.
+// lineBreak is the index of the first CR or LF in b, or -1: what
+// bytes.IndexAny(b, "\r\n") returns, which looks at a byte at a time where
+// IndexByte's two scans are vectorised.
 func lineBreak(b []byte) int {
 	lf := bytes.IndexByte(b, '\n')
 	end := lf

@@ -31,7 +31,7 @@ func textprotoDot(t testing.TB, chunks ...[]byte) []byte {
 	return out.Bytes()
 }
 
-// herald is what dotWriter writes for chunks and its Close.
+// heraldDot is what dotWriter writes for chunks and its Close.
 func heraldDot(t testing.TB, chunks ...[]byte) []byte {
 	t.Helper()
 	var out bytes.Buffer
