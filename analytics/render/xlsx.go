@@ -24,6 +24,7 @@ import (
 func XLSX(w io.Writer, g *grid.Grid, generatedAt time.Time) error {
 	f := excelize.NewFile()
 	defer f.Close()
+	f.SetZipWriter(newZipWriter)
 	sheet := sheetName(g.Title)
 	if err := f.SetSheetName(f.GetSheetName(0), sheet); err != nil {
 		return fmt.Errorf("name sheet: %w", err)

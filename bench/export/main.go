@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -54,6 +55,7 @@ func main() {
 	perCustomer := flag.Int("sales", 2, "sales of each customer")
 	poll := flag.Duration("poll", 5*time.Millisecond, "wait between GETs of an export still rendering; 0 waits as the client package does (2 ms, doubling up to 1 s)")
 	keep := flag.String("out", "", "folder to keep the downloaded files in (default: a temporary one, removed)")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of Herald's timed runs to this file")
 	flag.Parse()
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "herald-bench-export")
@@ -86,11 +88,38 @@ func main() {
 		log.Fatal(err)
 	}
 	m := measure{h: h, files: files, results: results, projects: projects, out: out, poll: *poll}
+	stopProfile, err := startProfile(*cpuprofile)
+	if err != nil {
+		log.Fatal(err)
+	}
 	if err := m.run(ctx, *runs); err != nil {
+		log.Fatal(err)
+	}
+	if err := stopProfile(); err != nil {
 		log.Fatal(err)
 	}
 	m.print(*large, *small, *perCustomer)
 	fmt.Println("at the end:", loadAverage())
+}
+
+// startProfile starts a CPU profile into path, unless path is empty, and
+// returns its stop.
+func startProfile(path string) (stop func() error, err error) {
+	if path == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
 }
 
 // machine prints what the figures were measured on.
