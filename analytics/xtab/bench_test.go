@@ -30,17 +30,24 @@ func salesByRegionAndProduct(regions, products int) (*plan, *flat) {
 	return p, f
 }
 
+// BenchmarkPivotAndWrite pivots the results of bench/execute (20 regions
+// by 500 products) and of bench/export (5 regions by 20,000 customers each)
+// and writes them into a result file.
 func BenchmarkPivotAndWrite(b *testing.B) {
-	p, f := salesByRegionAndProduct(20, 500)
-	path := filepath.Join(b.TempDir(), "r.xtab")
-	for b.Loop() {
-		t, err := pivot(p, f)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := t.write(path); err != nil {
-			b.Fatal(err)
-		}
+	for _, size := range []struct{ regions, products int }{{20, 500}, {5, 20_000}} {
+		p, f := salesByRegionAndProduct(size.regions, size.products)
+		path := filepath.Join(b.TempDir(), "r.xtab")
+		b.Run(fmt.Sprintf("rows=%d", len(f.attrs)), func(b *testing.B) {
+			for b.Loop() {
+				t, err := pivot(p, f)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := t.write(path); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 )
@@ -77,37 +78,64 @@ type axis struct {
 	levels  []level
 	attrs   []int // the query attributes of the levels that are not metrics
 	tuples  [][]elem
-	index   map[string]int
 	headers []header
+	// The index of a tuple by its elements' ids: in pairs when the axis has
+	// at most two attributes, else in a varint-encoded key built in buf.
+	pairs map[[2]int64]int
+	keys  map[string]int
+	buf   []byte
 }
 
-func newAxis(levels []level) *axis {
-	a := &axis{levels: levels, index: map[string]int{}}
+// newAxis is an axis of levels, its index sized for about hint tuples.
+func newAxis(levels []level, hint int) *axis {
+	a := &axis{levels: levels, tuples: make([][]elem, 0, hint)}
 	for _, l := range levels {
 		if !l.Metric {
 			a.attrs = append(a.attrs, l.Attr)
 		}
 	}
+	switch len(a.attrs) {
+	case 0:
+	case 1, 2:
+		a.pairs = make(map[[2]int64]int, hint)
+	default:
+		a.keys = make(map[string]int, hint)
+	}
 	return a
 }
 
-// add returns the index of the tuple of a flat row's elements on the axis; buf is
-// scratch space for the key.
-func (a *axis) add(row []elem, buf []byte) (int, []byte) {
-	buf = buf[:0]
-	for _, attr := range a.attrs {
-		buf = binary.AppendVarint(buf, row[attr].ID)
-	}
-	if i, ok := a.index[string(buf)]; ok {
-		return i, buf
+// add returns the index of the tuple of a flat row's elements on the axis.
+func (a *axis) add(row []elem) int {
+	switch len(a.attrs) {
+	case 0:
+		if len(a.tuples) > 0 {
+			return 0
+		}
+	case 1, 2:
+		var k [2]int64
+		for i, attr := range a.attrs {
+			k[i] = row[attr].ID
+		}
+		if i, ok := a.pairs[k]; ok {
+			return i
+		}
+		a.pairs[k] = len(a.tuples)
+	default:
+		a.buf = a.buf[:0]
+		for _, attr := range a.attrs {
+			a.buf = binary.AppendVarint(a.buf, row[attr].ID)
+		}
+		if i, ok := a.keys[string(a.buf)]; ok {
+			return i
+		}
+		a.keys[string(a.buf)] = len(a.tuples)
 	}
 	tuple := make([]elem, len(a.attrs))
 	for i, attr := range a.attrs {
 		tuple[i] = row[attr]
 	}
-	a.index[string(buf)] = len(a.tuples)
 	a.tuples = append(a.tuples, tuple)
-	return len(a.tuples) - 1, buf
+	return len(a.tuples) - 1
 }
 
 // order lays out the axis's headers: every tuple with every metric, sorted level by
@@ -116,6 +144,11 @@ func (a *axis) add(row []elem, buf []byte) (int, []byte) {
 // equal, and the order needs no stable sort.
 func (a *axis) order(metrics int) {
 	mpos := metricLevel(a.levels)
+	perTuple := 1
+	if mpos >= 0 && metrics > 0 {
+		perTuple = metrics
+	}
+	a.headers = make([]header, 0, len(a.tuples)*perTuple)
 	for t := range a.tuples {
 		if mpos < 0 || metrics == 0 {
 			a.headers = append(a.headers, header{t, -1})
@@ -125,7 +158,14 @@ func (a *axis) order(metrics int) {
 			a.headers = append(a.headers, header{t, m})
 		}
 	}
-	rank := a.ranks()
+	rank, sizes := a.ranks()
+	if !a.sortByKeys(rank, sizes, metrics) {
+		a.sortByRanks(rank)
+	}
+}
+
+// sortByRanks sorts the headers comparing their ranks level by level.
+func (a *axis) sortByRanks(rank []int) {
 	n := len(a.attrs)
 	slices.SortFunc(a.headers, func(x, y header) int {
 		at := 0
@@ -145,12 +185,59 @@ func (a *axis) order(metrics int) {
 	})
 }
 
+// keyedHeader is a header with its place in the order as one number.
+type keyedHeader struct {
+	key uint64
+	header
+}
+
+// sortByKeys sorts the headers as sortByRanks does, faster: it numbers each
+// header by its ranks, level by level, in a mixed radix of the levels' sizes,
+// and sorts the numbers. It sorts nothing and returns false when the numbers
+// would not fit in 64 bits.
+func (a *axis) sortByKeys(rank, sizes []int, metrics int) bool {
+	span := uint64(1)
+	at := 0
+	for _, l := range a.levels {
+		size := uint64(max(metrics, 1))
+		if !l.Metric {
+			size = uint64(max(sizes[at], 1))
+			at++
+		}
+		if span > math.MaxUint64/size {
+			return false
+		}
+		span *= size
+	}
+	n := len(a.attrs)
+	keys := make([]keyedHeader, len(a.headers))
+	for i, h := range a.headers {
+		var key uint64
+		at := 0
+		for _, l := range a.levels {
+			if l.Metric {
+				key = key*uint64(max(metrics, 1)) + uint64(max(h.metric, 0))
+				continue
+			}
+			key = key*uint64(max(sizes[at], 1)) + uint64(rank[h.tuple*n+at])
+			at++
+		}
+		keys[i] = keyedHeader{key, h}
+	}
+	slices.SortFunc(keys, func(x, y keyedHeader) int { return cmp.Compare(x.key, y.key) })
+	for i, k := range keys {
+		a.headers[i] = k.header
+	}
+	return true
+}
+
 // ranks places each tuple's elements among the elements of their level: dates by
 // date (their ids), other attributes by label, then id. The rank of tuple t's
-// element at position at is ranks()[t*len(a.attrs)+at].
-func (a *axis) ranks() []int {
+// element at position at is rank[t*len(a.attrs)+at], and sizes[at] is how many
+// elements that level has.
+func (a *axis) ranks() (rank, sizes []int) {
 	n := len(a.attrs)
-	rank := make([]int, len(a.tuples)*n)
+	rank = make([]int, len(a.tuples)*n)
 	at := 0
 	for _, l := range a.levels {
 		if l.Metric {
@@ -178,14 +265,19 @@ func (a *axis) ranks() []int {
 		for t, tuple := range a.tuples {
 			rank[t*n+at] = pos[tuple[at].ID]
 		}
+		sizes = append(sizes, len(elems))
 		at++
 	}
-	return rank
+	return rank, sizes
 }
 
 // elems returns a header's elements, one per level.
 func (a *axis) elems(h header, metrics []Metric) []elem {
-	out := make([]elem, 0, len(a.levels))
+	return a.appendElems(make([]elem, 0, len(a.levels)), h, metrics)
+}
+
+// appendElems appends a header's elements, one per level, to out.
+func (a *axis) appendElems(out []elem, h header, metrics []Metric) []elem {
 	at := 0
 	for _, l := range a.levels {
 		if l.Metric {
@@ -212,26 +304,61 @@ func levelsShown(levels []level, metrics int) []level {
 // table is a pivoted result.
 type table struct {
 	rows, cols *axis
-	cells      map[[2]int]int // (row tuple, column tuple) -> flat row
+	cells      cells
 	flat       *flat
 	metrics    []Metric
 }
 
 func pivot(p *plan, f *flat) (*table, error) {
-	t := &table{rows: newAxis(p.Rows), cols: newAxis(p.Columns), cells: make(map[[2]int]int, len(f.attrs)), flat: f, metrics: p.Metrics}
-	var buf []byte
+	t := &table{rows: newAxis(p.Rows, len(f.attrs)), cols: newAxis(p.Columns, 0), flat: f, metrics: p.Metrics}
+	at := make([][2]int, len(f.attrs))
 	for i, row := range f.attrs {
-		var r, c int
-		r, buf = t.rows.add(row, buf)
-		c, buf = t.cols.add(row, buf)
-		t.cells[[2]int{r, c}] = i
+		at[i] = [2]int{t.rows.add(row), t.cols.add(row)}
 	}
+	t.cells = newCells(len(t.rows.tuples), len(t.cols.tuples), at)
 	t.rows.order(len(p.Metrics))
 	t.cols.order(len(p.Metrics))
 	if len(t.rows.headers)*max(len(t.cols.headers), 1) > maxCells {
 		return nil, errTooLarge
 	}
 	return t, nil
+}
+
+// cells finds the flat row of a (row tuple, column tuple) pair: in a slice
+// over every pair when the pairs are not many more than the flat rows, else
+// in a map.
+type cells struct {
+	cols   int
+	dense  []int32 // [r*cols+c]: the flat row + 1, or 0
+	sparse map[[2]int]int
+}
+
+// newCells indexes the flat rows, flat row i at the pair at[i], on axes of
+// rows and cols tuples.
+func newCells(rows, cols int, at [][2]int) cells {
+	if pairs := rows * cols; pairs <= 4*len(at)+64 && len(at) < math.MaxInt32 {
+		x := cells{cols: cols, dense: make([]int32, pairs)}
+		for i, rc := range at {
+			x.dense[rc[0]*cols+rc[1]] = int32(i + 1)
+		}
+		return x
+	}
+	x := cells{sparse: make(map[[2]int]int, len(at))}
+	for i, rc := range at {
+		x.sparse[rc] = i
+	}
+	return x
+}
+
+// at returns the flat row of row tuple r and column tuple c, false when the
+// query had none.
+func (x cells) at(r, c int) (int, bool) {
+	if x.sparse == nil {
+		i := x.dense[r*x.cols+c]
+		return int(i) - 1, i > 0
+	}
+	i, ok := x.sparse[[2]int{r, c}]
+	return i, ok
 }
 
 // columns returns the elements of each column header, one per level.
@@ -248,15 +375,24 @@ func (t *table) columns() [][]elem {
 // until it returns.
 func (t *table) eachRow(fn func(heads []elem, values []float64, valid []bool) bool) {
 	values, valid := make([]float64, len(t.cols.headers)), make([]bool, len(t.cols.headers))
+	heads := make([]elem, 0, len(t.rows.levels))
 	for _, r := range t.rows.headers {
+		// A column tuple's metrics are next to each other: one look-up
+		// serves them all.
+		tuple, i, ok := -1, 0, false
 		for j, c := range t.cols.headers {
+			if c.tuple != tuple {
+				tuple = c.tuple
+				i, ok = t.cells.at(r.tuple, c.tuple)
+			}
 			m := max(r.metric, c.metric)
 			valid[j] = false
-			if i, ok := t.cells[[2]int{r.tuple, c.tuple}]; ok && m >= 0 && t.flat.valid[i][m] {
+			if ok && m >= 0 && t.flat.valid[i][m] {
 				values[j], valid[j] = t.flat.values[i][m], true
 			}
 		}
-		if !fn(t.rows.elems(r, t.metrics), values, valid) {
+		heads = t.rows.appendElems(heads[:0], r, t.metrics)
+		if !fn(heads, values, valid) {
 			return
 		}
 	}
