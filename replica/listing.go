@@ -32,18 +32,28 @@ type boundedListing struct {
 
 // LTXFiles lists the files of level, each try within listWithin.
 func (c boundedListing) LTXFiles(ctx context.Context, level int, seek ltx.TXID, useMetadata bool) (ltx.FileIterator, error) {
+	return askAgain(ctx, c.log, fmt.Sprintf("listing level %d of the replica", level), func(ctx context.Context) (ltx.FileIterator, error) {
+		return c.ReplicaClient.LTXFiles(ctx, level, seek, useMetadata)
+	})
+}
+
+// askAgain returns what list answers within listWithin, asking again a
+// listing that went unanswered, listTries times in all; what names the
+// listing in the warnings and the error. A listing whose caller's ctx ended
+// is not asked again.
+func askAgain[T any](ctx context.Context, log *slog.Logger, what string, list func(context.Context) (T, error)) (T, error) {
 	for try := 1; ; try++ {
 		lctx, cancel := context.WithTimeout(ctx, listWithin)
-		it, err := c.ReplicaClient.LTXFiles(lctx, level, seek, useMetadata)
+		out, err := list(lctx)
 		unanswered := errors.Is(lctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 		cancel()
 		switch {
 		case err == nil || !unanswered:
-			return it, err
+			return out, err
 		case try == listTries:
-			return nil, fmt.Errorf("listing level %d of the replica: no answer within %v, %d times: %w",
-				level, listWithin, listTries, err)
+			var none T
+			return none, fmt.Errorf("%s: no answer within %v, %d times: %w", what, listWithin, listTries, err)
 		}
-		c.log.Warn("the replica's listing did not answer; asking again", "level", level, "within", listWithin, "try", try)
+		log.Warn("a listing of the replica did not answer; asking again", "listing", what, "within", listWithin, "try", try)
 	}
 }

@@ -83,10 +83,7 @@ type snapshot struct {
 // list returns the snapshots under prefix, grouped by what they are of (a
 // project, a key file).
 func (s *Snapshots) list(ctx context.Context, prefix string) (map[string][]snapshot, error) {
-	infos, err := s.obs.List(ctx)
-	if errors.Is(err, jetstream.ErrNoObjectsFound) {
-		return map[string][]snapshot{}, nil
-	}
+	infos, err := s.objects(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list snapshots: %w", err)
 	}
@@ -110,6 +107,19 @@ func (s *Snapshots) list(ctx context.Context, prefix string) (map[string][]snaps
 		})
 	}
 	return out, nil
+}
+
+// objects lists the store's objects, none when it has none. nats.go waits
+// for a listing until its context ends, so each try has listWithin, and one
+// that goes unanswered is asked again (askAgain).
+func (s *Snapshots) objects(ctx context.Context) ([]*jetstream.ObjectInfo, error) {
+	infos, err := askAgain(ctx, s.log, "listing the replica's objects", func(ctx context.Context) ([]*jetstream.ObjectInfo, error) {
+		return s.obs.List(ctx)
+	})
+	if errors.Is(err, jetstream.ErrNoObjectsFound) {
+		return nil, nil
+	}
+	return infos, err
 }
 
 // validDigest reports whether s is a SHA-256 in lower-case hex.
@@ -373,10 +383,7 @@ func (s *Snapshots) SetWriter(ctx context.Context, w Writer) error {
 
 // HasDatabase reports whether the replica holds a database: Litestream's files.
 func (s *Snapshots) HasDatabase(ctx context.Context) (bool, error) {
-	infos, err := s.obs.List(ctx)
-	if errors.Is(err, jetstream.ErrNoObjectsFound) {
-		return false, nil
-	}
+	infos, err := s.objects(ctx)
 	if err != nil {
 		return false, err
 	}
