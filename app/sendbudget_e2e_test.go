@@ -1,12 +1,15 @@
 package app_test
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/heraldhq/herald/app"
+	"github.com/heraldhq/herald/app/apptest"
+	"github.com/heraldhq/herald/channels/channeltest"
 )
 
 // sendNowSubscriptions creates n subscriptions of jane's that only send now
@@ -110,4 +113,56 @@ func toStrings(v any) []string {
 		out[i], _ = x.(string)
 	}
 	return out
+}
+
+// TestSendBudgetOutlivesAKill: the sends on demand of the hour are counted
+// in the database, so that a process killed with SIGKILL and started again
+// on its folder refuses the send now its owner's budget no longer has, as
+// the process before it would have.
+func TestSendBudgetOutlivesAKill(t *testing.T) {
+	gate.Parallel(t)
+	if testing.Short() {
+		t.Skip("kills the herald binary")
+	}
+	smtp := channeltest.NewSMTPServer(t)
+	dir := t.TempDir()
+	env := []string{"HERALD_SMTP_HOST=" + smtp.Host(), fmt.Sprintf("HERALD_SMTP_PORT=%d", smtp.Port()),
+		"HERALD_SMTP_TLSPOLICY=none", "HERALD_SMTP_FROM=alerts@herald.test", "HERALD_SUBSCRIPTIONS_SENDNOWPERHOUR=2",
+		"HERALD_LOG_ACCESS=off", "HERALD_LOG_LEVEL=warn"}
+	p := apptest.StartProcess(t, dir, env...)
+	admin := newBrowser(t, p.URL, "ua")
+	admin.loginWithToken("admin@herald.local", apptest.AdminPassword)
+	r := admin.do("POST", "/svc/projects/", `{"project":{"meta":{"title":"Budget"}}}`)
+	wantStatus(t, r, 201)
+	pid := strings.TrimPrefix(r.json(t)["uri"].(string), "/svc/projects/")
+	profile := admin.do("GET", "/svc/account/profile/current", "").header.Get("Location")
+	r = admin.do("POST", profile+"/channelConfigurations",
+		`{"channelConfiguration":{"configuration":{"emailConfiguration":{"to":"team@example.com"}},"meta":{"title":"Mail"}}}`)
+	wantStatus(t, r, 201)
+	channel := r.json(t)["channelConfiguration"].(map[string]any)["meta"].(map[string]any)["uri"].(string)
+	subs := make([]string, 3)
+	for i := range subs {
+		r := admin.do("POST", "/svc/projects/"+pid+"/users/"+uid(profile)+"/subscriptions", fmt.Sprintf(
+			`{"subscription":{"triggers":[{"timerEvent":{"cronExpression":"0 0 8 1 1 *"}}],`+
+				`"condition":{"condition":{"expression":"true"}},"subject":{"template":{"expression":"Budget %d"}},`+
+				`"message":{"template":{"expression":"Number %d"}},"channels":[%q],"meta":{"title":"S%d"}}}`, i, i, channel, i))
+		wantStatus(t, r, 201)
+		subs[i] = r.json(t)["subscription"].(map[string]any)["meta"].(map[string]any)["uri"].(string)
+	}
+	for _, sub := range subs[:2] {
+		wantStatus(t, admin.do("POST", sub+"/send", ""), 202)
+	}
+
+	p.Kill()
+	p = apptest.StartProcess(t, dir, env...)
+	admin = newBrowser(t, p.URL, "ua")
+	admin.loginWithToken("admin@herald.local", apptest.AdminPassword)
+	r = admin.do("POST", subs[2]+"/send", "")
+	wantStatus(t, r, 429)
+	if e := r.errorBody(t); !strings.Contains(e["message"].(string), "Send budget spent") {
+		t.Errorf("error = %v", e)
+	}
+	if ra, err := strconv.Atoi(r.header.Get("Retry-After")); err != nil || ra < 3000 || ra > 3600 {
+		t.Errorf("Retry-After = %q, want the rest of the hour since the first send", r.header.Get("Retry-After"))
+	}
 }

@@ -1,9 +1,13 @@
 package notify
 
 import (
+	"context"
+	"errors"
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/heraldhq/herald/store"
 )
 
 // limiter lets each key through once per every: send now per subscription,
@@ -61,76 +65,6 @@ type claim struct {
 	what    string
 }
 
-// budgets count the sends on demand (send now, channel tests, confirmations
-// of recipients) of each key, an owner or a project, in the last hour: a key
-// may spend at most perHour in any hour.
-type budgets struct {
-	mu     sync.Mutex
-	sent   map[string][]time.Time // per key, the times of its sends in the last hour, oldest first
-	pruned time.Time
-}
-
-func newBudgets() *budgets { return &budgets{sent: map[string][]time.Time{}} }
-
-// recent returns the sends of key within the hour before now, dropping the older.
-func (b *budgets) recent(key string, now time.Time) []time.Time {
-	times := b.sent[key]
-	i := 0
-	for i < len(times) && !times[i].After(now.Add(-time.Hour)) {
-		i++
-	}
-	times = times[i:]
-	b.sent[key] = times
-	return times
-}
-
-// take spends one send from every claim's budget at now, or from none when
-// one of them is spent: then it returns that claim and how long until it
-// has a send again.
-func (b *budgets) take(now time.Time, claims ...claim) (spent claim, wait time.Duration, ok bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, c := range claims {
-		if c.perHour <= 0 {
-			continue
-		}
-		if times := b.recent(c.key, now); len(times) >= c.perHour {
-			return c, max(times[len(times)-c.perHour].Add(time.Hour).Sub(now), time.Second), false
-		}
-	}
-	for _, c := range claims {
-		if c.perHour > 0 {
-			b.sent[c.key] = append(b.sent[c.key], now)
-		}
-	}
-	b.prune(now)
-	return claim{}, 0, true
-}
-
-// refund gives back the send take spent last, when what it was for did not go.
-func (b *budgets) refund(claims ...claim) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, c := range claims {
-		if times := b.sent[c.key]; c.perHour > 0 && len(times) > 0 {
-			b.sent[c.key] = times[:len(times)-1]
-		}
-	}
-}
-
-// prune forgets, once a minute, the keys that sent nothing in the last hour.
-func (b *budgets) prune(now time.Time) {
-	if now.Sub(b.pruned) < time.Minute {
-		return
-	}
-	b.pruned = now
-	for k := range b.sent {
-		if len(b.recent(k, now)) == 0 {
-			delete(b.sent, k)
-		}
-	}
-}
-
 // overBudget is the refusal of a send on demand whose budget is spent.
 func overBudget(c claim, wait time.Duration) *Error {
 	secs := strconv.Itoa(int((wait + time.Second - 1) / time.Second))
@@ -149,11 +83,25 @@ func (s *Service) projectBudget(projectID string) claim {
 	return claim{key: "project\x00" + projectID, perHour: s.cfg.ProjectSendNowPerHour, what: "per project"}
 }
 
-// spend takes one send on demand from the claims' budgets, or refuses with
-// TooSoon and when the next may go.
-func (s *Service) spend(now time.Time, claims ...claim) error {
-	if c, wait, ok := s.budgets.take(now, claims...); !ok {
-		return overBudget(c, wait)
+// spend takes one send on demand at now from the claims' budgets, or
+// refuses with TooSoon and when the next may go. The budgets are kept in the
+// store: a restart, or a control process that takes over, goes on counting.
+func (s *Service) spend(ctx context.Context, now time.Time, claims ...claim) (store.Spend, error) {
+	budgets := make([]store.Budget, len(claims))
+	for i, c := range claims {
+		budgets[i] = store.Budget{Key: c.key, PerHour: c.perHour}
 	}
-	return nil
+	spend, err := s.st.SpendBudgets(ctx, now, budgets...)
+	if spent, ok := errors.AsType[*store.BudgetSpentError](err); ok {
+		return nil, overBudget(claims[spent.Budget], spent.Wait)
+	}
+	return spend, err
+}
+
+// refund gives back a spend whose send did not go. A refund that fails
+// leaves the send counted, which is logged.
+func (s *Service) refund(ctx context.Context, spend store.Spend) {
+	if err := s.st.RefundBudgets(context.WithoutCancel(ctx), spend); err != nil {
+		s.log.Warn("a send on demand that did not go is still counted against its budget", "err", err)
+	}
 }

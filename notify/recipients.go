@@ -139,7 +139,7 @@ func (s *Service) confirm(ctx context.Context, ch store.Channel, r store.Recipie
 	if s.tester == nil {
 		return TestResult{}, ErrNoTester
 	}
-	if err := s.spend(now, budget); err != nil {
+	if _, err := s.spend(ctx, now, budget); err != nil {
 		return TestResult{}, err
 	}
 	m, err := s.confirmation(ctx, ch, r, now)

@@ -70,16 +70,17 @@ func (s *Service) SendNow(ctx context.Context, projectID, owner, id, by string) 
 	}
 	now := s.now()
 	budget := []claim{s.ownerBudget(owner), s.projectBudget(projectID)}
-	if err := s.spend(now, budget...); err != nil {
+	spent, err := s.spend(ctx, now, budget...)
+	if err != nil {
 		return store.Run{}, err
 	}
 	if wait, ok := s.sendNow.take(id, now); !ok {
-		s.budgets.refund(budget...)
+		s.refund(ctx, spent)
 		return store.Run{}, tooSoon(wait, "Subscription %s was sent moments ago; it may be sent again in %s s", id)
 	}
 	run, err := sc.SendNow(ctx, sub, by)
 	if err != nil { // nothing was sent: the owner may send it again at once
-		s.budgets.refund(budget...)
+		s.refund(ctx, spent)
 		s.sendNow.giveBack(id, now)
 	}
 	if errors.Is(err, store.ErrConflict) {

@@ -92,7 +92,6 @@ type Service struct {
 	wake      chan struct{} // wakes the health roll-up
 	sendNow   *limiter      // send now, per subscription
 	tests     *limiter      // test messages, per owner
-	budgets   *budgets      // sends on demand, per owner and per project
 	confirms  *limiter      // confirmations sent again, per recipient
 	verifying bool          // recipients confirm before their channels send
 	trusted   []string      // mail domains that need no confirmation, in lower case
@@ -109,7 +108,7 @@ func New(st *store.Store, cfg Config, opt Options) *Service {
 	s := &Service{st: st, access: NewAccess(st, opt.Domain), cfg: cfg, kinds: opt.Kinds, settings: opt.Settings, box: opt.Box, now: clock.Or(opt.Clock).Now, clock: clock.Or(opt.Clock),
 		publicURL: strings.TrimRight(opt.PublicURL, "/"), linkKey: opt.LinkKey,
 		log: opt.Logger, tester: opt.Tester, wake: make(chan struct{}, 1),
-		sendNow: newLimiter(cfg.SendNowEvery), tests: newLimiter(cfg.TestEvery), budgets: newBudgets(),
+		sendNow: newLimiter(cfg.SendNowEvery), tests: newLimiter(cfg.TestEvery),
 		confirms: newLimiter(confirmEvery), verifying: opt.VerifyRecipients, bursts: opt.Bursts, dates: opt.Dates,
 		scheduler: opt.Scheduler, handedOver: opt.HandedOver, deliveries: opt.Deliveries}
 	for _, d := range opt.TrustedDomains {

@@ -61,11 +61,12 @@ func (s *Service) TestChannel(ctx context.Context, owner, id, by string) (TestRe
 	}
 	now := s.now()
 	budget := s.ownerBudget(ch.Owner)
-	if err := s.spend(now, budget); err != nil {
+	spent, err := s.spend(ctx, now, budget)
+	if err != nil {
 		return TestResult{}, err
 	}
 	if wait, ok := s.tests.take(ch.Owner, now); !ok {
-		s.budgets.refund(budget)
+		s.refund(ctx, spent)
 		return TestResult{}, tooSoon(wait, "A channel configuration was tested moments ago; %s may be tested in %s s", ch.ID)
 	}
 	m, err := s.testMessage(ch, by, now)
