@@ -31,49 +31,6 @@ func (c *stallingClient) LTXFiles(ctx context.Context, level int, seek ltx.TXID,
 	return ltx.NewFileInfoSliceIterator(nil), nil
 }
 
-func TestAListingThatDoesNotAnswerIsAskedAgain(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		name      string
-		stalls    int
-		wantErr   string
-		wantCalls int
-	}{
-		{name: "answered at the third try", stalls: 2, wantCalls: 3},
-		{name: "never answered", stalls: 100, wantCalls: listTries,
-			wantErr: "listing level 0 of the replica: no answer within 30s, 4 times: context deadline exceeded"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			synctest.Test(t, func(t *testing.T) {
-				var out syncBuffer
-				replica := &stallingClient{stalls: tc.stalls}
-				c := boundedListing{replica, slog.New(slog.NewTextHandler(&out, nil))}
-				began := time.Now()
-				it, err := c.LTXFiles(t.Context(), 0, 0, false)
-				took := time.Since(began)
-				switch {
-				case tc.wantErr == "" && err != nil:
-					t.Fatalf("LTXFiles: %v", err)
-				case tc.wantErr != "" && (err == nil || err.Error() != tc.wantErr):
-					t.Fatalf("LTXFiles returned %v, want %q", err, tc.wantErr)
-				case err == nil:
-					_ = it.Close()
-				}
-				if replica.calls != tc.wantCalls {
-					t.Errorf("%d listings, want %d", replica.calls, tc.wantCalls)
-				}
-				if want := time.Duration(min(tc.stalls, listTries)) * listWithin; took != want {
-					t.Errorf("took %v, want %v", took, want)
-				}
-				if got, want := strings.Count(out.String(), "did not answer; asking again"), min(tc.stalls, listTries-1); got != want {
-					t.Errorf("%d warnings, want %d:\n%s", got, want, out.String())
-				}
-			})
-		})
-	}
-}
-
 // TestAListingEndedByItsCallerIsNotAskedAgain: only a listing that went
 // unanswered is asked again, not one whose caller gave up.
 func TestAListingEndedByItsCallerIsNotAskedAgain(t *testing.T) {
@@ -108,45 +65,72 @@ func (s *stallingStore) List(ctx context.Context, _ ...jetstream.ListObjectsOpt)
 	return nil, jetstream.ErrNoObjectsFound
 }
 
-// TestASnapshotListingThatDoesNotAnswerIsAskedAgain: the control process
-// lists the replica's objects as it starts (Load, HasDatabase); one that goes
-// unanswered is asked again rather than holding the start for ever.
-func TestASnapshotListingThatDoesNotAnswerIsAskedAgain(t *testing.T) {
+// listings are the listings of the replica that are asked again: each lists
+// from a replica whose first stalls listings never answer, and returns how
+// many it asked for and its error.
+var listings = []struct {
+	name, what string // what: how the error names it
+	list       func(ctx context.Context, stalls int, log *slog.Logger) (calls int, err error)
+}{
+	{"the replicator's", "listing level 0 of the replica", func(ctx context.Context, stalls int, log *slog.Logger) (int, error) {
+		replica := &stallingClient{stalls: stalls}
+		it, err := boundedListing{replica, log}.LTXFiles(ctx, 0, 0, false)
+		if err == nil {
+			_ = it.Close()
+		}
+		return replica.calls, err
+	}},
+	{"the snapshots'", "listing the replica's objects", func(ctx context.Context, stalls int, log *slog.Logger) (int, error) {
+		obs := &stallingStore{stalls: stalls}
+		has, err := (&Snapshots{obs: obs, log: log}).HasDatabase(ctx)
+		if err == nil && has {
+			err = errors.New("an empty replica holds a database")
+		}
+		return obs.calls, err
+	}},
+}
+
+// TestAListingThatDoesNotAnswerIsAskedAgain: a listing of the replica, the
+// replicator's or the control process's of its snapshots as it starts, that
+// goes unanswered is asked again rather than holding the process for ever,
+// and given up after listTries.
+func TestAListingThatDoesNotAnswerIsAskedAgain(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		name      string
-		stalls    int
-		wantErr   string
-		wantCalls int
-	}{
-		{name: "answered at the second try", stalls: 1, wantCalls: 2},
-		{name: "never answered", stalls: 100, wantCalls: listTries,
-			wantErr: "listing the replica's objects: no answer within 30s, 4 times: context deadline exceeded"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			synctest.Test(t, func(t *testing.T) {
-				var out syncBuffer
-				obs := &stallingStore{stalls: tc.stalls}
-				s := &Snapshots{obs: obs, log: slog.New(slog.NewTextHandler(&out, nil))}
-				began := time.Now()
-				has, err := s.HasDatabase(t.Context())
-				switch {
-				case tc.wantErr == "" && (err != nil || has):
-					t.Fatalf("HasDatabase = %v, %v; want false, nil", has, err)
-				case tc.wantErr != "" && (err == nil || err.Error() != tc.wantErr):
-					t.Fatalf("HasDatabase returned %v, want %q", err, tc.wantErr)
-				}
-				if obs.calls != tc.wantCalls {
-					t.Errorf("%d listings, want %d", obs.calls, tc.wantCalls)
-				}
-				if took, want := time.Since(began), time.Duration(min(tc.stalls, listTries))*listWithin; took != want {
-					t.Errorf("took %v, want %v", took, want)
-				}
-				if got, want := strings.Count(out.String(), "did not answer; asking again"), min(tc.stalls, listTries-1); got != want {
-					t.Errorf("%d warnings, want %d:\n%s", got, want, out.String())
-				}
+	for _, l := range listings {
+		for _, tc := range []struct {
+			name      string
+			stalls    int
+			wantErr   string
+			wantCalls int
+		}{
+			{name: "answered at the third try", stalls: 2, wantCalls: 3},
+			{name: "never answered", stalls: 100, wantCalls: listTries,
+				wantErr: l.what + ": no answer within 30s, 4 times: context deadline exceeded"},
+		} {
+			t.Run(l.name+" "+tc.name, func(t *testing.T) {
+				t.Parallel()
+				synctest.Test(t, func(t *testing.T) {
+					var out syncBuffer
+					began := time.Now()
+					calls, err := l.list(t.Context(), tc.stalls, slog.New(slog.NewTextHandler(&out, nil)))
+					took := time.Since(began)
+					switch {
+					case tc.wantErr == "" && err != nil:
+						t.Fatalf("listing: %v", err)
+					case tc.wantErr != "" && (err == nil || err.Error() != tc.wantErr):
+						t.Fatalf("listing returned %v, want %q", err, tc.wantErr)
+					}
+					if calls != tc.wantCalls {
+						t.Errorf("%d listings, want %d", calls, tc.wantCalls)
+					}
+					if want := time.Duration(min(tc.stalls, listTries)) * listWithin; took != want {
+						t.Errorf("took %v, want %v", took, want)
+					}
+					if got, want := strings.Count(out.String(), "did not answer; asking again"), min(tc.stalls, listTries-1); got != want {
+						t.Errorf("%d warnings, want %d:\n%s", got, want, out.String())
+					}
+				})
 			})
-		})
+		}
 	}
 }

@@ -29,7 +29,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"runtime/pprof"
 	"strconv"
 	"time"
 
@@ -202,24 +201,4 @@ func fetch(hc *http.Client, target string) ([]byte, error) {
 		return nil, fmt.Errorf("GET %s: %d %s", target, resp.StatusCode, b)
 	}
 	return b, nil
-}
-
-// startProfile starts a CPU profile into file, if file is not empty; stop
-// ends it.
-func startProfile(file string) (stop func(), err error) {
-	if file == "" {
-		return func() {}, nil
-	}
-	f, err := os.Create(file)
-	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() {
-		pprof.StopCPUProfile()
-		f.Close()
-	}, nil
 }

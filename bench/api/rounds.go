@@ -50,15 +50,17 @@ func (s *side) measure(ctx context.Context, cfg config, last bool) (figures, err
 		}
 		spec.Header = h
 	}
-	stopProfile := func() {}
+	stopProfile := func() error { return nil }
 	if s.profile && last {
 		var err error
-		if stopProfile, err = startProfile(cfg.cpuprofile); err != nil {
+		if stopProfile, err = benchapp.StartCPUProfile(cfg.cpuprofile); err != nil {
 			return figures{}, err
 		}
 	}
 	r, err := runLoad(ctx, spec)
-	stopProfile()
+	if perr := stopProfile(); err == nil && perr != nil {
+		err = fmt.Errorf("cpu profile: %w", perr)
+	}
 	if err != nil {
 		return figures{}, fmt.Errorf("%s: %w", s.name, err)
 	}

@@ -1,6 +1,8 @@
 package benchapp
 
 import (
+	"os"
+	"runtime/pprof"
 	"syscall"
 	"time"
 )
@@ -13,4 +15,24 @@ func CPUTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// StartCPUProfile starts a CPU profile of the process into path, unless path
+// is empty, and returns its stop, which writes the profile out.
+func StartCPUProfile(path string) (stop func() error, err error) {
+	if path == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
 }

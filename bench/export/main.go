@@ -10,12 +10,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/heraldhq/herald/analytics/render"
+	"github.com/heraldhq/herald/bench/benchapp"
 )
 
 // file is one exported file the command measures.
@@ -88,7 +88,7 @@ func main() {
 		log.Fatal(err)
 	}
 	m := measure{h: h, files: files, results: results, projects: projects, out: out, poll: *poll}
-	stopProfile, err := startProfile(*cpuprofile)
+	stopProfile, err := benchapp.StartCPUProfile(*cpuprofile)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -100,26 +100,6 @@ func main() {
 	}
 	m.print(*large, *small, *perCustomer)
 	fmt.Println("at the end:", loadAverage())
-}
-
-// startProfile starts a CPU profile into path, unless path is empty, and
-// returns its stop.
-func startProfile(path string) (stop func() error, err error) {
-	if path == "" {
-		return func() error { return nil }, nil
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() error {
-		pprof.StopCPUProfile()
-		return f.Close()
-	}, nil
 }
 
 // machine prints what the figures were measured on.
