@@ -130,24 +130,10 @@ func TestSendBudgetOutlivesAKill(t *testing.T) {
 		"HERALD_SMTP_TLSPOLICY=none", "HERALD_SMTP_FROM=alerts@herald.test", "HERALD_SUBSCRIPTIONS_SENDNOWPERHOUR=2",
 		"HERALD_LOG_ACCESS=off", "HERALD_LOG_LEVEL=warn"}
 	p := apptest.StartProcess(t, dir, env...)
-	admin := newBrowser(t, p.URL, "ua")
-	admin.loginWithToken("admin@herald.local", apptest.AdminPassword)
-	r := admin.do("POST", "/svc/projects/", `{"project":{"meta":{"title":"Budget"}}}`)
-	wantStatus(t, r, 201)
-	pid := strings.TrimPrefix(r.json(t)["uri"].(string), "/svc/projects/")
-	profile := admin.do("GET", "/svc/account/profile/current", "").header.Get("Location")
-	r = admin.do("POST", profile+"/channelConfigurations",
-		`{"channelConfiguration":{"configuration":{"emailConfiguration":{"to":"team@example.com"}},"meta":{"title":"Mail"}}}`)
-	wantStatus(t, r, 201)
-	channel := r.json(t)["channelConfiguration"].(map[string]any)["meta"].(map[string]any)["uri"].(string)
+	admin := newBrowserAs(t, p.URL)
 	subs := make([]string, 3)
 	for i := range subs {
-		r := admin.do("POST", "/svc/projects/"+pid+"/users/"+uid(profile)+"/subscriptions", fmt.Sprintf(
-			`{"subscription":{"triggers":[{"timerEvent":{"cronExpression":"0 0 8 1 1 *"}}],`+
-				`"condition":{"condition":{"expression":"true"}},"subject":{"template":{"expression":"Budget %d"}},`+
-				`"message":{"template":{"expression":"Number %d"}},"channels":[%q],"meta":{"title":"S%d"}}}`, i, i, channel, i))
-		wantStatus(t, r, 201)
-		subs[i] = r.json(t)["subscription"].(map[string]any)["meta"].(map[string]any)["uri"].(string)
+		subs[i] = createSubscription(t, admin, fmt.Sprintf("S%d", i))
 	}
 	for _, sub := range subs[:2] {
 		wantStatus(t, admin.do("POST", sub+"/send", ""), 202)
@@ -155,9 +141,8 @@ func TestSendBudgetOutlivesAKill(t *testing.T) {
 
 	p.Kill()
 	p = apptest.StartProcess(t, dir, env...)
-	admin = newBrowser(t, p.URL, "ua")
-	admin.loginWithToken("admin@herald.local", apptest.AdminPassword)
-	r = admin.do("POST", subs[2]+"/send", "")
+	admin = newBrowserAs(t, p.URL)
+	r := admin.do("POST", subs[2]+"/send", "")
 	wantStatus(t, r, 429)
 	if e := r.errorBody(t); !strings.Contains(e["message"].(string), "Send budget spent") {
 		t.Errorf("error = %v", e)

@@ -57,12 +57,11 @@ func tooSoon(wait time.Duration, message, key string) *Error {
 	return &Error{Code: TooSoon, RetryAfter: wait, Message: message, Params: []string{key, secs}}
 }
 
-// claim is one budget a send on demand spends from: its key, how many sends
-// the key may spend an hour, and what the refusal calls it.
+// claim is one budget a send on demand spends from, and what the refusal
+// calls it.
 type claim struct {
-	key     string
-	perHour int // 0: no bound
-	what    string
+	store.Budget
+	what string
 }
 
 // overBudget is the refusal of a send on demand whose budget is spent.
@@ -70,17 +69,17 @@ func overBudget(c claim, wait time.Duration) *Error {
 	secs := strconv.Itoa(int((wait + time.Second - 1) / time.Second))
 	return &Error{Code: TooSoon, RetryAfter: wait,
 		Message: "Send budget spent: at most %s sends on demand (send now, channel tests, confirmations) an hour %s; the next may go in %s s",
-		Params:  []string{strconv.Itoa(c.perHour), c.what, secs}}
+		Params:  []string{strconv.Itoa(c.PerHour), c.what, secs}}
 }
 
 // ownerBudget and projectBudget are the claims of a send on demand by owner,
 // in a project for send now.
 func (s *Service) ownerBudget(owner string) claim {
-	return claim{key: "owner\x00" + owner, perHour: s.cfg.SendNowPerHour, what: "per user"}
+	return claim{store.Budget{Key: "owner\x00" + owner, PerHour: s.cfg.SendNowPerHour}, "per user"}
 }
 
 func (s *Service) projectBudget(projectID string) claim {
-	return claim{key: "project\x00" + projectID, perHour: s.cfg.ProjectSendNowPerHour, what: "per project"}
+	return claim{store.Budget{Key: "project\x00" + projectID, PerHour: s.cfg.ProjectSendNowPerHour}, "per project"}
 }
 
 // spend takes one send on demand at now from the claims' budgets, or
@@ -89,7 +88,7 @@ func (s *Service) projectBudget(projectID string) claim {
 func (s *Service) spend(ctx context.Context, now time.Time, claims ...claim) (store.Spend, error) {
 	budgets := make([]store.Budget, len(claims))
 	for i, c := range claims {
-		budgets[i] = store.Budget{Key: c.key, PerHour: c.perHour}
+		budgets[i] = c.Budget
 	}
 	spend, err := s.st.SpendBudgets(ctx, now, budgets...)
 	if spent, ok := errors.AsType[*store.BudgetSpentError](err); ok {

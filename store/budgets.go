@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -32,8 +33,12 @@ type Spend []int64
 // SpendBudgets records one send at now against each of budgets, in one
 // transaction, or, when one of them has had PerHour sends in the hour before
 // now, records nothing and returns a *BudgetSpentError naming the first such.
-// The sends of more than an hour ago are forgotten.
+// The sends of more than an hour ago are forgotten. Budgets that bound
+// nothing ask nothing of the database.
 func (s *Store) SpendBudgets(ctx context.Context, now time.Time, budgets ...Budget) (Spend, error) {
+	if !slices.ContainsFunc(budgets, func(b Budget) bool { return b.PerHour > 0 }) {
+		return nil, nil
+	}
 	var spend Spend
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		since := now.Add(-time.Hour).UnixNano()

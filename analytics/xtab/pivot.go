@@ -196,31 +196,32 @@ type keyedHeader struct {
 // and sorts the numbers. It sorts nothing and returns false when the numbers
 // would not fit in 64 bits.
 func (a *axis) sortByKeys(rank, sizes []int, metrics int) bool {
+	radix := make([]uint64, len(a.levels)) // each level's size
 	span := uint64(1)
 	at := 0
-	for _, l := range a.levels {
-		size := uint64(max(metrics, 1))
+	for i, l := range a.levels {
+		radix[i] = uint64(max(metrics, 1))
 		if !l.Metric {
-			size = uint64(max(sizes[at], 1))
+			radix[i] = uint64(max(sizes[at], 1))
 			at++
 		}
-		if span > math.MaxUint64/size {
+		if span > math.MaxUint64/radix[i] {
 			return false
 		}
-		span *= size
+		span *= radix[i]
 	}
 	n := len(a.attrs)
 	keys := make([]keyedHeader, len(a.headers))
 	for i, h := range a.headers {
 		var key uint64
 		at := 0
-		for _, l := range a.levels {
-			if l.Metric {
-				key = key*uint64(max(metrics, 1)) + uint64(max(h.metric, 0))
-				continue
+		for j, l := range a.levels {
+			digit := max(h.metric, 0)
+			if !l.Metric {
+				digit = rank[h.tuple*n+at]
+				at++
 			}
-			key = key*uint64(max(sizes[at], 1)) + uint64(rank[h.tuple*n+at])
-			at++
+			key = key*radix[j] + uint64(digit)
 		}
 		keys[i] = keyedHeader{key, h}
 	}
@@ -378,8 +379,8 @@ func (t *table) eachRow(fn func(heads []elem, values []float64, valid []bool) bo
 	values, valid := make([]float64, len(t.cols.headers)), make([]bool, len(t.cols.headers))
 	heads := make([]elem, 0, len(t.rows.levels))
 	for _, r := range t.rows.headers {
-		// A column tuple's metrics are next to each other: one look-up
-		// serves them all.
+		// Column headers of one tuple side by side (its metrics, when
+		// they are the innermost level) share one look-up.
 		tuple, i, ok := -1, 0, false
 		for j, c := range t.cols.headers {
 			if c.tuple != tuple {
