@@ -246,7 +246,7 @@ func readDKIMKey(path string) (crypto.Signer, error) {
 // order, which DKIM does not mind as it picks the signed fields by name; and
 // attachments are read from their files at each write, so those must not
 // change before the message is sent.
-func (d *dkimSigner) sign(msg *mail.Msg) error {
+func (d *dkimSigner) sign(msg *message) error {
 	if d == nil {
 		return nil
 	}

@@ -2,8 +2,11 @@
 // Outbox writes the same RFC 5322 messages as .eml files when no relay is configured. The
 // Message-ID derives from the delivery id, so a re-send carries the same one.
 //
-// go-mail composes the messages, dials the relay and speaks the session. The mail
-// transaction itself is this package's (transaction.go): MAIL, RCPT and DATA and nothing
-// more, MAIL and RCPT in one write where the relay offers PIPELINING, and the message's
-// data dot-stuffed a line at a time rather than a byte at a time.
+// go-mail composes the messages' header and body, dials the relay and speaks the
+// session. A message's attached files are this package's (attachments.go): it wraps
+// go-mail's body in a multipart/mixed and writes each file's base64 after it, kept once
+// for all the mails of a burst that attach the same file. The mail transaction is this
+// package's too (transaction.go): MAIL, RCPT and DATA and nothing more, MAIL and RCPT in
+// one write where the relay offers PIPELINING, and the message's data dot-stuffed a line
+// at a time rather than a byte at a time.
 package email

@@ -29,6 +29,7 @@ type composer struct {
 	// maxFiles is smtp.maxAttachmentBytes: files beyond it in total travel
 	// as download links (channels.FitFiles); 0 attaches them whatever their size.
 	maxFiles int64
+	files    *encodedFiles
 }
 
 func newComposer(from string, now func() time.Time, dkim *dkimSigner) (composer, error) {
@@ -40,7 +41,7 @@ func newComposer(from string, now func() time.Time, dkim *dkimSigner) (composer,
 	if now == nil {
 		now = time.Now
 	}
-	return composer{from: from, domain: domain, now: now, dkim: dkim}, nil
+	return composer{from: from, domain: domain, now: now, dkim: dkim, files: newEncodedFiles(defaultEncodedBytes)}, nil
 }
 
 // messageID is the Message-ID of a delivery without its angle brackets.
@@ -50,7 +51,7 @@ func (c composer) messageID(deliveryID string) string {
 
 // compose builds the message. Its errors are permanent: the same delivery
 // would fail the same way every time.
-func (c composer) compose(m channels.Message) (*mail.Msg, error) {
+func (c composer) compose(m channels.Message) (*message, error) {
 	if m.DeliveryID == "" {
 		return nil, channels.Permanent(errors.New("message has no delivery id"))
 	}
@@ -88,48 +89,55 @@ func (c composer) compose(m channels.Message) (*mail.Msg, error) {
 	if err := unsubscribeHeaders(msg, m.Links.Unsubscribe); err != nil {
 		return nil, err
 	}
+	out := &message{Msg: msg}
 	for _, a := range m.Attachments {
 		if a.ContentID != "" && m.HTML == "" {
 			continue // an image of an HTML body the message does not have
 		}
-		if err := attach(msg, a); err != nil {
+		f, err := c.attach(msg, a)
+		if err != nil {
 			return nil, err
 		}
+		if f != nil {
+			out.files = append(out.files, *f)
+		}
+	}
+	if len(out.files) > 0 {
+		out.boundary = newBoundary()
 	}
 	// Signing stays the last step: the signature covers what is added above.
-	if err := c.dkim.sign(msg); err != nil {
+	if err := c.dkim.sign(out); err != nil {
 		return nil, channels.Permanent(err)
 	}
-	return msg, nil
+	return out, nil
 }
 
-// attach adds a file attachment. go-mail skips a file it cannot stat without
-// a word, so the file is checked here: a missing file is permanent, any other
-// failure to stat it may pass.
-func attach(msg *mail.Msg, a channels.Attachment) error {
+// attach checks a file and adds it: an image of the HTML body to msg, for
+// go-mail to write, an attachment as the file part it returns. A missing
+// file is permanent, any other failure to stat it may pass.
+func (c composer) attach(msg *mail.Msg, a channels.Attachment) (*attachment, error) {
 	info, err := os.Stat(a.Path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return channels.Permanent(fmt.Errorf("attachment %q: %w", a.Name, err))
+		return nil, channels.Permanent(fmt.Errorf("attachment %q: %w", a.Name, err))
 	case err != nil:
-		return fmt.Errorf("attachment %q: %w", a.Name, err)
+		return nil, fmt.Errorf("attachment %q: %w", a.Name, err)
 	case !info.Mode().IsRegular():
-		return channels.Permanent(fmt.Errorf("attachment %q: %s is not a regular file", a.Name, a.Path))
+		return nil, channels.Permanent(fmt.Errorf("attachment %q: %s is not a regular file", a.Name, a.Path))
 	}
 	name := a.Name
 	if name == "" {
 		name = filepath.Base(a.Path)
 	}
-	opts := []mail.FileOption{mail.WithFileName(name)}
+	if a.ContentID == "" {
+		return &attachment{header: fileHeader(name, a.ContentType), encoded: c.files.get(a.Path, info), path: a.Path}, nil
+	}
+	opts := []mail.FileOption{mail.WithFileName(name), mail.WithFileContentID(a.ContentID)}
 	if a.ContentType != "" {
 		opts = append(opts, mail.WithFileContentType(mail.ContentType(a.ContentType)))
 	}
-	if a.ContentID != "" {
-		msg.EmbedFile(a.Path, append(opts, mail.WithFileContentID(a.ContentID))...)
-		return nil
-	}
-	msg.AttachFile(a.Path, opts...)
-	return nil
+	msg.EmbedFile(a.Path, opts...)
+	return nil, nil
 }
 
 // unsubscribeHeaders sets List-Unsubscribe to the message's unsubscribe

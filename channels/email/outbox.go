@@ -7,8 +7,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/wneessen/go-mail"
-
 	"github.com/heraldhq/herald/channels"
 )
 
@@ -74,7 +72,7 @@ func (o *Outbox) Send(ctx context.Context, m channels.Message) (string, error) {
 // write writes msg to the file of delivery id: a temporary file, synced, then
 // renamed, so that whoever watches the folder never reads one half written
 // (only a finished message carries the .eml suffix).
-func (o *Outbox) write(msg *mail.Msg, id string) error {
+func (o *Outbox) write(msg *message, id string) error {
 	if err := os.MkdirAll(o.dir, 0o700); err != nil {
 		return err
 	}

@@ -182,7 +182,7 @@ func (s *Sender) Send(ctx context.Context, m channels.Message) (string, error) {
 // before anything was sent: the connection is dropped and the send tried
 // again, on the next idle one or a new one, without counting as an attempt.
 // The pool is finite, so the retries are too.
-func (s *Sender) deliver(ctx context.Context, msg *mail.Msg) error {
+func (s *Sender) deliver(ctx context.Context, msg *message) error {
 	for {
 		c, reused, err := s.get(ctx)
 		if err != nil {

@@ -31,7 +31,7 @@ import (
 // A failed step is an *smtpError. A failure while the message is written
 // leaves the DATA phase open: the caller closes the connection, and the
 // relay drops the partial mail.
-func transact(c *smtp.Client, msg *mail.Msg, timeout time.Duration) error {
+func transact(c *smtp.Client, msg *message, timeout time.Duration) error {
 	from, err := msg.GetSender(false)
 	if err != nil {
 		return channels.Permanent(fmt.Errorf("sender: %w", err))
