@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -50,11 +51,13 @@ func (m *message) WriteTo(w io.Writer) (int64, error) {
 	}
 	head, body, ok := bytes.Cut(inner.Bytes(), []byte("\r\n\r\n"))
 	if !ok {
-		return 0, fmt.Errorf("write the message: no end to its header")
+		return 0, errors.New("write the message: no end to its header")
 	}
 	top, content := splitContentFields(head)
 	cw := &countWriter{w: w}
-	fmt.Fprintf(cw, "%s\r\nContent-Type: multipart/mixed;\r\n boundary=%s\r\n\r\n", top, m.boundary)
+	if _, err := fmt.Fprintf(cw, "%s\r\nContent-Type: multipart/mixed;\r\n boundary=%s\r\n\r\n", top, m.boundary); err != nil {
+		return cw.n, err
+	}
 	mw := multipart.NewWriter(cw)
 	if err := mw.SetBoundary(m.boundary); err != nil {
 		return cw.n, err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/base64"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -198,5 +199,13 @@ func TestFilesTravelWhole(t *testing.T) {
 	if head, _, _ := bytes.Cut(first.Bytes(), []byte("\r\n\r\n")); bytes.Count(head, []byte("Content-Type:")) != 1 ||
 		!bytes.Contains(head, []byte("Content-Type: multipart/mixed;")) {
 		t.Errorf("the header's Content-Type is not the one multipart/mixed:\n%s", head)
+	}
+	// A file encoded as the mail is written is read then: gone, it fails
+	// the write, which the sender tries again.
+	if err := os.Remove(filepath.Join(dir, "data.bin")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := msg.WriteTo(io.Discard); err == nil {
+		t.Error("the message was written without a file it attaches")
 	}
 }
