@@ -62,27 +62,35 @@ func (m *message) WriteTo(w io.Writer) (int64, error) {
 	if err := mw.SetBoundary(m.boundary); err != nil {
 		return cw.n, err
 	}
+	err := m.writeParts(mw, content, body)
+	return cw.n, err
+}
+
+// writeParts writes go-mail's body, under the content fields taken from
+// its header, and then the files, as the parts of mw.
+func (m *message) writeParts(mw *multipart.Writer, content textproto.MIMEHeader, body []byte) error {
 	part, err := mw.CreatePart(content)
-	if err == nil {
-		_, err = part.Write(body)
+	if err != nil {
+		return err
+	}
+	if _, err := part.Write(body); err != nil {
+		return err
 	}
 	for _, f := range m.files {
+		part, err := mw.CreatePart(f.header)
 		if err != nil {
-			break
-		}
-		if part, err = mw.CreatePart(f.header); err != nil {
-			break
+			return err
 		}
 		if f.encoded != nil {
 			_, err = part.Write(f.encoded)
-			continue
+		} else {
+			err = encodeFile(part, f.path)
 		}
-		err = encodeFile(part, f.path)
+		if err != nil {
+			return err
+		}
 	}
-	if err == nil {
-		err = mw.Close()
-	}
-	return cw.n, err
+	return mw.Close()
 }
 
 // splitContentFields takes the Content-Type and Content-Transfer-Encoding
@@ -237,13 +245,11 @@ func (c *encodedFiles) get(path string, info os.FileInfo) []byte {
 	if ok {
 		return b
 	}
-	raw, err := os.ReadFile(path)
-	if err != nil || int64(len(raw)) != key.size {
-		return nil
-	}
 	var buf bytes.Buffer
 	buf.Grow(int(encodedLen(key.size)))
-	_ = encodeBase64(&buf, bytes.NewReader(raw)) // a bytes.Buffer takes every write
+	if err := encodeFile(&buf, path); err != nil || int64(buf.Len()) != encodedLen(key.size) {
+		return nil // gone, or written since its stat
+	}
 	b = buf.Bytes()
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -244,8 +244,9 @@ func readDKIMKey(path string) (crypto.Signer, error) {
 // field added. Two things may still move: go-mail writes its preformatted
 // fields (DKIM-Signature, List-Unsubscribe, List-Unsubscribe-Post) in map
 // order, which DKIM does not mind as it picks the signed fields by name; and
-// attachments are read from their files at each write, so those must not
-// change before the message is sent.
+// a file too large to keep encoded (encodedFiles) is read at each write, so
+// it must not change before the message is sent. The kind's own
+// multipart/mixed keeps the boundary drawn when the message was composed.
 func (d *dkimSigner) sign(msg *message) error {
 	if d == nil {
 		return nil
