@@ -21,15 +21,19 @@ import (
 )
 
 // message is a mail as the kind writes it: go-mail writes the header and
-// the body (text, HTML, inline images), and, when the mail attaches files,
-// the kind wraps that body in a multipart/mixed of its own with the files
-// after it. A file's base64 comes from an encodedFiles, so that the mails of
-// one burst, which attach the same export, encode it once rather than once
-// each. Every write of a message gives the same bytes (DKIM signs the first).
+// the text and HTML bodies; the kind wraps them in a multipart/related of
+// its own with the HTML's inline images after them, and that in a
+// multipart/mixed with the attached files after it. A file's base64 comes
+// from an encodedFiles, so that the mails of one burst, which show the same
+// chart and attach the same export, encode each once rather than once a
+// mail. Every write of a message gives the same bytes (DKIM signs the
+// first).
 type message struct {
 	*mail.Msg
-	files    []attachment
-	boundary string // of the multipart/mixed; set when files is not empty
+	inline  []attachment // images the HTML shows, by Content-ID
+	files   []attachment // attached files
+	related string       // boundary of the multipart/related, when inline is not empty
+	mixed   string       // boundary of the multipart/mixed, when files is not empty
 }
 
 // attachment is a file part of a message: its headers, and its content as
@@ -40,9 +44,15 @@ type attachment struct {
 	path    string
 }
 
+// entity is a MIME entity: its content fields and what writes its body.
+type entity struct {
+	header textproto.MIMEHeader
+	body   func(io.Writer) error
+}
+
 // WriteTo writes the message.
 func (m *message) WriteTo(w io.Writer) (int64, error) {
-	if len(m.files) == 0 {
+	if len(m.inline) == 0 && len(m.files) == 0 {
 		return m.Msg.WriteTo(w)
 	}
 	var inner bytes.Buffer
@@ -54,29 +64,54 @@ func (m *message) WriteTo(w io.Writer) (int64, error) {
 		return 0, errors.New("write the message: no end to its header")
 	}
 	top, content := splitContentFields(head)
+	e := entity{header: content, body: func(w io.Writer) error {
+		_, err := w.Write(body)
+		return err
+	}}
+	if len(m.inline) > 0 {
+		e = multipartOf("related", m.related, e, m.inline)
+	}
+	if len(m.files) > 0 {
+		e = multipartOf("mixed", m.mixed, e, m.files)
+	}
 	cw := &countWriter{w: w}
-	if _, err := fmt.Fprintf(cw, "%s\r\nContent-Type: multipart/mixed;\r\n boundary=%s\r\n\r\n", top, m.boundary); err != nil {
+	if _, err := fmt.Fprintf(cw, "%s\r\nContent-Type: %s\r\n\r\n", top, e.header.Get("Content-Type")); err != nil {
 		return cw.n, err
 	}
-	mw := multipart.NewWriter(cw)
-	if err := mw.SetBoundary(m.boundary); err != nil {
-		return cw.n, err
-	}
-	err := m.writeParts(mw, content, body)
+	err := e.body(cw)
 	return cw.n, err
 }
 
-// writeParts writes go-mail's body, under the content fields taken from
-// its header, and then the files, as the parts of mw.
-func (m *message) writeParts(mw *multipart.Writer, content textproto.MIMEHeader, body []byte) error {
-	part, err := mw.CreatePart(content)
+// multipartOf is a multipart entity of the given subtype and boundary: first,
+// then the files. A multipart/related names its first part's type (RFC 2387).
+func multipartOf(subtype, boundary string, first entity, files []attachment) entity {
+	ctype := "multipart/" + subtype + ";"
+	if subtype == "related" {
+		root, _, _ := strings.Cut(first.header.Get("Content-Type"), ";")
+		ctype += ` type="` + strings.TrimSpace(root) + `";`
+	}
+	return entity{
+		header: textproto.MIMEHeader{"Content-Type": {ctype + "\r\n boundary=" + boundary}},
+		body: func(w io.Writer) error {
+			mw := multipart.NewWriter(w)
+			if err := mw.SetBoundary(boundary); err != nil {
+				return err
+			}
+			return writeParts(mw, first, files)
+		},
+	}
+}
+
+// writeParts writes first and then the files as the parts of mw.
+func writeParts(mw *multipart.Writer, first entity, files []attachment) error {
+	part, err := mw.CreatePart(first.header)
 	if err != nil {
 		return err
 	}
-	if _, err := part.Write(body); err != nil {
+	if err := first.body(part); err != nil {
 		return err
 	}
-	for _, f := range m.files {
+	for _, f := range files {
 		part, err := mw.CreatePart(f.header)
 		if err != nil {
 			return err
@@ -131,8 +166,9 @@ func newBoundary() string {
 	return "herald-" + hex.EncodeToString(b[:])
 }
 
-// fileHeader is the part header of a file attached as name.
-func fileHeader(name, contentType string) textproto.MIMEHeader {
+// fileHeader is the part header of a file attached as name, or, with a
+// content ID, of an image the HTML body shows inline as cid:<contentID>.
+func fileHeader(name, contentType, contentID string) textproto.MIMEHeader {
 	if contentType == "" {
 		contentType = mime.TypeByExtension(filepath.Ext(name))
 	}
@@ -140,11 +176,16 @@ func fileHeader(name, contentType string) textproto.MIMEHeader {
 		contentType = "application/octet-stream"
 	}
 	enc := mime.QEncoding.Encode("UTF-8", sanitizeName(name))
-	return textproto.MIMEHeader{
+	h := textproto.MIMEHeader{
 		"Content-Type":              {fmt.Sprintf(`%s; name="%s"`, contentType, enc)},
 		"Content-Disposition":       {fmt.Sprintf(`attachment; filename="%s"`, enc)},
 		"Content-Transfer-Encoding": {"base64"},
 	}
+	if contentID != "" {
+		h.Set("Content-Disposition", fmt.Sprintf(`inline; filename="%s"`, enc))
+		h.Set("Content-ID", "<"+contentID+">")
+	}
+	return h
 }
 
 // sanitizeName replaces what a quoted file name may not hold, control

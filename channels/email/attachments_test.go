@@ -200,6 +200,11 @@ func TestFilesTravelWhole(t *testing.T) {
 		!bytes.Contains(head, []byte("Content-Type: multipart/mixed;")) {
 		t.Errorf("the header's Content-Type is not the one multipart/mixed:\n%s", head)
 	}
+	for _, want := range []string{"Content-Type: multipart/related; type=\"multipart/alternative\";\r\n boundary=", "Content-Id: <chart-1@herald>\r\n"} {
+		if !bytes.Contains(first.Bytes(), []byte(want)) {
+			t.Errorf("the message has no %q", want)
+		}
+	}
 	// A file encoded as the mail is written is read then: gone, it fails
 	// the write, which the sender tries again.
 	if err := os.Remove(filepath.Join(dir, "data.bin")); err != nil {

@@ -246,7 +246,7 @@ func readDKIMKey(path string) (crypto.Signer, error) {
 // order, which DKIM does not mind as it picks the signed fields by name; and
 // a file too large to keep encoded (encodedFiles) is read at each write, so
 // it must not change before the message is sent. The kind's own
-// multipart/mixed keeps the boundary drawn when the message was composed.
+// multiparts keep the boundaries drawn when the message was composed.
 func (d *dkimSigner) sign(msg *message) error {
 	if d == nil {
 		return nil

@@ -3,9 +3,10 @@
 // Message-ID derives from the delivery id, so a re-send carries the same one.
 //
 // go-mail composes the messages' header and body, dials the relay and speaks the
-// session. A message's attached files are this package's (attachments.go): it wraps
-// go-mail's body in a multipart/mixed and writes each file's base64 after it, kept once
-// for all the mails of a burst that attach the same file. The mail transaction is this
+// session. A message's files are this package's (attachments.go): it wraps go-mail's
+// body in a multipart/related with the HTML's inline images after it, and that in a
+// multipart/mixed with the attached files, each file's base64 kept once for all the
+// mails of a burst that show or attach it. The mail transaction is this
 // package's too (transaction.go): MAIL, RCPT and DATA and nothing more, MAIL and RCPT in
 // one write where the relay offers PIPELINING, and the message's data dot-stuffed a line
 // at a time rather than a byte at a time.

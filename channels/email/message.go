@@ -94,16 +94,21 @@ func (c composer) compose(m channels.Message) (*message, error) {
 		if a.ContentID != "" && m.HTML == "" {
 			continue // an image of an HTML body the message does not have
 		}
-		f, err := c.attach(msg, a)
+		f, err := c.attach(a)
 		if err != nil {
 			return nil, err
 		}
-		if f != nil {
-			out.files = append(out.files, *f)
+		if a.ContentID != "" {
+			out.inline = append(out.inline, f)
+		} else {
+			out.files = append(out.files, f)
 		}
 	}
+	if len(out.inline) > 0 {
+		out.related = newBoundary()
+	}
 	if len(out.files) > 0 {
-		out.boundary = newBoundary()
+		out.mixed = newBoundary()
 	}
 	// Signing stays the last step: the signature covers what is added above.
 	if err := c.dkim.sign(out); err != nil {
@@ -112,32 +117,38 @@ func (c composer) compose(m channels.Message) (*message, error) {
 	return out, nil
 }
 
-// attach checks a file and adds it: an image of the HTML body to msg, for
-// go-mail to write, an attachment as the file part it returns. A missing
-// file is permanent, any other failure to stat it may pass.
-func (c composer) attach(msg *mail.Msg, a channels.Attachment) (*attachment, error) {
+// attach checks a file and returns its part: an attachment, or, with a
+// content ID, an image of the HTML body. A missing file is permanent, any
+// other failure to stat it may pass.
+func (c composer) attach(a channels.Attachment) (attachment, error) {
+	if !validContentID(a.ContentID) {
+		return attachment{}, channels.Permanent(fmt.Errorf("attachment %q: content ID %q is not one a header can carry", a.Name, a.ContentID))
+	}
 	info, err := os.Stat(a.Path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, channels.Permanent(fmt.Errorf("attachment %q: %w", a.Name, err))
+		return attachment{}, channels.Permanent(fmt.Errorf("attachment %q: %w", a.Name, err))
 	case err != nil:
-		return nil, fmt.Errorf("attachment %q: %w", a.Name, err)
+		return attachment{}, fmt.Errorf("attachment %q: %w", a.Name, err)
 	case !info.Mode().IsRegular():
-		return nil, channels.Permanent(fmt.Errorf("attachment %q: %s is not a regular file", a.Name, a.Path))
+		return attachment{}, channels.Permanent(fmt.Errorf("attachment %q: %s is not a regular file", a.Name, a.Path))
 	}
 	name := a.Name
 	if name == "" {
 		name = filepath.Base(a.Path)
 	}
-	if a.ContentID == "" {
-		return &attachment{header: fileHeader(name, a.ContentType), encoded: c.files.get(a.Path, info), path: a.Path}, nil
+	return attachment{header: fileHeader(name, a.ContentType, a.ContentID), encoded: c.files.get(a.Path, info), path: a.Path}, nil
+}
+
+// validContentID reports whether id can stand between the angle brackets of
+// a Content-ID field: printable ASCII without spaces or brackets, or empty.
+func validContentID(id string) bool {
+	for _, r := range id {
+		if r <= ' ' || r >= 127 || r == '<' || r == '>' {
+			return false
+		}
 	}
-	opts := []mail.FileOption{mail.WithFileName(name), mail.WithFileContentID(a.ContentID)}
-	if a.ContentType != "" {
-		opts = append(opts, mail.WithFileContentType(mail.ContentType(a.ContentType)))
-	}
-	msg.EmbedFile(a.Path, opts...)
-	return nil, nil
+	return len(id) <= 256
 }
 
 // unsubscribeHeaders sets List-Unsubscribe to the message's unsubscribe

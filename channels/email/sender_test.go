@@ -422,6 +422,14 @@ func TestSendRefusesBadInput(t *testing.T) {
 		{"attachment is a folder", func(m *channels.Message) {
 			m.Attachments = []channels.Attachment{{Name: "r.csv", Path: dir}}
 		}},
+		{"content ID that breaks its header", func(m *channels.Message) {
+			m.HTML = `<img src="cid:x">`
+			png := filepath.Join(dir, "c.png")
+			if err := os.WriteFile(png, []byte("\x89PNG"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			m.Attachments = []channels.Attachment{{Name: "c.png", Path: png, ContentID: "x>\r\nBcc: <all@example.com"}}
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
