@@ -204,7 +204,7 @@ func (e *smtpError) Unwrap() error { return e.err }
 // ends in CRLF (a bare LF becomes one), a line that starts with a dot gets a
 // second, and Close ends the data with a line of a single dot. Its output is
 // net/textproto's DotWriter's byte for byte (FuzzDotWriterIsTextprotos),
-// written a line at a time rather than a byte at a time.
+// written a run of lines at a time rather than a byte at a time.
 type dotWriter struct {
 	w     *bufio.Writer
 	state int
@@ -242,6 +242,14 @@ func (d *dotWriter) Write(b []byte) (int, error) {
 			b = b[1:]
 			continue
 		}
+		if run := cleanLines(b); run > 0 {
+			if _, err := d.w.Write(b[:run]); err != nil {
+				return n - len(b), err
+			}
+			d.state = dotLineStart
+			b = b[run:]
+			continue
+		}
 		i := lineBreak(b)
 		if i < 0 {
 			if _, err := d.w.Write(b); err != nil {
@@ -266,6 +274,23 @@ func (d *dotWriter) Write(b []byte) (int, error) {
 		b = b[i+1:]
 	}
 	return n, nil
+}
+
+// cleanLines is the length of the longest start of b that goes out as it
+// is: whole lines that end in CRLF, with no other CR or LF, and of which
+// none but the first starts with a dot (the caller has seen to the first's
+// start). Base64 lines are such lines, so that an attached file goes to
+// the connection in one write, not one a line.
+func cleanLines(b []byte) int {
+	end := 0
+	for end < len(b) && (end == 0 || b[end] != '.') {
+		lf := bytes.IndexByte(b[end:], '\n')
+		if lf < 1 || b[end+lf-1] != '\r' || bytes.IndexByte(b[end:end+lf-1], '\r') >= 0 {
+			break
+		}
+		end += lf + 1
+	}
+	return end
 }
 
 // lineBreak is the index of the first CR or LF in b, or -1: what
