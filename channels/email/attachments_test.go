@@ -5,8 +5,10 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"io"
+	"mime"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -212,5 +214,79 @@ func TestFilesTravelWhole(t *testing.T) {
 	}
 	if _, err := msg.WriteTo(io.Discard); err == nil {
 		t.Error("the message was written without a file it attaches")
+	}
+}
+
+// TestMessageShapes composes mails with and without an HTML body, inline
+// images and attached files, and reads each back as a mail client would:
+// every body and file arrives whole, in its place, and the top-level
+// Content-Type is the outermost multipart the mail needs.
+func TestMessageShapes(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	png, pdf := filepath.Join(dir, "chart.png"), filepath.Join(dir, "report.pdf")
+	for path, b := range map[string]string{png: "\x89PNG image", pdf: "%PDF-1.4 report"} {
+		if err := os.WriteFile(path, []byte(b), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	image := channels.Attachment{Name: "chart.png", ContentType: "image/png", Path: png, ContentID: "chart-1@herald"}
+	file := channels.Attachment{Name: "report.pdf", ContentType: "application/pdf", Path: pdf}
+	for _, tc := range []struct {
+		name        string
+		text, html  string
+		attachments []channels.Attachment
+		top         string // the top-level Content-Type's media type
+		want        []string
+	}{
+		{"text", "Revenue fell.\n", "", nil, "multipart/alternative", nil},
+		{"text and a file", "Revenue fell.\n", "", []channels.Attachment{file}, "multipart/mixed", []string{"report.pdf"}},
+		{"an image without HTML is left out", "Revenue fell.\n", "", []channels.Attachment{image}, "multipart/alternative", nil},
+		{"HTML and an image", "", `<img src="cid:chart-1@herald">`, []channels.Attachment{image}, "multipart/related", []string{"chart.png"}},
+		{"text, HTML and an image", "Revenue fell.\n", `<img src="cid:chart-1@herald">`, []channels.Attachment{image},
+			"multipart/related", []string{"chart.png"}},
+		{"all", "Revenue fell.\n", `<img src="cid:chart-1@herald">`, []channels.Attachment{file, image},
+			"multipart/mixed", []string{"chart.png", "report.pdf"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c, err := newComposer("Herald <alerts@example.com>", nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			msg, err := c.compose(channels.Message{DeliveryID: "d1", Subject: "Revenue", Text: tc.text, HTML: tc.html,
+				Channel:     channels.Channel{ID: "c1", Kind: Kind, Config: []byte(`{"to":"ops@example.com"}`)},
+				Attachments: tc.attachments})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var raw bytes.Buffer
+			if _, err := msg.WriteTo(&raw); err != nil {
+				t.Fatal(err)
+			}
+			e, err := channeltest.ParseEmail(raw.Bytes())
+			if err != nil {
+				t.Fatalf("parse: %v\n%s", err, raw.Bytes())
+			}
+			if top, _, _ := mime.ParseMediaType(e.Header.Get("Content-Type")); top != tc.top {
+				t.Errorf("top-level Content-Type %q, want %s", e.Header.Get("Content-Type"), tc.top)
+			}
+			if tc.text != "" && e.Text != tc.text {
+				t.Errorf("text %q, want %q", e.Text, tc.text)
+			}
+			if tc.html != "" && !strings.Contains(e.HTML, tc.html) {
+				t.Errorf("the HTML does not hold %q", tc.html)
+			}
+			var got []string
+			for _, a := range e.Attachments {
+				got = append(got, a.Name)
+				if a.Inline != (a.ContentID != "") {
+					t.Errorf("%s: inline %v with Content-ID %q", a.Name, a.Inline, a.ContentID)
+				}
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("files %q, want %q", got, tc.want)
+			}
+		})
 	}
 }
