@@ -218,10 +218,11 @@ func (s *Sender) deliver(ctx context.Context, msg *message) error {
 
 // deferred reports whether err is the relay's 4xx answer to one of the
 // mail's commands (MAIL, RCPT, DATA or its end), other than 421, which
-// closes the session: a deferral of this mail in a session that goes on.
+// closes the session: a deferral of this mail in a session that goes on
+// (not one left reading the mail's data).
 func deferred(err error) bool {
 	var se *smtpError
-	if !errors.As(err, &se) || se.step == stepConnection {
+	if !errors.As(err, &se) || se.step == stepConnection || se.dataOpen {
 		return false
 	}
 	code := replyCode(se)

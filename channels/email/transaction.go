@@ -16,8 +16,8 @@ import (
 )
 
 // transact sends msg in one mail transaction on c: MAIL, a RCPT for each
-// recipient (in one write where the relay takes that), DATA and the message,
-// nothing more.
+// recipient and DATA (in one write where the relay takes that), and the
+// message, nothing more.
 //
 // go-mail's own transaction adds a NOOP before and a NOOP and RSET after:
 // more round trips, and a failure of those after the relay accepted the mail
@@ -26,7 +26,7 @@ import (
 // (closedBeforeSend). It also writes the message through net/textproto's
 // dot-stuffing writer, a byte at a time, which for a mail with attachments
 // was a fifth of the whole send's CPU; here the message goes through
-// dotWriter, which copies it a line at a time.
+// dotWriter, which copies it a run of lines at a time.
 //
 // A failed step is an *smtpError. A failure while the message is written
 // leaves the DATA phase open: the caller closes the connection, and the
@@ -48,11 +48,8 @@ func transact(c *smtp.Client, msg *message, timeout time.Duration) error {
 	if err := c.UpdateDeadline(timeout); err != nil {
 		return &smtpError{step: stepConnection, err: err}
 	}
-	if err := envelope(c, from, rcpts); err != nil {
+	if err := openData(c, from, rcpts, msg.GetMessageID()); err != nil {
 		return err
-	}
-	if err := command(c.Text, 354, "DATA"); err != nil {
-		return &smtpError{step: stepData, of: msg.GetMessageID(), err: err}
 	}
 	w := &dotWriter{w: c.Text.W}
 	if _, err := msg.WriteTo(w); err != nil {
@@ -67,12 +64,14 @@ func transact(c *smtp.Client, msg *message, timeout time.Duration) error {
 	return nil
 }
 
-// envelope sends MAIL and a RCPT for each recipient. A relay that offers
-// PIPELINING (RFC 2920) gets them in one write and answers them together:
-// one round trip for all of them rather than one for each. Every reply is
-// read, the ones after a refusal too, so that the session stays in step for
-// an RSET and the next mail; the first refusal is the error.
-func envelope(c *smtp.Client, from string, rcpts []string) error {
+// openData sends MAIL, a RCPT for each recipient and DATA, and reads their
+// replies: the relay then waits for the message. A relay that offers
+// PIPELINING (RFC 2920) gets the three in one write and answers them
+// together, one round trip for the lot rather than one for each; DATA may
+// close such a group. Every reply is read, the ones after a refusal too, so
+// that the session stays in step for an RSET and the next mail; the first
+// refusal is the error.
+func openData(c *smtp.Client, from string, rcpts []string, id string) error {
 	if ok, _ := c.Extension("PIPELINING"); !ok {
 		if err := c.Mail(from); err != nil {
 			return &smtpError{step: stepMail, of: from, err: err}
@@ -81,6 +80,9 @@ func envelope(c *smtp.Client, from string, rcpts []string) error {
 			if err := c.Rcpt(r); err != nil {
 				return &smtpError{step: stepRcpt, of: r, err: err}
 			}
+		}
+		if err := command(c.Text, 354, "DATA"); err != nil {
+			return &smtpError{step: stepData, of: id, err: err}
 		}
 		return nil
 	}
@@ -92,20 +94,43 @@ func envelope(c *smtp.Client, from string, rcpts []string) error {
 	for _, r := range rcpts {
 		_, _ = fmt.Fprintf(w, "RCPT TO:%s\r\n", r)
 	}
+	_, _ = w.WriteString("DATA\r\n")
 	if err := w.Flush(); err != nil {
 		return &smtpError{step: stepMail, of: from, err: err}
 	}
-	// A reply that does not come (replyCode 0) ends the reading: the
-	// session is gone, and no reply after it will come either.
-	var first error
-	if _, _, err := c.Text.ReadResponse(250); err != nil {
+	first := envelopeReplies(c.Text, from, rcpts)
+	if first != nil && replyCode(first) == 0 {
+		return first
+	}
+	_, _, err := c.Text.ReadResponse(354)
+	switch {
+	case first != nil && err == nil:
+		// The relay took DATA after refusing a recipient, which leaves it
+		// reading the message: only closing the session ends that without a
+		// mail.
+		first.dataOpen = true
+		return first
+	case first != nil:
+		return first
+	case err != nil:
+		return &smtpError{step: stepData, of: id, err: err}
+	}
+	return nil
+}
+
+// envelopeReplies reads the replies to a pipelined MAIL and its RCPTs and
+// returns the first refusal. A reply that does not come (replyCode 0) ends
+// the reading: the session is gone, and no reply after it will come either.
+func envelopeReplies(t *textproto.Conn, from string, rcpts []string) *smtpError {
+	var first *smtpError
+	if _, _, err := t.ReadResponse(250); err != nil {
 		first = &smtpError{step: stepMail, of: from, err: err}
 		if replyCode(err) == 0 {
 			return first
 		}
 	}
 	for _, r := range rcpts {
-		_, _, err := c.Text.ReadResponse(25)
+		_, _, err := t.ReadResponse(25)
 		if err == nil {
 			continue
 		}
@@ -190,6 +215,9 @@ type smtpError struct {
 	step string
 	of   string // what the step was about: the sender, the recipient or the Message-ID
 	err  error
+	// dataOpen is set when the relay is left reading the message's data:
+	// the session cannot go on to another mail.
+	dataOpen bool
 }
 
 func (e *smtpError) Error() string {

@@ -3,6 +3,7 @@ package email
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"net"
 	"net/textproto"
 	"slices"
@@ -117,6 +118,18 @@ func FuzzDotWriterIsTextprotos(f *testing.F) {
 // held, in order.
 func relayReads(t *testing.T, caps ...string) (*smtp.Client, func() []string) {
 	t.Helper()
+	return relayAnswering(t, func(cmd string) string {
+		if strings.HasPrefix(cmd, "DATA") {
+			return "354 go on"
+		}
+		return "250 ok"
+	}, caps...)
+}
+
+// relayAnswering is relayReads with the relay's reply to each command line
+// after EHLO given by answer.
+func relayAnswering(t *testing.T, answer func(cmd string) string, caps ...string) (*smtp.Client, func() []string) {
+	t.Helper()
 	client, server := net.Pipe()
 	var mu sync.Mutex
 	var reads []string
@@ -153,12 +166,8 @@ func relayReads(t *testing.T, caps ...string) (*smtp.Client, func() []string) {
 			reads = append(reads, got)
 			mu.Unlock()
 			for _, line := range strings.SplitAfter(got, "\r\n") {
-				switch {
-				case line == "":
-				case strings.HasPrefix(line, "DATA"):
-					reply("354 go on")
-				default:
-					reply("250 ok")
+				if line != "" {
+					reply(answer(line))
 				}
 			}
 		}
@@ -179,27 +188,66 @@ func relayReads(t *testing.T, caps ...string) (*smtp.Client, func() []string) {
 }
 
 // TestEnvelopeIsOneWriteWhereTheRelayPipelines: a relay that offers
-// PIPELINING reads MAIL and RCPT in one read; one that does not gets MAIL
-// alone first, RCPT after its reply.
+// PIPELINING reads MAIL, RCPT and DATA in one read; one that does not gets
+// each alone, after the reply to the one before.
 func TestEnvelopeIsOneWriteWhereTheRelayPipelines(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		caps  []string
-		first string
+		reads []string
 	}{
-		{"PIPELINING", []string{"PIPELINING", "8BITMIME"}, "MAIL FROM:<a@example.com> BODY=8BITMIME\r\nRCPT TO:<b@example.com>\r\n"},
-		{"one command at a time", []string{"8BITMIME"}, "MAIL FROM:<a@example.com> BODY=8BITMIME\r\n"},
+		{"PIPELINING", []string{"PIPELINING", "8BITMIME"},
+			[]string{"MAIL FROM:<a@example.com> BODY=8BITMIME\r\nRCPT TO:<b@example.com>\r\nDATA\r\n"}},
+		{"one command at a time", []string{"8BITMIME"},
+			[]string{"MAIL FROM:<a@example.com> BODY=8BITMIME\r\n", "RCPT TO:<b@example.com>\r\n", "DATA\r\n"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			c, reads := relayReads(t, tc.caps...)
-			if err := envelope(c, "<a@example.com>", []string{"<b@example.com>"}); err != nil {
-				t.Fatalf("envelope: %v", err)
+			if err := openData(c, "<a@example.com>", []string{"<b@example.com>"}, "<m@example.com>"); err != nil {
+				t.Fatalf("openData: %v", err)
 			}
-			got := reads()
-			if len(got) == 0 || got[0] != tc.first {
-				t.Fatalf("the relay's reads: %q, want the first %q", got, tc.first)
+			if got := reads(); !slices.Equal(got, tc.reads) {
+				t.Fatalf("the relay's reads: %q, want %q", got, tc.reads)
+			}
+		})
+	}
+}
+
+// TestRefusedRecipientWithDataOpenEndsTheSession: a relay that defers the
+// recipient yet takes the pipelined DATA waits for a message; the error
+// says so, and the sender closes the session rather than send an RSET the
+// relay would read as the mail.
+func TestRefusedRecipientWithDataOpenEndsTheSession(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		data     string
+		step     string
+		dataOpen bool
+	}{
+		{"DATA taken", "354 go on", stepRcpt, true},
+		{"DATA refused", "554 no valid recipients", stepRcpt, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c, _ := relayAnswering(t, func(cmd string) string {
+				switch {
+				case strings.HasPrefix(cmd, "RCPT"):
+					return "450 mailbox busy"
+				case strings.HasPrefix(cmd, "DATA"):
+					return tc.data
+				}
+				return "250 ok"
+			}, "PIPELINING")
+			err := openData(c, "<a@example.com>", []string{"<b@example.com>"}, "<m@example.com>")
+			var se *smtpError
+			if !errors.As(err, &se) || se.step != tc.step || se.dataOpen != tc.dataOpen || replyCode(err) != 450 {
+				t.Fatalf("openData = %#v, want a 450 at %s with dataOpen %v", err, tc.step, tc.dataOpen)
+			}
+			if deferred(err) == tc.dataOpen {
+				t.Errorf("deferred = %v: the session would go on to an RSET with DATA open %v", deferred(err), tc.dataOpen)
 			}
 		})
 	}
