@@ -57,6 +57,13 @@ func WithoutPipelining() SMTPOption {
 	return func(s *SMTPServer) { s.ln.noPipelining = true }
 }
 
+// WithoutChunking makes the server leave CHUNKING (RFC 3030) out of its
+// EHLO reply, as many relays do, so that a client sends the message after
+// DATA, dot-stuffed.
+func WithoutChunking() SMTPOption {
+	return func(s *SMTPServer) { s.ln.noChunking = true }
+}
+
 // NewSMTPServer starts an SMTP server on 127.0.0.1 and closes it when the
 // test ends.
 func NewSMTPServer(t testing.TB, opts ...SMTPOption) *SMTPServer {
@@ -314,6 +321,7 @@ type trackingListener struct {
 	mu           sync.Mutex
 	conns        map[*trackedConn]struct{}
 	noPipelining bool // WithoutPipelining
+	noChunking   bool // WithoutChunking
 }
 
 func (l *trackingListener) Accept() (net.Conn, error) {
@@ -354,12 +362,16 @@ func (c *trackedConn) Read(p []byte) (int, error) {
 	return c.Conn.Read(p)
 }
 
-// pipeliningLine is the line of the server's EHLO reply that offers
-// PIPELINING: go-smtp writes each line of a reply on its own.
-var pipeliningLine = regexp.MustCompile(`^250-(\d\.\d\.\d )?PIPELINING\r\n$`)
+// pipeliningLine and chunkingLine are the lines of the server's EHLO reply
+// that offer PIPELINING and CHUNKING: go-smtp writes each line of a reply on
+// its own, and SIZE last.
+var (
+	pipeliningLine = regexp.MustCompile(`^250-(\d\.\d\.\d )?PIPELINING\r\n$`)
+	chunkingLine   = regexp.MustCompile(`^250-(\d\.\d\.\d )?CHUNKING\r\n$`)
+)
 
 func (c *trackedConn) Write(p []byte) (int, error) {
-	if c.l.noPipelining && pipeliningLine.Match(p) {
+	if c.l.noPipelining && pipeliningLine.Match(p) || c.l.noChunking && chunkingLine.Match(p) {
 		return len(p), nil
 	}
 	return c.Conn.Write(p)

@@ -38,12 +38,65 @@ func newSender(t *testing.T, srv *channeltest.SMTPServer, logger *slog.Logger, m
 	return s
 }
 
+// relayModes are the ways a relay takes a mail, by what its EHLO offers.
+var relayModes = map[string][]channeltest.SMTPOption{
+	"BDAT":                  nil,
+	"DATA pipelined":        {channeltest.WithoutChunking()},
+	"one command at a time": {channeltest.WithoutPipelining()},
+}
+
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	channeltest.RunConformance(t, func(t *testing.T, logger *slog.Logger) (channels.Sender, channeltest.Peer) {
-		srv := channeltest.NewSMTPServer(t)
-		return newSender(t, srv, logger), srv
-	})
+	for name, opts := range relayModes {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			channeltest.RunConformance(t, func(t *testing.T, logger *slog.Logger) (channels.Sender, channeltest.Peer) {
+				srv := channeltest.NewSMTPServer(t, opts...)
+				return newSender(t, srv, logger), srv
+			})
+		})
+	}
+}
+
+// TestLargeMailTravelsInChunks: a mail larger than a chunk, with lines that
+// start with dots and lines of base64, arrives as it was written, whichever
+// way the relay takes it.
+func TestLargeMailTravelsInChunks(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	big := make([]byte, 700_000) // about 950 KB of base64: four chunks
+	for i := range big {
+		big[i] = byte(i * 31)
+	}
+	path := filepath.Join(dir, "data.bin")
+	if err := os.WriteFile(path, big, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, opts := range relayModes {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			srv := channeltest.NewSMTPServer(t, opts...)
+			s := newSender(t, srv, nil)
+			m := message("big")
+			m.Text = ".a line with a dot\n..two\n.\nend\n"
+			m.Attachments = []channels.Attachment{{Name: "data.bin", Path: path}}
+			if _, err := s.Send(t.Context(), m); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Send(t.Context(), message("after")); err != nil {
+				t.Fatalf("the mail after a large one: %v", err)
+			}
+			msgs := srv.Messages()
+			if len(msgs) != 2 || srv.Sessions() != 1 {
+				t.Fatalf("%d mails in %d sessions, want 2 in 1", len(msgs), srv.Sessions())
+			}
+			e := msgs[0]
+			if e.Text != m.Text || len(e.Attachments) != 1 || !bytes.Equal(e.Attachments[0].Data, big) {
+				t.Fatalf("text %q, %d files; the file arrived whole: %v", e.Text, len(e.Attachments),
+					len(e.Attachments) == 1 && bytes.Equal(e.Attachments[0].Data, big))
+			}
+		})
+	}
 }
 
 func message(id string) channels.Message {
@@ -288,18 +341,13 @@ func TestSendReusesConnections(t *testing.T) {
 }
 
 // TestDeferralKeepsTheSession: a relay that defers mails (451 to RCPT, as
-// one short of resources or greylisting does) keeps the session: the sender
-// resets it and sends the next mails over it, not over a new connection
-// each, and a mail after the deferrals goes through the same session.
-// TestDeferralKeepsTheSession: a relay deferring every recipient leaves the
-// session in step, whether it takes MAIL and RCPT in one write (PIPELINING)
-// or one at a time: the mail after the deferrals goes over the same session.
+// one short of resources or greylisting does) keeps the session in step,
+// whether it takes the mail in BDAT chunks pipelined behind MAIL and RCPT,
+// after a pipelined DATA, or one command at a time: the sender resets it
+// and sends the next mails over it, not over a new connection each.
 func TestDeferralKeepsTheSession(t *testing.T) {
 	t.Parallel()
-	for name, opts := range map[string][]channeltest.SMTPOption{
-		"PIPELINING":            nil,
-		"one command at a time": {channeltest.WithoutPipelining()},
-	} {
+	for name, opts := range relayModes {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			srv := channeltest.NewSMTPServer(t, opts...)

@@ -48,6 +48,9 @@ func transact(c *smtp.Client, msg *message, timeout time.Duration) error {
 	if err := c.UpdateDeadline(timeout); err != nil {
 		return &smtpError{step: stepConnection, err: err}
 	}
+	if chunking(c) {
+		return sendChunks(c, from, rcpts, msg)
+	}
 	if err := openData(c, from, rcpts, msg.GetMessageID()); err != nil {
 		return err
 	}
@@ -90,10 +93,7 @@ func openData(c *smtp.Client, from string, rcpts []string, id string) error {
 		return err
 	}
 	w := c.Text.W
-	_, _ = fmt.Fprintf(w, "MAIL FROM:%s%s\r\n", from, mailParameters(c))
-	for _, r := range rcpts {
-		_, _ = fmt.Fprintf(w, "RCPT TO:%s\r\n", r)
-	}
+	writeEnvelope(c, from, rcpts)
 	_, _ = w.WriteString("DATA\r\n")
 	if err := w.Flush(); err != nil {
 		return &smtpError{step: stepMail, of: from, err: err}
@@ -116,6 +116,15 @@ func openData(c *smtp.Client, from string, rcpts []string, id string) error {
 		return &smtpError{step: stepData, of: id, err: err}
 	}
 	return nil
+}
+
+// writeEnvelope writes MAIL and a RCPT for each recipient into c's buffer,
+// for a pipelined write: a write error shows at the flush.
+func writeEnvelope(c *smtp.Client, from string, rcpts []string) {
+	_, _ = fmt.Fprintf(c.Text.W, "MAIL FROM:%s%s\r\n", from, mailParameters(c))
+	for _, r := range rcpts {
+		_, _ = fmt.Fprintf(c.Text.W, "RCPT TO:%s\r\n", r)
+	}
 }
 
 // envelopeReplies reads the replies to a pipelined MAIL and its RCPTs and
@@ -236,6 +245,9 @@ func (e *smtpError) Unwrap() error { return e.err }
 type dotWriter struct {
 	w     *bufio.Writer
 	state int
+	// plain leaves out the dots: the line ends alone are made CRLF, as for
+	// BDAT chunks, which the relay takes as they are.
+	plain bool
 }
 
 // The states of a dotWriter: where the next byte falls.
@@ -251,7 +263,7 @@ func (d *dotWriter) Write(b []byte) (int, error) {
 	for len(b) > 0 {
 		switch d.state {
 		case dotBegin, dotLineStart:
-			if b[0] == '.' {
+			if b[0] == '.' && !d.plain {
 				if err := d.w.WriteByte('.'); err != nil {
 					return n - len(b), err
 				}
@@ -336,20 +348,27 @@ func lineBreak(b []byte) int {
 	return lf
 }
 
-// Close ends the last line, unless it has ended, writes the line of a single
-// dot and flushes.
+// Close ends the data and flushes.
 func (d *dotWriter) Close() error {
-	var end string
-	switch d.state {
-	case dotBegin, dotInLine:
-		end = "\r\n.\r\n"
-	case dotAfterCR:
-		end = "\n.\r\n"
-	case dotLineStart:
-		end = ".\r\n"
-	}
-	if _, err := d.w.WriteString(end); err != nil {
+	if err := d.end(); err != nil {
 		return err
 	}
 	return d.w.Flush()
+}
+
+// end ends the last line, unless it has ended, and writes the line of a
+// single dot, but when plain.
+func (d *dotWriter) end() error {
+	var end string
+	switch d.state {
+	case dotBegin, dotInLine:
+		end = "\r\n"
+	case dotAfterCR:
+		end = "\n"
+	}
+	if !d.plain {
+		end += ".\r\n"
+	}
+	_, err := d.w.WriteString(end)
+	return err
 }

@@ -4,14 +4,19 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
+	"io"
 	"net"
 	"net/textproto"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/wneessen/go-mail/smtp"
+
+	"github.com/heraldhq/herald/channels"
 )
 
 // textprotoDot is what net/textproto's DotWriter writes for chunks, written
@@ -42,6 +47,42 @@ func heraldDot(t testing.TB, chunks ...[]byte) []byte {
 		n, err := w.Write(c)
 		if err != nil || n != len(c) {
 			t.Fatalf("Write(%q) = %d, %v", c, n, err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+// relayRead is the message a relay takes out of DATA's data (RFC 5321
+// 4.5.2): its CRLF-ended lines up to the line of a single dot, each without
+// the dot it starts with, if any.
+func relayRead(t testing.TB, data []byte) []byte {
+	t.Helper()
+	var out []byte
+	for {
+		line, rest, ok := bytes.Cut(data, []byte("\r\n"))
+		if !ok {
+			t.Fatalf("the data does not end in a line of a single dot: %q", data)
+		}
+		if string(line) == "." {
+			return out
+		}
+		out = append(append(out, bytes.TrimPrefix(line, []byte("."))...), "\r\n"...)
+		data = rest
+	}
+}
+
+// heraldPlain is what a plain dotWriter writes for chunks and its Close.
+func heraldPlain(t testing.TB, chunks ...[]byte) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	bw := bufio.NewWriterSize(&out, 16)
+	w := &dotWriter{w: bw, plain: true}
+	for _, c := range chunks {
+		if _, err := w.Write(c); err != nil {
+			t.Fatal(err)
 		}
 	}
 	if err := w.Close(); err != nil {
@@ -108,6 +149,11 @@ func FuzzDotWriterIsTextprotos(f *testing.F) {
 		want := textprotoDot(t, chunks...)
 		if got := heraldDot(t, chunks...); !bytes.Equal(got, want) {
 			t.Fatalf("for %q in writes of %d:\ndotWriter wrote  %q\ntextproto wrote %q", msg, cut, got, want)
+		}
+		// Plain, for BDAT, it writes what a relay reads out of DATA.
+		read := relayRead(t, want)
+		if got := heraldPlain(t, chunks...); !bytes.Equal(got, read) {
+			t.Fatalf("for %q in writes of %d:\nplain dotWriter wrote %q\na relay reads of DATA %q", msg, cut, got, read)
 		}
 	})
 }
@@ -287,4 +333,74 @@ type countingWriter struct{ writes int }
 func (c *countingWriter) Write(p []byte) (int, error) {
 	c.writes++
 	return len(p), nil
+}
+
+// TestMailIsOneWriteWhereTheRelayChunks: a relay that offers CHUNKING and
+// PIPELINING gets MAIL, RCPT and the message in BDAT chunks without a reply
+// between them: this one answers nothing before the last chunk is whole,
+// and the mail still goes.
+func TestMailIsOneWriteWhereTheRelayChunks(t *testing.T) {
+	t.Parallel()
+	client, server := net.Pipe()
+	got := make(chan []byte, 1)
+	go func() {
+		defer server.Close()
+		_, _ = server.Write([]byte("220 relay ready\r\n"))
+		r := bufio.NewReader(server)
+		if _, err := r.ReadString('\n'); err != nil { // EHLO
+			return
+		}
+		_, _ = server.Write([]byte("250-relay\r\n250-PIPELINING\r\n250-CHUNKING\r\n250 SIZE\r\n"))
+		var mail []byte
+		var replies string
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				return
+			}
+			replies += "250 ok\r\n"
+			var n int
+			var last string
+			if _, err := fmt.Sscanf(line, "BDAT %d %s", &n, &last); err == nil || n > 0 {
+				chunk := make([]byte, n)
+				if _, err := io.ReadFull(r, chunk); err != nil {
+					return
+				}
+				mail = append(mail, chunk...)
+			}
+			if last == "LAST" {
+				break
+			}
+		}
+		_, _ = server.Write([]byte(replies))
+		got <- mail
+	}()
+	c, err := smtp.NewClient(client, "relay")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Hello("herald"); err != nil {
+		t.Fatal(err)
+	}
+	comp, err := newComposer("Herald <alerts@example.com>", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := channels.Message{DeliveryID: "d1", Subject: "Revenue", Text: ".dot first\n",
+		Channel: channels.Channel{ID: "c1", Kind: Kind, Config: []byte(`{"to":"ops@example.com"}`)}}
+	msg, err := comp.compose(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := transact(c, msg, 5*time.Second); err != nil {
+		t.Fatalf("transact: %v", err)
+	}
+	var want bytes.Buffer
+	if _, err := msg.WriteTo(&want); err != nil {
+		t.Fatal(err)
+	}
+	if mail := <-got; !bytes.Equal(mail, want.Bytes()) {
+		t.Fatalf("the relay read %q, want the message as written, %q", mail, want.Bytes())
+	}
 }
