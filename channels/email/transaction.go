@@ -16,8 +16,9 @@ import (
 )
 
 // transact sends msg in one mail transaction on c: MAIL, a RCPT for each
-// recipient and DATA (in one write where the relay takes that), and the
-// message, nothing more.
+// recipient and the message, nothing more; the message as BDAT chunks where
+// the relay takes them (sendChunks), otherwise after DATA, which goes with
+// MAIL and RCPT in one write where the relay takes that.
 //
 // go-mail's own transaction adds a NOOP before and a NOOP and RSET after:
 // more round trips, and a failure of those after the relay accepted the mail
