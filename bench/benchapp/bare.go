@@ -3,6 +3,7 @@ package benchapp
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"sync"
@@ -87,6 +88,15 @@ func BareMailWith(ctx context.Context, n, conc int, subject, text string, attach
 		return Bare{}, fmt.Errorf("bare loop: %d messages, %d distinct, want %d", total, distinct, n)
 	}
 	return b, nil
+}
+
+// BareMailSized is BareMailWith with a file of random bytes attached that
+// makes each mail about size bytes after its header: three quarters of size,
+// which base64 makes about size.
+func BareMailSized(ctx context.Context, n, conc int, subject, text string, size int) (Bare, error) {
+	file := make([]byte, size*3/4)
+	_, _ = rand.Read(file)
+	return BareMailWith(ctx, n, conc, subject, text, file)
 }
 
 // String describes the loop's figures.

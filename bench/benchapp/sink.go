@@ -115,6 +115,14 @@ func (s *Sink) Bytes() int64 {
 	return s.bytes
 }
 
+// MeanBytes is the mean size of the messages that arrived, without their
+// top-level headers.
+func (s *Sink) MeanBytes() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return int(s.bytes / int64(max(s.total, 1)))
+}
+
 // Counts returns how many messages arrived and how many distinct Message-IDs.
 func (s *Sink) Counts() (total, distinct int) {
 	s.mu.Lock()

@@ -22,7 +22,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"flag"
 	"fmt"
 	"log"
@@ -147,12 +146,8 @@ func main() {
 // the e-mail kind's concurrency, right after the burst.
 func verdict(ctx context.Context, sink *benchapp.Sink, last time.Duration) benchapp.Verdict {
 	total, _ := sink.Counts()
-	size := int(sink.Bytes() / int64(max(total, 1)))
-	// Random bytes of three quarters of the body's size, which base64
-	// makes about the size of the body.
-	file := make([]byte, size*3/4)
-	_, _ = rand.Read(file)
-	bare, err := benchapp.BareMailWith(ctx, total, 8, "bench", "Your store's report is attached.\n", file)
+	size := sink.MeanBytes()
+	bare, err := benchapp.BareMailSized(ctx, total, 8, "bench", "Your store's report is attached.\n", size)
 	if err != nil {
 		log.Fatal(err)
 	}

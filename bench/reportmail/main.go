@@ -19,7 +19,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"flag"
 	"fmt"
 	"log"
@@ -136,12 +135,8 @@ func main() {
 	// The baseline, right after: as many mails of the same size, a file
 	// attached to each, sent by a bare go-mail loop at the e-mail kind's
 	// concurrency.
-	size := int(sink.Bytes() / int64(max(total, 1)))
-	// The attachment is random bytes of three quarters of the body's size,
-	// which base64 makes about the size of the body.
-	file := make([]byte, size*3/4)
-	_, _ = rand.Read(file)
-	bare, err := benchapp.BareMailWith(ctx, want, 8, "bench", "The report is attached.\n", file)
+	size := sink.MeanBytes()
+	bare, err := benchapp.BareMailSized(ctx, want, 8, "bench", "The report is attached.\n", size)
 	if err != nil {
 		log.Fatal(err)
 	}

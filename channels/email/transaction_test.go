@@ -37,12 +37,12 @@ func textprotoDot(t testing.TB, chunks ...[]byte) []byte {
 	return out.Bytes()
 }
 
-// heraldDot is what dotWriter writes for chunks and its Close.
-func heraldDot(t testing.TB, chunks ...[]byte) []byte {
+// heraldDot is what dotWriter writes for chunks and its Close, plain or not.
+func heraldDot(t testing.TB, plain bool, chunks ...[]byte) []byte {
 	t.Helper()
 	var out bytes.Buffer
 	bw := bufio.NewWriterSize(&out, 16) // small, so that its flushes come mid-line
-	w := &dotWriter{w: bw}
+	w := &dotWriter{w: bw, plain: plain}
 	for _, c := range chunks {
 		n, err := w.Write(c)
 		if err != nil || n != len(c) {
@@ -74,23 +74,6 @@ func relayRead(t testing.TB, data []byte) []byte {
 	}
 }
 
-// heraldPlain is what a plain dotWriter writes for chunks and its Close.
-func heraldPlain(t testing.TB, chunks ...[]byte) []byte {
-	t.Helper()
-	var out bytes.Buffer
-	bw := bufio.NewWriterSize(&out, 16)
-	w := &dotWriter{w: bw, plain: true}
-	for _, c := range chunks {
-		if _, err := w.Write(c); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return out.Bytes()
-}
-
 func TestDotWriter(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -118,7 +101,7 @@ func TestDotWriter(t *testing.T) {
 			for _, c := range tc.in {
 				chunks = append(chunks, []byte(c))
 			}
-			if got := heraldDot(t, chunks...); string(got) != tc.want {
+			if got := heraldDot(t, false, chunks...); string(got) != tc.want {
 				t.Errorf("dotWriter wrote %q, want %q", got, tc.want)
 			}
 			if got := textprotoDot(t, chunks...); string(got) != tc.want {
@@ -147,12 +130,12 @@ func FuzzDotWriterIsTextprotos(f *testing.F) {
 			}
 		}
 		want := textprotoDot(t, chunks...)
-		if got := heraldDot(t, chunks...); !bytes.Equal(got, want) {
+		if got := heraldDot(t, false, chunks...); !bytes.Equal(got, want) {
 			t.Fatalf("for %q in writes of %d:\ndotWriter wrote  %q\ntextproto wrote %q", msg, cut, got, want)
 		}
 		// Plain, for BDAT, it writes what a relay reads out of DATA.
 		read := relayRead(t, want)
-		if got := heraldPlain(t, chunks...); !bytes.Equal(got, read) {
+		if got := heraldDot(t, true, chunks...); !bytes.Equal(got, read) {
 			t.Fatalf("for %q in writes of %d:\nplain dotWriter wrote %q\na relay reads of DATA %q", msg, cut, got, read)
 		}
 	})
