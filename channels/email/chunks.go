@@ -44,22 +44,17 @@ func sendChunks(c *smtp.Client, from string, rcpts []string, msg *message) error
 		chunkBuffers.Put(buf)
 	}()
 	buf.Reset(chunks)
-	lines := &dotWriter{w: buf, plain: true}
-	if _, err := msg.WriteTo(lines); err != nil {
-		return fmt.Errorf("write the message: %w", err)
-	}
-	if err := lines.end(); err != nil {
-		return fmt.Errorf("write the message: %w", err)
-	}
-	chunks.last = true // what buf holds now is the last chunk
-	if err := buf.Flush(); err != nil {
-		return fmt.Errorf("write the message: %w", err)
-	}
-	if err := chunks.end(); err != nil {
+	if err := writeChunks(msg, buf, chunks); err != nil {
+		if chunks.err != nil {
+			// The connection failed before the last chunk was whole, and
+			// before any reply: the relay took nothing, and a reused
+			// session it closed meanwhile may be left for another.
+			return &smtpError{step: stepConnection, err: chunks.err}
+		}
 		return fmt.Errorf("write the message: %w", err)
 	}
 	if err := c.Text.W.Flush(); err != nil {
-		return &smtpError{step: stepMail, of: from, err: err}
+		return &smtpError{step: stepConnection, err: err}
 	}
 	first := envelopeReplies(c.Text, from, rcpts)
 	if first != nil && replyCode(first) == 0 {
@@ -83,13 +78,30 @@ func sendChunks(c *smtp.Client, from string, rcpts []string, msg *message) error
 	return nil
 }
 
+// writeChunks writes msg through buf into chunks, the last marked LAST.
+func writeChunks(msg *message, buf *bufio.Writer, chunks *bdatWriter) error {
+	lines := &dotWriter{w: buf, plain: true}
+	if _, err := msg.WriteTo(lines); err != nil {
+		return err
+	}
+	if err := lines.end(); err != nil {
+		return err
+	}
+	chunks.last = true // what buf holds now is the last chunk
+	if err := buf.Flush(); err != nil {
+		return err
+	}
+	return chunks.end()
+}
+
 // bdatWriter writes each write as a BDAT chunk to w, the first once last is
 // set marked LAST, and counts them: each has its reply.
 type bdatWriter struct {
 	w     *bufio.Writer
-	last  bool // the next chunk is the last
-	ended bool // the last chunk is written
-	n     int  // chunks written
+	last  bool  // the next chunk is the last
+	ended bool  // the last chunk is written
+	n     int   // chunks written
+	err   error // of the connection, when a write to it failed
 }
 
 func (b *bdatWriter) Write(p []byte) (int, error) {
@@ -103,7 +115,11 @@ func (b *bdatWriter) Write(p []byte) (int, error) {
 		_, _ = fmt.Fprintf(b.w, "BDAT %d\r\n", len(p))
 	}
 	b.n++
-	return b.w.Write(p)
+	n, err := b.w.Write(p)
+	if err != nil {
+		b.err = err
+	}
+	return n, err
 }
 
 // end writes an empty last chunk when the last write left none.

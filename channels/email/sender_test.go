@@ -431,25 +431,34 @@ func TestSendGoesOverANewSessionWhenTheRelayEndedOne(t *testing.T) {
 		{"dropped while idle", func(*channeltest.SMTPServer) {}, (*channeltest.SMTPServer).DropConnections},
 		{"closed after accepting", func(srv *channeltest.SMTPServer) { srv.DropAfterNext(1) }, func(*channeltest.SMTPServer) {}},
 	}
+	// A large mail takes many writes: the first may go into the closed
+	// connection unnoticed, the next fail.
+	large := message("b")
+	large.Attachments = []channels.Attachment{{Name: "data.bin", Path: filepath.Join(t.TempDir(), "data.bin")}}
+	if err := os.WriteFile(large.Attachments[0].Path, bytes.Repeat([]byte("0123456789"), 50_000), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			srv := channeltest.NewSMTPServer(t)
-			s := newSender(t, srv, nil)
-			c.before(srv)
-			if _, err := s.Send(t.Context(), message("a")); err != nil {
-				t.Fatalf("first Send, which the relay accepted: %v", err)
-			}
-			c.after(srv)
-			if _, err := s.Send(t.Context(), message("b")); err != nil {
-				t.Fatalf("Send after the relay ended the session: %v", err)
-			}
-			if got := len(srv.Messages()); got != 2 {
-				t.Fatalf("server has %d messages, want 2", got)
-			}
-			if got := srv.Sessions(); got != 2 {
-				t.Fatalf("server saw %d sessions, want 2", got)
-			}
-		})
+		for size, second := range map[string]channels.Message{"small": message("b"), "large": large} {
+			t.Run(c.name+"/"+size, func(t *testing.T) {
+				srv := channeltest.NewSMTPServer(t)
+				s := newSender(t, srv, nil)
+				c.before(srv)
+				if _, err := s.Send(t.Context(), message("a")); err != nil {
+					t.Fatalf("first Send, which the relay accepted: %v", err)
+				}
+				c.after(srv)
+				if _, err := s.Send(t.Context(), second); err != nil {
+					t.Fatalf("Send after the relay ended the session: %v", err)
+				}
+				if got := len(srv.Messages()); got != 2 {
+					t.Fatalf("server has %d messages, want 2", got)
+				}
+				if got := srv.Sessions(); got != 2 {
+					t.Fatalf("server saw %d sessions, want 2", got)
+				}
+			})
+		}
 	}
 }
 
