@@ -163,8 +163,18 @@ func (r *Relay) Run(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// relayRetryFirst is how long the relay waits to publish again after a
+// failed round; the wait doubles after each failed round, up to
+// relayRetryMax (or the sweep interval, if shorter).
+const (
+	relayRetryFirst = 100 * time.Millisecond
+	relayRetryMax   = time.Second
+)
+
 // relay publishes the outbox at start, on Notify and on every sweep, until
-// ctx ends.
+// ctx ends. After a failed round (the store fenced while the control lease
+// is elected again, JetStream without a leader) it tries again soon, rather
+// than at the next sweep: nothing else may wake it while the outbox waits.
 func (r *Relay) relay(ctx context.Context) {
 	sweep := r.sweep
 	if sweep == nil {
@@ -172,11 +182,17 @@ func (r *Relay) relay(ctx context.Context) {
 		defer t.Stop()
 		sweep = t.C()
 	}
+	retry := relayRetryFirst
 	for {
+		var again <-chan time.Time
 		if err := r.publishOutbox(ctx); ctx.Err() == nil {
 			r.note(err)
 			if err != nil {
-				r.log.Warn("relay outbox", "err", err)
+				r.log.Warn("relay outbox", "err", err, "again_in", retry)
+				again = r.clock.After(retry)
+				retry = min(2*retry, relayRetryMax, r.cfg.SweepInterval)
+			} else {
+				retry = relayRetryFirst
 			}
 		}
 		if r.onRelayIdle != nil {
@@ -185,6 +201,7 @@ func (r *Relay) relay(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
+		case <-again:
 		case <-r.wake:
 		case <-sweep:
 			if err := r.checkFlights(ctx); err != nil && ctx.Err() == nil {

@@ -2,14 +2,18 @@ package worker
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/heraldhq/herald/internal/clock/clocktest"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -77,5 +81,58 @@ func TestRelayPublishesAgainWhatGoesUnanswered(t *testing.T) {
 	}
 	if depth, err := e.st.OutboxDepth(ctx); err != nil || depth != 0 {
 		t.Errorf("outbox depth %d (%v), want 0", depth, err)
+	}
+}
+
+// failFirstPublish is a JetStream that refuses the first publish, as one
+// without a stream leader does.
+type failFirstPublish struct {
+	jetstream.JetStream
+	failed atomic.Bool
+}
+
+func (f *failFirstPublish) PublishMsgAsync(m *nats.Msg, opts ...jetstream.PublishOpt) (jetstream.PubAckFuture, error) {
+	if f.failed.CompareAndSwap(false, true) {
+		return nil, errors.New("no stream leader")
+	}
+	return f.JetStream.PublishMsgAsync(m, opts...)
+}
+
+// TestRelayTriesAgainSoonAfterAFailedRound: a round of the relay that
+// failed (JetStream without a leader, the store fenced) is tried again
+// relayRetryFirst later on the relay's clock, with no new delivery to wake
+// it and no sweep to come.
+func TestRelayTriesAgainSoonAfterAFailedRound(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.enqueue(store.Payload{Subject: "M", Text: "t"}, e.channel(mailTo("team@example.com")))
+	n := startNATS(t, t.TempDir())
+	c := clocktest.New(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
+	r := e.relay(n, nil, testConfig(), Options{Logger: testLogger(t), Clock: c, Sweep: make(chan time.Time)})
+	r.js = &failFirstPublish{JetStream: n.JetStream()}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	if _, err := ensureStream(ctx, testLogger(t), n.JetStream(), r.cfg); err != nil {
+		t.Fatal(err)
+	}
+	idle := make(chan struct{}, 4)
+	r.onRelayIdle = func() { idle <- struct{}{} }
+	go r.relay(ctx)
+	rounds := func(want string) {
+		t.Helper()
+		select {
+		case <-idle:
+		case <-time.After(10 * time.Second): // a bound on a failing test, not a wait the test needs
+			t.Fatalf("no round of the relay %s", want)
+		}
+	}
+	rounds("at its start")
+	if depth, err := e.st.OutboxDepth(ctx); err != nil || depth != 1 {
+		t.Fatalf("outbox depth %d (%v) after the failed round, want 1", depth, err)
+	}
+	c.Advance(relayRetryFirst)
+	rounds(fmt.Sprintf("%v after a failed one", relayRetryFirst))
+	if depth, err := e.st.OutboxDepth(ctx); err != nil || depth != 0 {
+		t.Errorf("outbox depth %d (%v) after the round tried again, want 0", depth, err)
 	}
 }
