@@ -56,6 +56,11 @@ func sendChunks(c *smtp.Client, from string, rcpts []string, msg *message) error
 	if err := c.Text.W.Flush(); err != nil {
 		return &smtpError{step: stepConnection, err: err}
 	}
+	// No reply at all, not even to MAIL, is taken as a session the relay
+	// had closed (closedBeforeSend), as with DATA. Unlike DATA, the chunks
+	// went before: a relay that took the whole mail and then lost the
+	// connection before a byte of its replies arrived would get it again,
+	// as one whose reply to the end of DATA is lost does.
 	first := envelopeReplies(c.Text, from, rcpts)
 	if first != nil && replyCode(first) == 0 {
 		return first
