@@ -33,10 +33,9 @@ var chunkBuffers = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, c
 // (and refuses them): the session stays in step whatever the replies. The
 // first refusal is the error.
 func sendChunks(c *smtp.Client, from string, rcpts []string, msg *message) error {
-	if err := oneLine(from, rcpts); err != nil {
+	if err := writeEnvelope(c, from, rcpts); err != nil {
 		return err
 	}
-	writeEnvelope(c, from, rcpts)
 	chunks := &bdatWriter{w: c.Text.W}
 	buf := chunkBuffers.Get().(*bufio.Writer)
 	defer func() {
@@ -61,23 +60,11 @@ func sendChunks(c *smtp.Client, from string, rcpts []string, msg *message) error
 	// went before: a relay that took the whole mail and then lost the
 	// connection before a byte of its replies arrived would get it again,
 	// as one whose reply to the end of DATA is lost does.
-	first := envelopeReplies(c.Text, from, rcpts)
-	if first != nil && replyCode(first) == 0 {
-		return first
-	}
+	want := envelope(from, rcpts)
 	for range chunks.n {
-		_, _, err := c.Text.ReadResponse(250)
-		if err == nil {
-			continue
-		}
-		if first == nil {
-			first = &smtpError{step: stepEndOfData, of: msg.GetMessageID(), err: err}
-		}
-		if replyCode(err) == 0 {
-			break
-		}
+		want = append(want, reply{250, stepEndOfData, msg.GetMessageID()})
 	}
-	if first != nil {
+	if first, _ := readReplies(c.Text, want); first != nil {
 		return first
 	}
 	return nil

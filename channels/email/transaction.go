@@ -90,68 +90,77 @@ func openData(c *smtp.Client, from string, rcpts []string, id string) error {
 		}
 		return nil
 	}
-	if err := oneLine(from, rcpts); err != nil {
+	if err := writeEnvelope(c, from, rcpts); err != nil {
 		return err
 	}
 	w := c.Text.W
-	writeEnvelope(c, from, rcpts)
 	_, _ = w.WriteString("DATA\r\n")
 	if err := w.Flush(); err != nil {
 		return &smtpError{step: stepMail, of: from, err: err}
 	}
-	first := envelopeReplies(c.Text, from, rcpts)
-	if first != nil && replyCode(first) == 0 {
-		return first
+	first, dataTaken := readReplies(c.Text, append(envelope(from, rcpts), reply{354, stepData, id}))
+	if first == nil {
+		return nil
 	}
-	_, _, err := c.Text.ReadResponse(354)
-	switch {
-	case first != nil && err == nil:
-		// The relay took DATA after refusing a recipient, which leaves it
-		// reading the message: only closing the session ends that without a
-		// mail.
-		first.dataOpen = true
-		return first
-	case first != nil:
-		return first
-	case err != nil:
-		return &smtpError{step: stepData, of: id, err: err}
-	}
-	return nil
+	// The relay took DATA after refusing the sender or a recipient, which
+	// leaves it reading the message: only closing the session ends that
+	// without a mail.
+	first.dataOpen = dataTaken
+	return first
 }
 
 // writeEnvelope writes MAIL and a RCPT for each recipient into c's buffer,
-// for a pipelined write: a write error shows at the flush.
-func writeEnvelope(c *smtp.Client, from string, rcpts []string) {
+// for a pipelined write (a write error shows at the flush), unless an
+// address would break its command.
+func writeEnvelope(c *smtp.Client, from string, rcpts []string) error {
+	if err := oneLine(from, rcpts); err != nil {
+		return err
+	}
 	_, _ = fmt.Fprintf(c.Text.W, "MAIL FROM:%s%s\r\n", from, mailParameters(c))
 	for _, r := range rcpts {
 		_, _ = fmt.Fprintf(c.Text.W, "RCPT TO:%s\r\n", r)
 	}
+	return nil
 }
 
-// envelopeReplies reads the replies to a pipelined MAIL and its RCPTs and
-// returns the first refusal. A reply that does not come (replyCode 0) ends
-// the reading: the session is gone, and no reply after it will come either.
-func envelopeReplies(t *textproto.Conn, from string, rcpts []string) *smtpError {
-	var first *smtpError
-	if _, _, err := t.ReadResponse(250); err != nil {
-		first = &smtpError{step: stepMail, of: from, err: err}
-		if replyCode(err) == 0 {
-			return first
-		}
-	}
+// reply is a reply a pipelined command waits for: the code wanted (a
+// prefix, as textproto.Reader.ReadResponse takes it) and the step and
+// subject a refusal is an error of.
+type reply struct {
+	code     int
+	step, of string
+}
+
+// envelope is the replies to MAIL and a RCPT for each recipient.
+func envelope(from string, rcpts []string) []reply {
+	out := []reply{{250, stepMail, from}}
 	for _, r := range rcpts {
-		_, _, err := t.ReadResponse(25)
+		out = append(out, reply{25, stepRcpt, r})
+	}
+	return out
+}
+
+// readReplies reads the replies to pipelined commands in order and returns
+// the first refusal, and whether the last reply came as wanted. Every reply
+// is read, the ones after a refusal too, so that the session stays in step
+// for an RSET and the next mail; a reply that does not come (replyCode 0)
+// ends the reading: the session is gone, and no reply after it will come
+// either.
+func readReplies(t *textproto.Conn, want []reply) (first *smtpError, lastTaken bool) {
+	for i, w := range want {
+		_, _, err := t.ReadResponse(w.code)
 		if err == nil {
+			lastTaken = i == len(want)-1
 			continue
 		}
 		if first == nil {
-			first = &smtpError{step: stepRcpt, of: r, err: err}
+			first = &smtpError{step: w.step, of: w.of, err: err}
 		}
 		if replyCode(err) == 0 {
-			return first
+			return first, false
 		}
 	}
-	return first
+	return first, lastTaken
 }
 
 // oneLine refuses an address with a line break, which would end its command
