@@ -242,14 +242,17 @@ func encodeFile(w io.Writer, path string) error {
 
 // encodedFiles keeps the base64 of the files mails attach. A file is known
 // by its path, size and modification time: a file written again under the
-// same path is encoded again. It holds at most max bytes of base64, forgets
-// everything when a file would not fit, and keeps no file whose base64 is
-// over max/8, which each mail then encodes as it is written.
+// same path is encoded again. The sends of a burst that ask for a file at
+// once wait for one encoding of it. It holds at most max bytes of base64,
+// forgets everything when a file would not fit, and keeps no file whose
+// base64 is over max/8, which each mail then encodes as it is written.
 type encodedFiles struct {
 	mu    sync.Mutex
 	max   int64
 	size  int64
-	files map[fileKey][]byte
+	files map[fileKey]*encodedFile
+	// encode writes a file's base64: encodeFile, but in tests.
+	encode func(w io.Writer, path string) error
 }
 
 type fileKey struct {
@@ -258,12 +261,19 @@ type fileKey struct {
 	modified time.Time
 }
 
+// encodedFile is a file's base64, there once done is closed; nil when the
+// file could not be read as its stat described it.
+type encodedFile struct {
+	done chan struct{}
+	b    []byte
+}
+
 // defaultEncodedBytes bounds each sender's encodedFiles: a burst's files
 // several times over (a 100,000-row workbook is about 4 MB, 5 MB encoded).
 const defaultEncodedBytes = 64 << 20
 
 func newEncodedFiles(max int64) *encodedFiles {
-	return &encodedFiles{max: max, files: map[fileKey][]byte{}}
+	return &encodedFiles{max: max, files: map[fileKey]*encodedFile{}, encode: encodeFile}
 }
 
 // encodedLen is the length of the base64 lines of n bytes.
@@ -276,33 +286,41 @@ func encodedLen(n int64) int64 {
 // when it is too big to keep or cannot be read now (the mail then encodes
 // it as it is written, and meets the error there).
 func (c *encodedFiles) get(path string, info os.FileInfo) []byte {
-	if c == nil || encodedLen(info.Size()) > c.max/8 {
+	n := encodedLen(info.Size())
+	if c == nil || n > c.max/8 {
 		return nil
 	}
 	key := fileKey{path: path, size: info.Size(), modified: info.ModTime()}
 	c.mu.Lock()
-	b, ok := c.files[key]
-	c.mu.Unlock()
-	if ok {
-		return b
-	}
-	var buf bytes.Buffer
-	buf.Grow(int(encodedLen(key.size)))
-	if err := encodeFile(&buf, path); err != nil || int64(buf.Len()) != encodedLen(key.size) {
-		return nil // gone, or written since its stat
-	}
-	b = buf.Bytes()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.files[key]; !ok {
-		if c.size+int64(len(b)) > c.max {
+	f, ok := c.files[key]
+	if !ok {
+		if c.size+n > c.max {
 			clear(c.files)
 			c.size = 0
 		}
-		c.files[key] = b
-		c.size += int64(len(b))
+		f = &encodedFile{done: make(chan struct{})}
+		c.files[key] = f
+		c.size += n
 	}
-	return b
+	c.mu.Unlock()
+	if ok {
+		<-f.done
+		return f.b
+	}
+	defer close(f.done)
+	var buf bytes.Buffer
+	buf.Grow(int(n))
+	if err := c.encode(&buf, path); err != nil || int64(buf.Len()) != n {
+		c.mu.Lock()
+		if c.files[key] == f {
+			delete(c.files, key)
+			c.size -= n
+		}
+		c.mu.Unlock()
+		return nil // gone, or written since its stat
+	}
+	f.b = buf.Bytes()
+	return f.b
 }
 
 // countWriter counts what goes through it.

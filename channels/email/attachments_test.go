@@ -10,7 +10,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/heraldhq/herald/channels"
@@ -110,6 +113,30 @@ func TestEncodedFiles(t *testing.T) {
 				t.Fatalf("holds %d bytes, over its %d", c.size, c.max)
 			}
 		}
+	})
+	t.Run("asked at once, encoded once", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			c := newEncodedFiles(1 << 20)
+			path, info := write(t, "burst.pdf", "shared", at)
+			release := make(chan struct{})
+			var encodings atomic.Int32
+			c.encode = func(w io.Writer, path string) error {
+				encodings.Add(1)
+				<-release
+				return encodeFile(w, path)
+			}
+			got := make([]string, 8)
+			var wg sync.WaitGroup
+			for i := range got {
+				wg.Go(func() { got[i] = decoded(c.get(path, info)) })
+			}
+			synctest.Wait() // every send asking, the first encoding
+			close(release)
+			wg.Wait()
+			if encodings.Load() != 1 || slices.ContainsFunc(got, func(s string) bool { return s != "shared" }) {
+				t.Errorf("%d encodings for %d sends at once, which got %q", encodings.Load(), len(got), got)
+			}
+		})
 	})
 	t.Run("changed since its stat", func(t *testing.T) {
 		c := newEncodedFiles(1 << 20)
