@@ -60,9 +60,9 @@ func sendChunks(c *smtp.Client, from string, rcpts []string, msg *message) error
 	// went before: a relay that took the whole mail and then lost the
 	// connection before a byte of its replies arrived would get it again,
 	// as one whose reply to the end of DATA is lost does.
-	want := envelope(from, rcpts)
+	want, id := envelope(from, rcpts), msg.GetMessageID()
 	for range chunks.n {
-		want = append(want, reply{250, stepEndOfData, msg.GetMessageID()})
+		want = append(want, reply{250, stepEndOfData, id})
 	}
 	if first, _ := readReplies(c.Text, want); first != nil {
 		return first
