@@ -85,6 +85,7 @@ func TestScaleOutSurvivesLosingAWorkerAndANATSNode(t *testing.T) {
 	}
 	before, _ := d.counts()
 	lost := time.Now()
+	began := firstOf(d.smtp.Messages())
 	elected := newLeadersAt(t, cluster, orphans, leader)
 	var timeline []int // mails accepted, each half second after the kill
 	stopTimeline := every(500*time.Millisecond, func() bool {
@@ -117,23 +118,30 @@ func TestScaleOutSurvivesLosingAWorkerAndANATSNode(t *testing.T) {
 		t.Errorf("%d duplicates, more than the killed worker's send slots (8)", dups)
 	}
 	// The target is every mail within 10 s of the kill on a quiet machine
-	// (8.9-10.3 s there). Of that, nats-server takes an election of its own
-	// for each stream and consumer on a mail's path that the killed server
-	// led, each an election timeout drawn from 4 to 9 s, which no setting
-	// shortens, and more on a busy machine; what is Herald's starts once
-	// every one of them has its leader (3.6-6.1 s of sending since, on a
-	// quiet and a busy machine), and the bound holds it to 10 s.
+	// (8.8-16.3 s there, 1 of 16 runs). Of that, nats-server takes an
+	// election of its own for each stream and consumer on a mail's path that
+	// the killed server led, each an election timeout drawn from 4 to 9 s,
+	// which no setting shortens, and more on a busy machine; what is
+	// Herald's starts once every one of them has its leader: the surviving
+	// worker sends the rest, and the killed worker's messages once the ack
+	// wait hands them out again. The bound is three times what the rest
+	// takes at the pace both workers kept before the kill, at least 10 s:
+	// Herald's part took 0.6-2.5 times that on a quiet machine and a busy
+	// one, and a recovery that waits out a timeout takes tens of seconds.
 	var e elections
 	select {
 	case e = <-elected:
 	case <-time.After(10 * time.Second):
 		t.Fatalf("the streams and consumers on a mail's path that %s led had no new leaders 10s after the last mail", leader)
 	}
-	t.Logf("new leaders after the kill: %s; the last mail came %s after the last of them",
-		e.after(lost), done.Sub(e.last).Round(time.Millisecond))
-	if after := done.Sub(e.last); after > 10*time.Second {
-		t.Errorf("the last mail arrived %s after the last new leader (%s after the kill), want within 10s",
-			after.Round(time.Millisecond), done.Sub(lost).Round(time.Millisecond))
+	pace := float64(before) / lost.Sub(began).Seconds()
+	rest := time.Duration(float64(d.mails()-before) / pace * float64(time.Second))
+	want := max(10*time.Second, 3*rest)
+	t.Logf("new leaders after the kill: %s; the last mail came %s after the last of them (the rest at the pace before the kill, %.0f mails/s: %s)",
+		e.after(lost), done.Sub(e.last).Round(time.Millisecond), pace, rest.Round(time.Millisecond))
+	if after := done.Sub(e.last); after > want {
+		t.Errorf("the last mail arrived %s after the last new leader (%s after the kill), want within %s",
+			after.Round(time.Millisecond), done.Sub(lost).Round(time.Millisecond), want.Round(time.Millisecond))
 	}
 }
 
@@ -295,17 +303,23 @@ func streamInfo(js jetstream.JetStream, stream string, d time.Duration) (*jetstr
 // workerFrom is the address worker i sends from.
 func workerFrom(i int) string { return fmt.Sprintf("alerts-%d@herald.test", i) }
 
+// firstOf returns when the first of msgs was accepted.
+func firstOf(msgs []channeltest.Email) time.Time {
+	var first time.Time
+	for _, m := range msgs {
+		if first.IsZero() || m.Received.Before(first) {
+			first = m.Received
+		}
+	}
+	return first
+}
+
 // firstSecondOf returns the mails accepted within a second of the first.
 func firstSecondOf(msgs []channeltest.Email) []channeltest.Email {
 	if len(msgs) == 0 {
 		return nil
 	}
-	first := msgs[0].Received
-	for _, m := range msgs {
-		if m.Received.Before(first) {
-			first = m.Received
-		}
-	}
+	first := firstOf(msgs)
 	var out []channeltest.Email
 	for _, m := range msgs {
 		if m.Received.Before(first.Add(time.Second)) {
