@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"golang.org/x/sync/singleflight"
 
@@ -100,14 +102,18 @@ type FilesConfig struct {
 // file once per distinct content, and Fetch makes a verified local copy of it
 // on another machine. A Files is safe for concurrent use.
 type Files struct {
-	obs      jetstream.ObjectStore
-	ttl      time.Duration
-	maxBytes int64
-	scratch  string
-	local    string // "" without Local
-	private  bool
-	now      func() time.Time
-	flights  singleflight.Group
+	obs jetstream.ObjectStore
+	// nc, msgGet and metas are where a description the bucket's Get did not
+	// find is looked up again (see get).
+	nc            *nats.Conn
+	msgGet, metas string
+	ttl           time.Duration
+	maxBytes      int64
+	scratch       string
+	local         string // "" without Local
+	private       bool
+	now           func() time.Time
+	flights       singleflight.Group
 
 	mu      sync.Mutex            // guards paths and objects
 	paths   map[string]hashedFile // by path as given to Put
@@ -184,6 +190,9 @@ func OpenFiles(ctx context.Context, js jetstream.JetStream, cfg FilesConfig) (*F
 	}
 	return &Files{
 		obs:      obs,
+		nc:       js.Conn(),
+		msgGet:   msgGetSubject(js, "OBJ_"+cfg.Bucket),
+		metas:    "$O." + cfg.Bucket + ".M.",
 		ttl:      cfg.TTL,
 		maxBytes: cfg.MaxBytes,
 		scratch:  cfg.Scratch,
@@ -494,6 +503,59 @@ func (f *Files) reuse(final string, o Object) (bool, error) {
 	return true, nil
 }
 
+// get opens the object name. The bucket's Get reads the object's
+// description from any replica (see readLast), and a follower that has not
+// applied the put yet finds none, as the worker that takes the message
+// naming the file right after the control process put it may ask: a
+// description the Get did not find is looked up on the stream's leader.
+// Only what the leader has not, or has as deleted, is ErrNoObject, which
+// fails the delivery for good; an object the leader has is asked for again
+// for about a second, then the fetch fails for now and its delivery is
+// tried again later.
+func (f *Files) get(ctx context.Context, name string) (jetstream.ObjectResult, error) {
+	for pause := 25 * time.Millisecond; ; pause *= 2 {
+		res, err := f.obs.Get(ctx, name)
+		if !errors.Is(err, jetstream.ErrObjectNotFound) {
+			return res, err
+		}
+		has, err := f.leaderHas(ctx, name)
+		switch {
+		case err != nil:
+			return nil, err
+		case !has:
+			return nil, ErrNoObject
+		case pause > time.Second:
+			return nil, errors.New("the bucket's leader has it, the replica asked has not caught up")
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// leaderHas reports whether the stream's leader has a description of the
+// object name that is not deleted.
+func (f *Files) leaderHas(ctx context.Context, name string) (bool, error) {
+	m, err := readLast(ctx, f.nc, f.msgGet, f.metas+base64.URLEncoding.EncodeToString([]byte(name)))
+	switch {
+	case errors.Is(err, jetstream.ErrMsgNotFound):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	var meta struct {
+		Deleted bool `json:"deleted"`
+	}
+	if err := json.Unmarshal(m.data, &meta); err != nil {
+		return false, fmt.Errorf("the description of %s: %w", name, err)
+	}
+	return !meta.Deleted, nil
+}
+
 // download copies o from the bucket to a temporary file in Scratch, checks
 // its size and digest while it writes, and renames it to final.
 func (f *Files) download(ctx context.Context, o Object, final string) error {
@@ -520,10 +582,7 @@ func (f *Files) download(ctx context.Context, o Object, final string) error {
 	}()
 
 	f.downloads.Add(1)
-	res, err := f.obs.Get(ctx, o.Name)
-	if errors.Is(err, jetstream.ErrObjectNotFound) {
-		return fmt.Errorf("delivery file object %s: %w", o.Name, ErrNoObject)
-	}
+	res, err := f.get(ctx, o.Name)
 	if err != nil {
 		return fmt.Errorf("delivery file object %s: %w", o.Name, err)
 	}

@@ -102,7 +102,7 @@ type KVLedger struct {
 	kv      jetstream.KeyValue
 	js      jetstream.JetStream
 	results string
-	// msgGet and keys are where the entries are read (see read).
+	// msgGet and keys are where the entries are read (see get).
 	msgGet, keys string
 	owner        string
 	lease        time.Duration
@@ -196,7 +196,7 @@ func NewKVLedger(ctx context.Context, js jetstream.JetStream, cfg KVLedgerConfig
 	if err := createResultsStream(ctx, cfg.Logger, js, cfg.Results, cfg.Replicas, cfg.TTL); err != nil {
 		return nil, err
 	}
-	msgGet, keys := leaderReads(js, cfg.Bucket)
+	msgGet, keys := msgGetSubject(js, "KV_"+cfg.Bucket), "$KV."+cfg.Bucket+"."
 	return &KVLedger{kv: kv, js: js, results: cfg.Results, msgGet: msgGet, keys: keys, owner: cfg.Owner, lease: cfg.Lease,
 		clock: clock.Or(cfg.Clock), log: cfg.Logger, publishFor: cfg.PublishFor, claims: make(map[string]kvClaim)}, nil
 }
@@ -503,12 +503,33 @@ func (l *KVLedger) publish(ctx context.Context, id string, e kvEntry) {
 	}
 }
 
-// get reads the entry of id from the bucket's leader, trying again as retry
-// does; an id without an entry gives jetstream.ErrKeyNotFound.
+// storedEntry is a ledger entry's value as stored, with its revision.
+type storedEntry struct {
+	value []byte
+	rev   uint64
+}
+
+// get reads the entry of id from the bucket's leader (see readLast), trying
+// again as retry does; an id without an entry gives jetstream.ErrKeyNotFound.
+// A replica's answer will not do here: an entry it has not applied yet would
+// say the ledger has no such delivery (ErrUnknown), and a sent mail would go
+// unrecorded, to be sent again. An older entry would be harmless: the
+// compare-and-set refuses its revision.
 func (l *KVLedger) get(ctx context.Context, id string) (e storedEntry, err error) {
 	err = l.retry(ctx, func(ctx context.Context) error {
-		e, err = l.read(ctx, id)
-		return err
+		m, err := readLast(ctx, l.js.Conn(), l.msgGet, l.keys+id)
+		switch {
+		case errors.Is(err, jetstream.ErrMsgNotFound):
+			return jetstream.ErrKeyNotFound
+		case err != nil:
+			return err
+		case m.header.Get("KV-Operation") != "":
+			// A delete or purge marker: the ledger writes none, but a
+			// bucket edited by hand may hold one.
+			return jetstream.ErrKeyNotFound
+		}
+		e = storedEntry{value: m.data, rev: m.seq}
+		return nil
 	})
 	return e, err
 }
