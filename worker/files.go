@@ -112,6 +112,7 @@ type Files struct {
 	scratch       string
 	local         string // "" without Local
 	private       bool
+	clock         clock.Clock
 	now           func() time.Time
 	flights       singleflight.Group
 
@@ -198,7 +199,8 @@ func OpenFiles(ctx context.Context, js jetstream.JetStream, cfg FilesConfig) (*F
 		scratch:  cfg.Scratch,
 		local:    localDir(cfg.Local),
 		private:  cfg.Private,
-		now:      clock.Or(cfg.Clock).Now,
+		clock:    cfg.Clock,
+		now:      cfg.Clock.Now,
 		paths:    make(map[string]hashedFile),
 		objects:  make(map[string]storedAt),
 		writing:  make(map[string]bool),
@@ -527,9 +529,9 @@ func (f *Files) get(ctx context.Context, name string) (jetstream.ObjectResult, e
 		case pause > time.Second:
 			return nil, errors.New("the bucket's leader has it, the replica asked has not caught up")
 		}
-		t := time.NewTimer(pause)
+		t := f.clock.NewTimer(pause)
 		select {
-		case <-t.C:
+		case <-t.C():
 		case <-ctx.Done():
 			t.Stop()
 			return nil, ctx.Err()
