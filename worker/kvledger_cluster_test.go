@@ -6,11 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-	"golang.org/x/sync/errgroup"
-
-	"github.com/heraldhq/herald/internal/natstest"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/worker"
 )
@@ -22,14 +17,7 @@ import (
 // a second time.
 func TestKVLedgerSentOutlivesItsLeader(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("starts a three-node NATS cluster")
-	}
-	c := natstest.Start(t, 3)
-	js := c.JetStream()
-	defer js.Conn().Close()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	c, js, ctx := clusterOf3(t)
 	l, err := worker.NewKVLedger(ctx, js, worker.KVLedgerConfig{Owner: "a", Replicas: 3})
 	if err != nil {
 		t.Fatal(err)
@@ -76,64 +64,28 @@ func TestKVLedgerSentOutlivesItsLeader(t *testing.T) {
 // a follower found nothing in 231 of 2,000 tries).
 func TestKVLedgerReadsWhatAnotherProcessJustWrote(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("starts a three-node NATS cluster")
-	}
-	c := natstest.Start(t, 3)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	js := c.JetStream()
-	defer js.Conn().Close()
+	c, js, ctx := clusterOf3(t)
 	if _, err := worker.NewKVLedger(ctx, js, worker.KVLedgerConfig{Owner: "setup", Replicas: 3}); err != nil {
 		t.Fatal(err)
 	}
-	si, err := js.Stream(ctx, "KV_"+worker.DefaultLedgerBucket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var leader, follower string
-	for _, n := range c.Nodes {
-		if n.Name == si.CachedInfo().Cluster.Leader {
-			leader = n.ClientURL
-		} else {
-			follower = n.ClientURL
-		}
-	}
+	leader, follower := leaderAndFollower(ctx, t, c, js, "KV_"+worker.DefaultLedgerBucket)
 	a, b := ledgerAt(ctx, t, leader, "a"), ledgerAt(ctx, t, follower, "b")
-	// Eight at a time, as a worker's send slots go.
-	var g errgroup.Group
-	for slot := range 8 {
-		g.Go(func() error {
-			for i := range 500 {
-				id := fmt.Sprintf("d%02d%020d", slot, i)
-				if _, err := a.Claim(ctx, []string{id}); err != nil {
-					return err
-				}
-				if changed, err := b.Sent(ctx, id, "<p@example.com>"); err != nil || !changed {
-					return fmt.Errorf("delivery %s: Sent right after another process's claim = %v, %v; want true, nil", id, changed, err)
-				}
-			}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		t.Fatal(err)
-	}
+	inEightSlots(t, 500, func(slot, i int) error {
+		id := fmt.Sprintf("d%02d%020d", slot, i)
+		if _, err := a.Claim(ctx, []string{id}); err != nil {
+			return err
+		}
+		if changed, err := b.Sent(ctx, id, "<p@example.com>"); err != nil || !changed {
+			return fmt.Errorf("delivery %s: Sent right after another process's claim = %v, %v; want true, nil", id, changed, err)
+		}
+		return nil
+	})
 }
 
 // ledgerAt is a KV ledger of owner whose client is connected to url alone.
 func ledgerAt(ctx context.Context, t *testing.T, url, owner string) *worker.KVLedger {
 	t.Helper()
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := worker.NewKVLedger(ctx, js, worker.KVLedgerConfig{Owner: owner, Replicas: 3})
+	l, err := worker.NewKVLedger(ctx, jetStreamAt(t, url), worker.KVLedgerConfig{Owner: owner, Replicas: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
