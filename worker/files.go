@@ -511,9 +511,9 @@ func (f *Files) reuse(final string, o Object) (bool, error) {
 // naming the file right after the control process put it may ask: a
 // description the Get did not find is looked up on the stream's leader.
 // Only what the leader has not, or has as deleted, is ErrNoObject, which
-// fails the delivery for good; an object the leader has is asked for again
-// for about a second, then the fetch fails for now and its delivery is
-// tried again later.
+// fails the delivery for good; an object the leader has is asked for again,
+// the wait doubling from 25 ms, for 1.6 s in all, then the fetch fails for
+// now and its delivery is tried again later.
 func (f *Files) get(ctx context.Context, name string) (jetstream.ObjectResult, error) {
 	for pause := 25 * time.Millisecond; ; pause *= 2 {
 		res, err := f.obs.Get(ctx, name)
