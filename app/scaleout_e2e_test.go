@@ -16,6 +16,7 @@ import (
 	"github.com/heraldhq/herald/app/apptest"
 	"github.com/heraldhq/herald/channels/channeltest"
 	"github.com/heraldhq/herald/internal/natstest"
+	"github.com/heraldhq/herald/internal/paralleltest"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -31,6 +32,7 @@ func TestScaleOutSurvivesLosingAWorkerAndANATSNode(t *testing.T) {
 	if testing.Short() {
 		t.Skip("three nats-servers and three herald processes")
 	}
+	paralleltest.AloneOnMachine(t) // nor other packages' heavy tests
 	const perRun = 5
 	cluster := natstest.Start(t, 3)
 	keyFile := filepath.Join(t.TempDir(), "delivery.key")

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/heraldhq/herald/internal/paralleltest"
 	"github.com/heraldhq/herald/worker"
 )
 
@@ -18,6 +19,7 @@ import (
 // fail the delivery for good.
 func TestFilesFetchThroughAFollowerRightAfterThePut(t *testing.T) {
 	t.Parallel()
+	paralleltest.HeavyOnMachine(t) // thousands of replicated writes
 	c, js, ctx := clusterOf3(t)
 	if _, err := worker.OpenFiles(ctx, js, worker.FilesConfig{Replicas: 3, Scratch: t.TempDir()}); err != nil {
 		t.Fatal(err)
@@ -25,7 +27,7 @@ func TestFilesFetchThroughAFollowerRightAfterThePut(t *testing.T) {
 	leader, follower := leaderAndFollower(ctx, t, c, js, "OBJ_"+worker.DefaultFilesBucket)
 	control, w := filesAt(ctx, t, leader), filesAt(ctx, t, follower)
 	dir := t.TempDir()
-	inEightSlots(t, 250, func(slot, i int) error {
+	inEightSlots(t, 150, func(slot, i int) error {
 		path := filepath.Join(dir, fmt.Sprintf("report-%d-%d.csv", slot, i))
 		if err := os.WriteFile(path, fmt.Appendf(nil, "region,revenue\nslot %d,%d\n", slot, i), 0o600); err != nil {
 			return err

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldhq/herald/internal/paralleltest"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/worker"
 )
@@ -64,6 +65,7 @@ func TestKVLedgerSentOutlivesItsLeader(t *testing.T) {
 // a follower found nothing in 231 of 2,000 tries).
 func TestKVLedgerReadsWhatAnotherProcessJustWrote(t *testing.T) {
 	t.Parallel()
+	paralleltest.HeavyOnMachine(t) // thousands of replicated writes
 	c, js, ctx := clusterOf3(t)
 	if _, err := worker.NewKVLedger(ctx, js, worker.KVLedgerConfig{Owner: "setup", Replicas: 3}); err != nil {
 		t.Fatal(err)
