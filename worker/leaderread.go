@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -38,9 +39,18 @@ func msgGetSubject(js jetstream.JetStream, stream string) string {
 	return prefix + "STREAM.MSG.GET." + stream
 }
 
+// readTimeout bounds a read whose caller set no deadline, as the
+// JetStream client's own requests are bounded. A variable for a test.
+var readTimeout = 5 * time.Second
+
 // readLast asks a stream's leader, at msgGet, for the last message of
 // subject, once: jetstream.ErrMsgNotFound when the subject has none.
 func readLast(ctx context.Context, nc *nats.Conn, msgGet, subject string) (lastMsg, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, readTimeout)
+		defer cancel()
+	}
 	req, err := json.Marshal(struct {
 		LastFor string `json:"last_by_subj"`
 	}{subject})
