@@ -244,8 +244,6 @@ func newLeadersAt(t *testing.T, cluster *natstest.Cluster, groups []raftGroup, o
 
 // leaderOf names the server that leads g, as the cluster says within a second.
 func leaderOf(js jetstream.JetStream, g raftGroup) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
 	if g.consumer == "" {
 		info, err := streamInfo(js, g.stream, time.Second)
 		if err != nil {
@@ -253,6 +251,8 @@ func leaderOf(js jetstream.JetStream, g raftGroup) (string, error) {
 		}
 		return info.Cluster.Leader, nil
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
 	c, err := js.Consumer(ctx, g.stream, g.consumer)
 	if err != nil {
 		return "", err

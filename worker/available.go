@@ -43,12 +43,8 @@ func untilAvailable(ctx context.Context, log *slog.Logger, what string, step fun
 		}
 		wait := backoff(try, availableFirstWait, availableMaxWait, rand.Int64N)
 		log.Warn("JetStream is unavailable; trying again", "step", what, "try", try, "in", wait, "err", err)
-		t := clock.Real().NewTimer(wait) // JetStream comes back in real time
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !sleep(ctx, clock.Real(), wait) { // JetStream comes back in real time
 			return fmt.Errorf("%s: %w (last try: %v)", what, ctx.Err(), err)
-		case <-t.C():
 		}
 	}
 }

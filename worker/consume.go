@@ -250,11 +250,4 @@ func decodeEnvelope(msg jetstream.Msg) (*envelope, error) {
 }
 
 // pause waits d or until ctx ends.
-func (w *Worker) pause(ctx context.Context, d time.Duration) {
-	t := w.clock.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C():
-	case <-ctx.Done():
-	}
-}
+func (w *Worker) pause(ctx context.Context, d time.Duration) { sleep(ctx, w.clock, d) }

@@ -113,7 +113,6 @@ type Files struct {
 	local         string // "" without Local
 	private       bool
 	clock         clock.Clock
-	now           func() time.Time
 	flights       singleflight.Group
 
 	mu      sync.Mutex            // guards paths and objects
@@ -200,7 +199,6 @@ func OpenFiles(ctx context.Context, js jetstream.JetStream, cfg FilesConfig) (*F
 		local:    localDir(cfg.Local),
 		private:  cfg.Private,
 		clock:    cfg.Clock,
-		now:      cfg.Clock.Now,
 		paths:    make(map[string]hashedFile),
 		objects:  make(map[string]storedAt),
 		writing:  make(map[string]bool),
@@ -375,7 +373,7 @@ func (f *Files) hash(path string) (Object, error) {
 // fresh reports whether the bucket said less than a minute ago that it holds
 // the object named name, put less than TTL/2 ago.
 func (f *Files) fresh(name string) bool {
-	now := f.now()
+	now := f.clock.Now()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	s, ok := f.objects[name]
@@ -395,7 +393,7 @@ func (f *Files) stored(name string, put, now time.Time) {
 // store puts the file at path, whose content hashed to o, into the bucket
 // unless the bucket holds o already and put it less than TTL/2 ago.
 func (f *Files) store(ctx context.Context, path string, o Object) error {
-	now := f.now()
+	now := f.clock.Now()
 	f.lookups.Add(1)
 	info, err := f.obs.GetInfo(ctx, o.Name)
 	switch {
@@ -498,7 +496,7 @@ func (f *Files) reuse(final string, o Object) (bool, error) {
 	if fi.Size() != o.Size { // the copy was verified against its name: the size asked for is wrong
 		return false, fmt.Errorf("delivery file object %s: size %d, the content has %d: %w", o.Name, o.Size, fi.Size(), ErrCorruptObject)
 	}
-	now := f.now()
+	now := f.clock.Now()
 	if err := os.Chtimes(final, now, now); err != nil {
 		return false, fmt.Errorf("delivery file copy: %w", err)
 	}
@@ -529,11 +527,7 @@ func (f *Files) get(ctx context.Context, name string) (jetstream.ObjectResult, e
 		case pause > time.Second:
 			return nil, errors.New("the bucket's leader has it, the replica asked has not caught up")
 		}
-		t := f.clock.NewTimer(pause)
-		select {
-		case <-t.C():
-		case <-ctx.Done():
-			t.Stop()
+		if !sleep(ctx, f.clock, pause) {
 			return nil, ctx.Err()
 		}
 	}
@@ -612,7 +606,7 @@ func (f *Files) download(ctx context.Context, o Object, final string) error {
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("delivery file copy: %w", err)
 	}
-	now := f.now()
+	now := f.clock.Now()
 	if err := os.Chtimes(tmp.Name(), now, now); err != nil {
 		return fmt.Errorf("delivery file copy: %w", err)
 	}
@@ -663,7 +657,7 @@ func (f *Files) Prune(age time.Duration) error {
 	if err != nil {
 		return fmt.Errorf("delivery files scratch folder: %w", err)
 	}
-	cutoff := f.now().Add(-age)
+	cutoff := f.clock.Now().Add(-age)
 	var errs []error
 	for _, e := range entries {
 		name := e.Name()

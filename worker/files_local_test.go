@@ -112,7 +112,7 @@ func TestFilesLocalReadInPlaceAndShared(t *testing.T) {
 
 	// A worker elsewhere: the same bucket, no Local folder.
 	elsewhere := &Files{obs: e.obs, ttl: e.files.ttl, maxBytes: e.files.maxBytes, scratch: filepath.Join(t.TempDir(), "scratch"),
-		now: e.clock.Now, paths: map[string]hashedFile{}, objects: map[string]storedAt{}, writing: map[string]bool{}}
+		clock: e.files.clock, paths: map[string]hashedFile{}, objects: map[string]storedAt{}, writing: map[string]bool{}}
 	got, err := elsewhere.Fetch(ctx, o)
 	if err != nil || filepath.Dir(got) != elsewhere.scratch {
 		t.Fatalf("fetch elsewhere gave %s (%v), want a copy in its scratch folder", got, err)

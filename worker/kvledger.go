@@ -563,11 +563,7 @@ func (l *KVLedger) retry(ctx context.Context, op func(context.Context) error) er
 		if l.failedTry != nil {
 			l.failedTry(err)
 		}
-		t := l.clock.NewTimer(pause)
-		select {
-		case <-t.C():
-		case <-ctx.Done():
-			t.Stop()
+		if !sleep(ctx, l.clock, pause) {
 			return err
 		}
 	}

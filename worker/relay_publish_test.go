@@ -111,13 +111,21 @@ func TestRelayTriesAgainSoonAfterAFailedRound(t *testing.T) {
 	r := e.relay(n, nil, testConfig(), Options{Logger: testLogger(t), Clock: c, Sweep: make(chan time.Time)})
 	r.js = &failFirstPublish{JetStream: n.JetStream()}
 	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
 	if _, err := ensureStream(ctx, testLogger(t), n.JetStream(), r.cfg); err != nil {
+		cancel()
 		t.Fatal(err)
 	}
 	idle := make(chan struct{}, 4)
-	r.onRelayIdle = func() { idle <- struct{}{} }
-	go r.relay(ctx)
+	r.onRelayIdle = func() {
+		select {
+		case idle <- struct{}{}:
+		default: // rounds no one waits for, while the relay stops
+		}
+	}
+	var relay sync.WaitGroup
+	relay.Go(func() { r.relay(ctx) })
+	defer relay.Wait()
+	defer cancel()
 	rounds := func(want string) {
 		t.Helper()
 		select {

@@ -124,14 +124,7 @@ func (r *Relay) record(ctx context.Context, batch []jetstream.Msg) {
 }
 
 // pause waits a moment before the next try after an error, or until ctx ends.
-func (r *Relay) pause(ctx context.Context) {
-	t := r.clock.NewTimer(r.cfg.BackoffBase)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C():
-	}
-}
+func (r *Relay) pause(ctx context.Context) { sleep(ctx, r.clock, r.cfg.BackoffBase) }
 
 // createResultsStream creates or updates the stream of outcomes, as the
 // control process and every sender with the JetStream ledger do: they must
