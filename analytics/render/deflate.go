@@ -1,12 +1,10 @@
 package render
 
 import (
-	"archive/zip"
 	"io"
 	"sync"
 
 	"github.com/klauspost/compress/flate"
-	"github.com/xuri/excelize/v2"
 )
 
 // deflateLevel is the compression level of a workbook's parts. At this
@@ -20,14 +18,7 @@ const deflateLevel = 5
 // cleared for every part of every workbook.
 var deflaters sync.Pool
 
-// newZipWriter is the workbook's archive, its parts deflated at
-// deflateLevel.
-func newZipWriter(w io.Writer) excelize.ZipWriter {
-	zw := zip.NewWriter(w)
-	zw.RegisterCompressor(zip.Deflate, newDeflater)
-	return zw
-}
-
+// newDeflater compresses a part of a workbook at deflateLevel.
 func newDeflater(w io.Writer) (io.WriteCloser, error) {
 	if fw, ok := deflaters.Get().(*flate.Writer); ok {
 		fw.Reset(w)

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -24,7 +25,8 @@ import (
 func XLSX(w io.Writer, g *grid.Grid, generatedAt time.Time) error {
 	f := excelize.NewFile()
 	defer f.Close()
-	f.SetZipWriter(newZipWriter)
+	rows := newRowPipe()
+	f.SetZipWriter(func(w io.Writer) excelize.ZipWriter { return newSplicingZip(w, rows) })
 	sheet := sheetName(g.Title)
 	if err := f.SetSheetName(f.GetSheetName(0), sheet); err != nil {
 		return fmt.Errorf("name sheet: %w", err)
@@ -33,7 +35,7 @@ func XLSX(w io.Writer, g *grid.Grid, generatedAt time.Time) error {
 	if err := f.SetDocProps(&excelize.DocProperties{Title: g.Title, Creator: "Herald", Created: stamp, Modified: stamp}); err != nil {
 		return fmt.Errorf("set workbook properties: %w", err)
 	}
-	x, err := newXLSXSheet(f, sheet, g)
+	x, err := newXLSXSheet(f, sheet, g, rows)
 	if err != nil {
 		return err
 	}
@@ -41,17 +43,30 @@ func XLSX(w io.Writer, g *grid.Grid, generatedAt time.Time) error {
 	if len(g.Filters) > 0 {
 		meta = append(meta, "Filters: "+strings.Join(g.Filters, "; "))
 	}
-	start := func(head []grid.Row) error { return x.start(head, meta) }
-	if err := stream(g, sampleSize, start, x.row); err != nil {
+	var written func() error // the workbook's writer, once the rows above the data are in
+	start := func(head []grid.Row) error {
+		if err := x.start(head, meta); err != nil {
+			return err
+		}
+		if err := x.sw.Flush(); err != nil {
+			return fmt.Errorf("flush sheet: %w", err)
+		}
+		written = writeBehind(f, w, rows)
+		return nil
+	}
+	err = stream(g, sampleSize, start, x.row)
+	if written == nil {
 		return err
 	}
-	if err := x.sw.Flush(); err != nil {
-		return fmt.Errorf("flush sheet: %w", err)
+	rows.close(err)
+	werr := written()
+	if err != nil && !errors.Is(err, errWriterGone) {
+		return err
 	}
-	if err := f.Write(w); err != nil {
-		return fmt.Errorf("write workbook: %w", err)
+	if werr != nil {
+		return fmt.Errorf("write workbook: %w", werr)
 	}
-	return nil
+	return err
 }
 
 // xlsxSheet streams one report into a sheet.
@@ -64,15 +79,16 @@ type xlsxSheet struct {
 	group  int   // style of merged outer header cells
 	num    []int // style of each data column
 	rowNum int   // the last row written
-	cells  []any // reused for each data row
+	data   *sheetRows
+	rows   *rowPipe // where the data rows go
 }
 
-func newXLSXSheet(f *excelize.File, sheet string, g *grid.Grid) (*xlsxSheet, error) {
+func newXLSXSheet(f *excelize.File, sheet string, g *grid.Grid, rows *rowPipe) (*xlsxSheet, error) {
 	sw, err := f.NewStreamWriter(sheet)
 	if err != nil {
 		return nil, fmt.Errorf("open sheet stream: %w", err)
 	}
-	x := &xlsxSheet{g: g, sw: sw, cells: make([]any, len(g.RowHeaders)+len(g.Columns))}
+	x := &xlsxSheet{g: g, sw: sw, rows: rows}
 	border := []excelize.Border{{Type: "bottom", Color: "808080", Style: 1}}
 	fill := excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{"E8EDF3"}}
 	styles := []struct {
@@ -103,6 +119,7 @@ func newXLSXSheet(f *excelize.File, sheet string, g *grid.Grid) (*xlsxSheet, err
 		}
 		x.num = append(x.num, id)
 	}
+	x.data = newSheetRows(len(g.RowHeaders), x.num)
 	return x, nil
 }
 
@@ -181,19 +198,15 @@ func (x *xlsxSheet) header(depth int) error {
 	return nil
 }
 
-// row writes one data row.
+// row writes one data row, as a chunk of rows goes to the workbook's
+// writer once full.
 func (x *xlsxSheet) row(r grid.Row) error {
-	attrs := len(x.g.RowHeaders)
-	for i := range attrs {
-		x.cells[i] = header(r, i)
+	x.rowNum++
+	x.rows.buf = x.data.appendRow(x.rows.buf, x.rowNum, r)
+	if x.rows.full() {
+		return x.rows.send()
 	}
-	for i := range x.g.Columns {
-		x.cells[attrs+i] = nil
-		if p := value(r, i); p != nil {
-			x.cells[attrs+i] = excelize.Cell{StyleID: x.num[i], Value: *p}
-		}
-	}
-	return x.set(x.cells)
+	return nil
 }
 
 func (x *xlsxSheet) set(cells []any, opts ...excelize.RowOpts) error {
