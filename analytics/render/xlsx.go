@@ -54,6 +54,12 @@ func XLSX(w io.Writer, g *grid.Grid, generatedAt time.Time) error {
 		written = writeBehind(f, w, rows)
 		return nil
 	}
+	defer func() { // a panic while the writer waits for rows: end them
+		if written != nil && !rows.closed {
+			rows.close(errAbandoned)
+			_ = written()
+		}
+	}()
 	err = stream(g, sampleSize, start, x.row)
 	if written == nil {
 		return err

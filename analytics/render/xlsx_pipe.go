@@ -23,8 +23,13 @@ const sheetPart = "xl/worksheets/sheet1.xml"
 // rowChunk is how many bytes of formatted rows go to the writer at a time.
 const rowChunk = 256 << 10
 
-// errWriterGone: the workbook's writer returned before it took every row.
-var errWriterGone = errors.New("the workbook's writer stopped")
+// Why a workbook's rows ended early.
+var (
+	// errWriterGone: the workbook's writer returned before it took every row.
+	errWriterGone = errors.New("the workbook's writer stopped")
+	// errAbandoned: the rows' producer panicked.
+	errAbandoned = errors.New("the workbook's rows were abandoned")
+)
 
 // rowPipe carries formatted rows from the goroutine that formats them to the
 // one that writes the workbook, a few chunks at a time.
@@ -34,6 +39,7 @@ type rowPipe struct {
 	spare  chan []byte   // chunks written, for reuse
 	done   chan struct{} // closed when the writer returns
 	err    error         // why the rows ended early; set before chunks closes
+	closed bool          // the rows ended
 }
 
 func newRowPipe() *rowPipe {
@@ -69,7 +75,7 @@ func (p *rowPipe) close(err error) {
 	if err == nil && len(p.buf) > 0 {
 		err = p.send()
 	}
-	p.err = err
+	p.err, p.closed = err, true
 	close(p.chunks)
 }
 

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/synctest"
 
 	"github.com/xuri/excelize/v2"
 
@@ -257,5 +258,28 @@ func TestRowPipe(t *testing.T) {
 		if !errors.Is(err, errWriterGone) {
 			t.Errorf("send = %v, want %v", err, errWriterGone)
 		}
+	})
+}
+
+func TestXLSXPanickingRows(t *testing.T) {
+	t.Parallel()
+	// The bubble fails the test if the workbook's writer outlives XLSX.
+	synctest.Test(t, func(t *testing.T) {
+		g := longGrid(0)
+		g.Rows = func(yield func(grid.Row, error) bool) {
+			for r := range longGrid(5000).Rows {
+				if !yield(r, nil) {
+					return
+				}
+			}
+			panic("rows broke")
+		}
+		defer func() {
+			if p := recover(); p != "rows broke" {
+				t.Errorf("recovered %v, want the rows' panic", p)
+			}
+		}()
+		_ = XLSX(io.Discard, g, generatedAt)
+		t.Error("XLSX returned; want the rows' panic")
 	})
 }
