@@ -188,7 +188,7 @@ func TestXLSXFailures(t *testing.T) {
 		t.Run("the writer fails after "+strconv.Itoa(after)+" bytes", func(t *testing.T) {
 			t.Parallel()
 			w := &failingWriter{left: after}
-			err := XLSX(w, longGrid(50_000), generatedAt)
+			err := XLSX(w, longGrid(20_000), generatedAt)
 			if !errors.Is(err, errDiskFull) {
 				t.Errorf("err = %v, want %v", err, errDiskFull)
 			}
