@@ -134,7 +134,7 @@ func FuzzDataRowsAsExcelizeWritesThem(f *testing.F) {
 		text string
 		v    float64
 	}{
-		{"North", 1.5}, {" x", -0.0}, {"_x005F_x0041_", 1e21}, {"_xd800_", math.Inf(1)},
+		{"North", 1.5}, {" x", math.Copysign(0, -1)}, {"_x005F_x0041_", 1e21}, {"_xd800_", math.Inf(1)},
 		{"a\r\nb\t<&>", 5e-324}, {"\xff\xfe", math.NaN()},
 	} {
 		f.Add(seed.text, seed.v)
