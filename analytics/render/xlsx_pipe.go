@@ -110,10 +110,9 @@ func writeBehind(f *excelize.File, w io.Writer, rows *rowPipe) (wait func() erro
 // with the rows above the data only.
 type splicingZip struct {
 	*zip.Writer
-	rows    *rowPipe
-	held    *bytes.Buffer // the sheet's part as excelize writes it, until its end
-	entry   io.Writer     // the sheet's part in the archive
-	spliced bool
+	rows  *rowPipe
+	held  *bytes.Buffer // the sheet's part as excelize writes it, until its end
+	entry io.Writer     // the sheet's part in the archive, once excelize started it
 }
 
 func newSplicingZip(w io.Writer, rows *rowPipe) *splicingZip {
@@ -148,7 +147,7 @@ func (z *splicingZip) Close() error {
 	if err := z.splice(); err != nil {
 		return err
 	}
-	if !z.spliced {
+	if z.entry == nil {
 		return fmt.Errorf("the workbook has no part %s for its rows", sheetPart)
 	}
 	return z.Writer.Close()
@@ -171,7 +170,6 @@ func (z *splicingZip) splice() error {
 	if err := z.rows.writeTo(z.entry); err != nil {
 		return err
 	}
-	z.spliced = true
 	_, err := z.entry.Write(part[end:])
 	return err
 }
