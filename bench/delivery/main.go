@@ -26,6 +26,7 @@ func main() {
 	conc := flag.Int("c", 8, "SMTP connections (and concurrent sends) on each side")
 	rounds := flag.Int("rounds", 5, "rounds of both sides, alternating which goes first")
 	flag.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the pipeline side to this file")
+	flag.IntVar(&floorBatch, "floorbatch", floorBatch, "messages the floor side fetches, sends and records at a time")
 	flag.DurationVar(&latency, "latency", 0, "put the SMTP server this far from every side, each way, as a relay on another machine")
 	flag.Parse()
 	// Both sides run under the garbage collector's target Herald sets for itself.
@@ -38,8 +39,8 @@ func main() {
 
 // round is what one round measured.
 type round struct {
-	bare, lean, pipeline result
-	ledger               time.Duration // from start until every run was rolled up
+	bare, lean, floor, pipeline result
+	ledger                      time.Duration // from start until every run was rolled up
 }
 
 // compare runs the three sides rounds times, each pipeline round in a fresh
@@ -51,6 +52,10 @@ func compare(ctx context.Context, dir string, n, conc, rounds int) ([]round, err
 		sides := []func() error{
 			func() (err error) { r.bare, err = bare(ctx, n, conc, false); return err },
 			func() (err error) { r.lean, err = bare(ctx, n, conc, true); return err },
+			func() (err error) {
+				r.floor, err = floor(ctx, filepath.Join(dir, fmt.Sprint("floor", i)), n, conc)
+				return err
+			},
 			func() (err error) {
 				r.pipeline, r.ledger, err = pipeline(ctx, filepath.Join(dir, fmt.Sprint(i)), n, conc)
 				return err
@@ -67,9 +72,9 @@ func compare(ctx context.Context, dir string, n, conc, rounds int) ([]round, err
 
 // summary is the median and best of the rounds.
 type summary struct {
-	bare, lean, pipeline, ledger     float64 // median deliveries per second
-	bestBare, bestLean, bestPipeline float64
-	bareCPU, leanCPU, pipelineCPU    time.Duration // median process CPU time per e-mail
+	bare, lean, floor, pipeline, ledger     float64 // median deliveries per second
+	bestBare, bestLean, bestPipeline        float64
+	bareCPU, leanCPU, floorCPU, pipelineCPU time.Duration // median process CPU time per e-mail
 }
 
 func summarize(rs []round) summary {
@@ -94,6 +99,7 @@ func summarize(rs []round) summary {
 	return summary{
 		bare:         med(bareRate),
 		lean:         med(leanRate),
+		floor:        med(func(r round) float64 { return r.floor.perSecond() }),
 		pipeline:     med(pipeRate),
 		ledger:       med(func(r round) float64 { return float64(r.pipeline.n) / r.ledger.Seconds() }),
 		bestBare:     best(bareRate),
@@ -101,6 +107,7 @@ func summarize(rs []round) summary {
 		bestPipeline: best(pipeRate),
 		bareCPU:      time.Duration(med(func(r round) float64 { return float64(r.bare.cpuPerMail()) })),
 		leanCPU:      time.Duration(med(func(r round) float64 { return float64(r.lean.cpuPerMail()) })),
+		floorCPU:     time.Duration(med(func(r round) float64 { return float64(r.floor.cpuPerMail()) })),
 		pipelineCPU:  time.Duration(med(func(r round) float64 { return float64(r.pipeline.cpuPerMail()) })),
 	}
 }
@@ -119,20 +126,23 @@ func run(ctx context.Context, out io.Writer, n, conc, rounds int) error {
 	fmt.Fprintf(out, "%d e-mails per side, %d connections, GOMAXPROCS %d, %d rounds, the SMTP server %v away each way\n",
 		n, conc, runtime.GOMAXPROCS(0), len(rs), latency)
 	for i, r := range rs {
-		fmt.Fprintf(out, "round %d: bare %6.0f/s  lean %6.0f/s  pipeline %6.0f/s  (%.0f%%, %.0f%%)\n", i+1,
-			r.bare.perSecond(), r.lean.perSecond(), r.pipeline.perSecond(),
+		fmt.Fprintf(out, "round %d: bare %6.0f/s  lean %6.0f/s  floor %6.0f/s  pipeline %6.0f/s  (%.0f%%, %.0f%%)\n", i+1,
+			r.bare.perSecond(), r.lean.perSecond(), r.floor.perSecond(), r.pipeline.perSecond(),
 			100*r.pipeline.perSecond()/r.bare.perSecond(), 100*r.pipeline.perSecond()/r.lean.perSecond())
 	}
 	s := summarize(rs)
 	us := func(d time.Duration) time.Duration { return d.Round(time.Microsecond) }
 	fmt.Fprintf(out, "bare go-mail loop (median):           %6.0f/s  %v CPU per e-mail\n", s.bare, us(s.bareCPU))
 	fmt.Fprintf(out, "lean loop, no NOOP or RSET (median):  %6.0f/s  %v CPU per e-mail\n", s.lean, us(s.leanCPU))
+	fmt.Fprintf(out, "floor, lean loop + outbox, stream, ledger (median): %6.0f/s  %v CPU per e-mail\n", s.floor, us(s.floorCPU))
 	fmt.Fprintf(out, "pipeline, accepted by SMTP (median):  %6.0f/s  %v CPU per e-mail\n", s.pipeline, us(s.pipelineCPU))
 	fmt.Fprintf(out, "pipeline, ledger complete (median):   %6.0f/s\n", s.ledger)
 	fmt.Fprintf(out, "pipeline / bare, mails a second: median %.1f%%, best of each %.1f%%\n",
 		100*s.pipeline/s.bare, 100*s.bestPipeline/s.bestBare)
 	fmt.Fprintf(out, "pipeline / lean, mails a second: median %.1f%%, best of each %.1f%%\n",
 		100*s.pipeline/s.lean, 100*s.bestPipeline/s.bestLean)
+	fmt.Fprintf(out, "CPU a mail: floor (batches of %d) / bare %.2f, the least the guarantees cost with these parts; pipeline / floor %.2f\n",
+		floorBatch, float64(s.floorCPU)/float64(s.bareCPU), float64(s.pipelineCPU)/float64(s.floorCPU))
 	ratio := float64(s.pipelineCPU) / float64(s.bareCPU)
 	benchapp.Verdict{
 		Target:   fmt.Sprintf("CPU a mail ≤ %.2f× the bare go-mail loop's (the process's CPU, the SMTP server's included, medians of %d rounds)", maxCPURatio, len(rs)),
