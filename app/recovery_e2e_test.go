@@ -187,8 +187,8 @@ func TestControlMachineLost(t *testing.T) {
 	r.waitFinal(60*time.Second - time.Since(began))
 	final := time.Now()
 	distinct, dups := r.counts()
-	if dups > 8 {
-		t.Errorf("%d duplicates, more than the send slots of a process (8)", dups)
+	if dups > 24 {
+		t.Errorf("%d duplicates, more than a process's accepted, unrecorded sends may be (three per slot, 24)", dups)
 	}
 	if got := newBrowserAs(t, url).do("GET", lateSub, ""); got.status != 200 {
 		t.Errorf("the subscription made 2 s before the kill is not on B: %d %s", got.status, got.body)

@@ -25,7 +25,7 @@ import (
 // worker-only processes, with the JetStream ledger and three replicas. 1,000
 // subscriptions fire 5,000 deliveries at one instant; halfway through, one worker is
 // killed with SIGKILL and so is the NATS server that leads the delivery stream.
-// Every mail arrives, duplicates stay within the killed worker's send slots, and every
+// Every mail arrives, duplicates stay within the killed worker's unrecorded sends, and every
 // run in the control process's history is final.
 func TestScaleOutSurvivesLosingAWorkerAndANATSNode(t *testing.T) {
 	gate.Alone(t) // it holds the recovery to a time, which other tests' computing would stretch
@@ -116,8 +116,8 @@ func TestScaleOutSurvivesLosingAWorkerAndANATSNode(t *testing.T) {
 	t.Logf("first second: %d mails, %d and %d by the workers; worker 1 and %s killed after %d of %d mails (%d and %d by the workers); all %d arrived %s later, %d duplicates",
 		total, firstSecond[workerFrom(1)], firstSecond[workerFrom(2)], leader, before, d.mails(),
 		byWorker[workerFrom(1)], byWorker[workerFrom(2)], distinct, done.Sub(lost).Round(time.Millisecond), dups)
-	if dups > 8 {
-		t.Errorf("%d duplicates, more than the killed worker's send slots (8)", dups)
+	if dups > 24 {
+		t.Errorf("%d duplicates, more than the killed worker's accepted, unrecorded sends may be (three per slot, 24)", dups)
 	}
 	// The target is every mail within 10 s of the kill on a quiet machine
 	// (11.1-18.8 s in six runs on two cores, none within). Of that,

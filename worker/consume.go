@@ -72,6 +72,7 @@ type task struct {
 	touched   time.Time // when JetStream was last told it is in progress
 	notBefore time.Time // not picked before (a copy claimed elsewhere)
 	calledOff bool      // called off while it was being sent (see pool.callOff)
+	slotFreed bool      // its send was accepted and its slot let go (see pool.accepted)
 
 	entry   Entry // read when it was last claimed
 	found   bool  // the ledger knows the delivery

@@ -55,8 +55,23 @@ func (w *Worker) deliver(stop context.Context, k *kind, t *task) outcome {
 		defer cancel()
 		return w.failedAttempt(ctx, msg, id, sendErr)
 	}
+	// The send's slot goes to the next message while the ledger records
+	// this one, so that the ledger can record many in one commit without
+	// idling the slots; but no more than twice the kind's concurrency wait
+	// so: a ledger that cannot write holds the slots of the sends after
+	// those, and the kind stops sending.
+	if k.unrecorded.Add(1) <= int64(maxUnrecordedPerSlot*k.cfg.Concurrency) {
+		k.pool.accepted(t)
+	}
+	defer k.unrecorded.Add(-1)
 	return w.sent(stop, msg, id, providerID)
 }
+
+// maxUnrecordedPerSlot is how many accepted sends per send slot may await
+// their record in the ledger with their slot let go (see deliver). Beyond
+// them a send keeps its slot until recorded, so that a crash leaves at most
+// 1+maxUnrecordedPerSlot accepted, unrecorded sends per slot.
+const maxUnrecordedPerSlot = 2
 
 // held records a send's result with its destination's breaker and reports
 // whether the task waits again, charged nothing: its destination took nothing,
@@ -86,7 +101,7 @@ func (w *Worker) tooOld(msg jetstream.Msg) bool {
 
 // sent records an accepted send and acknowledges the message. A ledger that
 // cannot record it (a full disk, a store away) is tried again, the message
-// kept and its slot with it, until it can or the worker stops: handed back,
+// kept, until it can or the worker stops: handed back,
 // the message would be sent again. A worker that stops first leaves it
 // unacknowledged, as a crash would, and its copy goes out again with the same
 // id, which lets the receiver recognise it.

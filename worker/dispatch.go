@@ -16,8 +16,9 @@ import (
 // the pool lets it go: a copy of it (redelivered while it waited, or handed
 // to another process) finds the claim and is left to it, and a copy that
 // comes after it was settled finds it settled. A message keeps its slot until
-// its outcome is in the ledger, so that a crash leaves at most one accepted,
-// unrecorded send per slot.
+// its send was accepted, or, when maxUnrecordedPerSlot accepted sends per slot
+// already await their record, until its outcome is in the ledger: a crash
+// leaves at most three accepted, unrecorded sends per slot.
 func (w *Worker) dispatch(ctx context.Context, k *kind) {
 	var wg sync.WaitGroup
 	defer wg.Wait()

@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"testing"
 	"time"
 
@@ -62,6 +63,61 @@ func TestLedgerFailureKeepsTheMessage(t *testing.T) {
 	}
 	if n := sender.calls.Load(); n != 1 {
 		t.Fatalf("%d sends, want one", n)
+	}
+}
+
+// TestALedgerThatCannotRecordStopsTheSends: while the ledger refuses every
+// write, a kind sends no more than maxUnrecordedPerSlot accepted, unrecorded
+// mails per slot with their slots let go, and one more per slot that keeps
+// its slot; then it sends nothing until the ledger works again, and then every
+// delivery goes, each once. A worker that let every slot go at once would send
+// the whole burst unrecorded, for a crash to send again.
+func TestALedgerThatCannotRecordStopsTheSends(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	peer := channeltest.NewSMTPServer(t)
+	const slots, n = 3, 30
+	bound := (1 + maxUnrecordedPerSlot) * slots
+	chs := make([]string, n)
+	for i := range chs {
+		chs[i] = e.channel(mailTo(fmt.Sprintf("ops%d@example.com", i)))
+	}
+	_, ids := e.enqueue(store.Payload{Subject: "s", Text: "t"}, chs...)
+	repair := e.sabotage("deliveries")
+	cfg := testConfig()
+	cfg.BackoffBase, cfg.BackoffCap = 10*time.Millisecond, 50*time.Millisecond
+	cfg.Kinds = map[channels.Kind]KindConfig{"email": {Concurrency: slots}}
+	sender := &countingSender{Sender: emailSender(t, peer.Host(), peer.Port())}
+	r := e.start(startNATS(t, t.TempDir()), []channels.Sender{sender}, cfg)
+	r.relay.Notify()
+	k := r.w.kinds[0]
+	ctx := awaitCtx(t)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for { // every slot held by a send that awaits its record
+		if _, sending, _ := k.pool.state(); sending == slots && k.unrecorded.Load() == int64(bound) {
+			break
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			_, sending, _ := k.pool.state()
+			t.Fatalf("%d sends, %d unrecorded, %d slots taken; want %d unrecorded holding all %d slots",
+				sender.calls.Load(), k.unrecorded.Load(), sending, bound, slots)
+		}
+	}
+	if got := sender.calls.Load(); got != int64(bound) {
+		t.Fatalf("%d sends while the ledger refuses writes, want %d", got, bound)
+	}
+	repair()
+	for _, id := range ids {
+		r.await(t, id, outcomeSent)
+	}
+	if got := sender.calls.Load(); got != n {
+		t.Fatalf("%d sends, want %d, each once", got, n)
+	}
+	if got := len(peer.Messages()); got != n {
+		t.Fatalf("the relay took %d mails, want %d", got, n)
 	}
 }
 

@@ -194,16 +194,34 @@ func (p *pool) unpick(t *task) {
 	}
 }
 
+// accepted lets picked task t's slot go once its send was accepted, while t
+// stays held until done: its outcome is yet to be recorded.
+func (p *pool) accepted(t *task) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.freeSlot(t)
+	signal(p.wake)
+}
+
 // done lets picked task t go: settled, or left to another copy.
 func (p *pool) done(t *task) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.freeSlot(t)
+	p.release(t)
+	signal(p.wake)
+}
+
+// freeSlot undoes pick's counts for t once; p.mu is held.
+func (p *pool) freeSlot(t *task) {
+	if t.slotFreed {
+		return
+	}
 	if t.probe {
 		t.dest.probing, t.probe = false, false
 	}
 	p.unpick(t)
-	p.release(t)
-	signal(p.wake)
+	t.slotFreed = true
 }
 
 // release forgets t, and its destination once nothing of it is held, so that

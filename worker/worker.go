@@ -105,6 +105,9 @@ type kind struct {
 	cfg     KindConfig
 	limiter *rate.Limiter // nil: no limit
 	pool    *pool         // the messages fetched and not yet settled
+	// unrecorded counts the accepted sends whose outcome the ledger has yet
+	// to record (see Worker.deliver).
+	unrecorded atomic.Int64
 }
 
 // New returns a Worker that delivers with the given senders, at most one per
