@@ -11,25 +11,34 @@ import (
 )
 
 // maxSentBatch bounds how many accepted sends one ledger transaction records.
-// A batch is what waits when the previous commit ends: the sends hold their
-// slots until recorded, so waiting for more would only idle the slots.
 const maxSentBatch = 128
+
+// A group commit waits for the sends that are accepted right after its first:
+// it commits once none came for groupGap, or groupWait after it began. The
+// sends let their slots go before they are recorded (see Worker.deliver), so
+// the wait costs a send nothing but that much later an acknowledgement, and
+// saves a transaction for every send it gathers.
+const (
+	groupGap  = 250 * time.Microsecond
+	groupWait = time.Millisecond
+)
 
 // SQLiteLedger is the Ledger in the control process's SQLite store: the
 // deliveries table is the ledger itself, so run history and health follow
 // each write at once. It serves the consumers of one process only.
 type SQLiteLedger struct {
 	st       *store.Store
-	now      func() time.Time
+	clock    clock.Clock
 	recorded func(ids []string) // told of the deliveries every write made final
 
 	// Accepted sends are recorded in group commits: the sends that finish
-	// while one transaction commits go together in the next, so that the
-	// single SQLite writer is not one transaction per message. The first
-	// caller that finds no commit running commits for everyone waiting.
+	// while a group gathers or commits go together, so that the single
+	// SQLite writer is not one transaction per message. The first caller
+	// that finds no commit running gathers and commits for everyone waiting.
 	mu         sync.Mutex
 	waiting    []sentReq
 	committing bool
+	arrived    chan struct{} // a send joined the gathering group
 }
 
 type sentReq struct {
@@ -42,14 +51,15 @@ type sentResult struct {
 	err     error
 }
 
-// NewSQLiteLedger returns the ledger kept in st. c stamps its writes
-// (nil: the real clock); recorded, when set, is told after each write of final
-// states, which may have settled runs, of the deliveries it made final.
+// NewSQLiteLedger returns the ledger kept in st. c stamps its writes and times
+// a group commit's gathering (nil: the real clock); recorded, when set, is told
+// after each write of final states, which may have settled runs, of the
+// deliveries it made final.
 func NewSQLiteLedger(st *store.Store, c clock.Clock, recorded func(ids []string)) *SQLiteLedger {
 	if recorded == nil {
 		recorded = func([]string) {}
 	}
-	return &SQLiteLedger{st: st, now: clock.Or(c).Now, recorded: recorded}
+	return &SQLiteLedger{st: st, clock: clock.Or(c), recorded: recorded, arrived: make(chan struct{}, 1)}
 }
 
 // Claim reads the entries of the deliveries in one query. A delivery has no
@@ -72,8 +82,13 @@ func (l *SQLiteLedger) Sent(ctx context.Context, id, providerID string) (bool, e
 	req := sentReq{mark: store.SentMark{ID: id, ProviderID: providerID}, reply: make(chan sentResult, 1)}
 	l.mu.Lock()
 	l.waiting = append(l.waiting, req)
-	if !l.committing {
+	if l.committing {
+		signal(l.arrived)
+	} else {
 		l.committing = true
+		l.mu.Unlock()
+		l.gather()
+		l.mu.Lock()
 		for len(l.waiting) > 0 {
 			n := min(len(l.waiting), maxSentBatch)
 			batch := l.waiting[:n:n]
@@ -93,6 +108,30 @@ func (l *SQLiteLedger) Sent(ctx context.Context, id, providerID string) (bool, e
 	}
 }
 
+// gather returns once no send joined the group for groupGap, groupWait after
+// it began, or once the group is full.
+func (l *SQLiteLedger) gather() {
+	gap, end := l.clock.NewTimer(groupGap), l.clock.NewTimer(groupWait)
+	defer gap.Stop()
+	defer end.Stop()
+	for {
+		select {
+		case <-gap.C():
+			return
+		case <-end.C():
+			return
+		case <-l.arrived:
+			l.mu.Lock()
+			full := len(l.waiting) >= maxSentBatch
+			l.mu.Unlock()
+			if full {
+				return
+			}
+			gap.Reset(groupGap)
+		}
+	}
+}
+
 func (l *SQLiteLedger) commit(batch []sentReq) {
 	marks := make([]store.SentMark, len(batch))
 	for i, req := range batch {
@@ -100,7 +139,7 @@ func (l *SQLiteLedger) commit(batch []sentReq) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), ledgerTimeout)
 	defer cancel()
-	changed, err := l.st.MarkSentBatch(ctx, marks, l.now())
+	changed, err := l.st.MarkSentBatch(ctx, marks, l.clock.Now())
 	if err == nil {
 		ids := make([]string, len(marks))
 		for i, m := range marks {
@@ -119,7 +158,7 @@ func (l *SQLiteLedger) commit(batch []sentReq) {
 
 // Attempt records a failed send.
 func (l *SQLiteLedger) Attempt(ctx context.Context, id, errText string) (int, error) {
-	n, err := l.st.RecordAttempt(ctx, id, errText, l.now())
+	n, err := l.st.RecordAttempt(ctx, id, errText, l.clock.Now())
 	switch {
 	case errors.Is(err, store.ErrFinal):
 		return n, ErrFinal
@@ -131,7 +170,7 @@ func (l *SQLiteLedger) Attempt(ctx context.Context, id, errText string) (int, er
 
 // Failed gives up on a delivery.
 func (l *SQLiteLedger) Failed(ctx context.Context, id, reason string) (bool, error) {
-	changed, err := l.st.MarkFailed(ctx, id, reason, l.now())
+	changed, err := l.st.MarkFailed(ctx, id, reason, l.clock.Now())
 	if errors.Is(err, store.ErrNotFound) {
 		return false, ErrUnknown
 	}
