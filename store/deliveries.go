@@ -90,6 +90,18 @@ type Payload struct {
 	Links       channels.Links  `json:"links,omitzero"`
 }
 
+// RawPayload is a delivery's Payload as the store holds it: compact JSON.
+type RawPayload []byte
+
+// Decode reads the payload.
+func (p RawPayload) Decode() (Payload, error) {
+	var out Payload
+	if err := json.Unmarshal(p, &out); err != nil {
+		return Payload{}, fmt.Errorf("payload: %w", err)
+	}
+	return out, nil
+}
+
 // Attachment is an exported file attached to a delivery.
 type Attachment struct {
 	Name        string `json:"name"`
@@ -340,7 +352,7 @@ type Outgoing struct {
 	State          string
 	Attempts       int
 	LastError      string
-	Payload        Payload
+	Payload        RawPayload // as stored: a sender may pass it on undecoded
 
 	ChannelGone   bool   // the channel was deleted; the fields below are empty
 	ChannelKind   string // may differ from Kind when the channel was changed
@@ -387,9 +399,7 @@ func scanOutgoing(row scanner) (Outgoing, error) {
 		&payload, &chKind, &chConfig, &o.ChannelSecret, &unverified, &o.Readdressed); err != nil {
 		return Outgoing{}, fmt.Errorf("scan delivery: %w", err)
 	}
-	if err := json.Unmarshal([]byte(payload), &o.Payload); err != nil {
-		return Outgoing{}, fmt.Errorf("delivery %s payload: %w", o.ID, err)
-	}
+	o.Payload = RawPayload(payload)
 	o.ChannelGone, o.ChannelKind, o.ChannelUnverified = !chKind.Valid, chKind.String, unverified.Bool
 	if chConfig.Valid && !o.ChannelGone {
 		o.ChannelConfig = json.RawMessage(chConfig.String)

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,6 +19,21 @@ import (
 // on any machine needs, so that it reads nothing of the control process's
 // store. Its files travel apart, in the object store, named by their content.
 type envelope struct {
+	envelopeHead
+	// The message, under the names and in the shapes of store.Payload, so
+	// that a payload without files travels as the store holds it (see
+	// sealAsStored).
+	Subject     string               `json:"subject"`
+	Text        string               `json:"text"`
+	HTML        string               `json:"html,omitempty"`
+	HTMLObject  *Object              `json:"htmlObject,omitempty"` // the HTML, when too big to travel inline
+	Attachments []envelopeAttachment `json:"attachments,omitempty"`
+	Source      channels.Source      `json:"source,omitzero"`
+	Links       channels.Links       `json:"links,omitzero"`
+}
+
+// envelopeHead is what an envelope says of the delivery, apart from its message.
+type envelopeHead struct {
 	ID string `json:"id"` // the delivery id
 	// Owner is the id of the user whose subscription made the delivery, and
 	// Subscription the subscription's id: senders share their slots fairly by
@@ -28,14 +44,7 @@ type envelope struct {
 	// Secret is the channel's secret sealed with the delivery key for this
 	// delivery id, so that it opens only on a sender that shares the key and
 	// only for this delivery.
-	Secret      []byte               `json:"secret,omitempty"`
-	Subject     string               `json:"subject"`
-	Text        string               `json:"text"`
-	HTML        string               `json:"html,omitempty"`
-	HTMLObject  *Object              `json:"htmlObject,omitempty"` // the HTML, when too big to travel inline
-	Attachments []envelopeAttachment `json:"attachments,omitempty"`
-	Source      channels.Source      `json:"source,omitzero"`
-	Links       channels.Links       `json:"links,omitzero"`
+	Secret []byte `json:"secret,omitempty"`
 }
 
 type envelopeChannel struct {
@@ -94,15 +103,23 @@ func seal(ctx context.Context, d store.Outgoing, atRest, delivery *secret.Box, f
 	if err != nil {
 		return nil, fmt.Errorf("%w: channel %s: %v", errUndeliverable, d.ChannelID, err)
 	}
-	env := envelope{ID: d.ID, Owner: d.Owner, Subscription: d.SubscriptionID, Channel: envelopeChannel{ID: d.ChannelID, Kind: d.ChannelKind, Config: d.ChannelConfig},
-		Subject: d.Payload.Subject, Text: d.Payload.Text, HTML: d.Payload.HTML, Source: d.Payload.Source, Links: d.Payload.Links}
+	head := envelopeHead{ID: d.ID, Owner: d.Owner, Subscription: d.SubscriptionID,
+		Channel: envelopeChannel{ID: d.ChannelID, Kind: d.ChannelKind, Config: d.ChannelConfig}}
 	if plain != "" {
 		if delivery == nil {
 			return nil, fmt.Errorf("%w: no delivery key to seal the secret of channel %s", errUndeliverable, d.ChannelID)
 		}
-		env.Secret = delivery.Seal([]byte(plain), []byte(d.ID))
+		head.Secret = delivery.Seal([]byte(plain), []byte(d.ID))
 	}
-	for _, a := range d.Payload.Attachments {
+	if data, ok := sealAsStored(head, d.Payload, maxBytes); ok {
+		return data, nil
+	}
+	p, err := d.Payload.Decode()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errUndeliverable, err)
+	}
+	env := envelope{envelopeHead: head, Subject: p.Subject, Text: p.Text, HTML: p.HTML, Source: p.Source, Links: p.Links}
+	for _, a := range p.Attachments {
 		o, err := files.Put(ctx, a.Path)
 		if err != nil {
 			return nil, putError(a.Name, err)
@@ -110,10 +127,10 @@ func seal(ctx context.Context, d store.Outgoing, atRest, delivery *secret.Box, f
 		env.Attachments = append(env.Attachments, envelopeAttachment{Name: a.Name, ContentType: a.ContentType,
 			ContentID: a.ContentID, Object: o})
 	}
-	if d.Payload.HTMLFile != "" {
+	if p.HTMLFile != "" {
 		// The HTML part many deliveries share (a slice's recipients'): put
 		// once, by its content, and fetched by each sender.
-		o, err := files.Put(ctx, d.Payload.HTMLFile)
+		o, err := files.Put(ctx, p.HTMLFile)
 		if err != nil {
 			return nil, putError("the HTML part", err)
 		}
@@ -135,6 +152,27 @@ func seal(ctx context.Context, d store.Outgoing, atRest, delivery *secret.Box, f
 		return nil, fmt.Errorf("%w: %v", errUndeliverable, err)
 	}
 	return tooBig(data, maxBytes)
+}
+
+// sealAsStored encodes the envelope of a payload that has no files as head
+// followed by the payload's JSON as the store holds it, which then need not be
+// decoded and encoded again, and reports whether it could: not when the
+// payload has files to put first (its keys "attachments" or "htmlFile", or a
+// string value that is exactly one of them, erring on the safe side: a quote
+// within a string is escaped), is not valid JSON, or makes the envelope larger
+// than maxBytes, for which seal moves the HTML to the object store.
+func sealAsStored(head envelopeHead, p store.RawPayload, maxBytes int) ([]byte, bool) {
+	if len(p) < 2 || p[0] != '{' || p[1] != '"' || bytes.Contains(p, []byte(`"attachments"`)) ||
+		bytes.Contains(p, []byte(`"htmlFile"`)) || !json.Valid(p) {
+		return nil, false
+	}
+	h, err := json.Marshal(head)
+	if err != nil {
+		return nil, false
+	}
+	data := make([]byte, 0, len(h)+len(p))
+	data = append(append(append(data, h[:len(h)-1]...), ','), p[1:]...)
+	return data, len(data) <= maxBytes
 }
 
 // tooBig fails a message that is larger than maxBytes even without its HTML.
