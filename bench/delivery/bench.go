@@ -73,11 +73,7 @@ func mailHTML(ctx context.Context) (string, error) {
 // defaults, a NOOP before each mail and a NOOP and RSET after it; the lean
 // one leaves those out, as the e-mail kind does.
 func bare(ctx context.Context, n, conc int, lean bool) (result, error) {
-	html, err := mailHTML(ctx)
-	if err != nil {
-		return result{}, err
-	}
-	s, err := benchapp.NewSink(n, benchapp.WithLatency(latency))
+	html, s, err := htmlAndSink(ctx, n)
 	if err != nil {
 		return result{}, err
 	}
@@ -103,17 +99,11 @@ func bare(ctx context.Context, n, conc int, lean bool) (result, error) {
 			}
 			defer client.CloseWithSMTPClient(c)
 			for i := next.Add(1); i <= int64(n); i = next.Add(1) {
-				m := mail.NewMsg()
-				if err := errors.Join(m.From(from), m.To(fmt.Sprintf("team%d@example.com", i%perRun))); err != nil {
+				m, err := bareMail(fmt.Sprintf("bare-%d", i), fmt.Sprintf("team%d@example.com", i%perRun), html)
+				if err != nil {
 					errs[g] = err
 					return
 				}
-				m.Subject(subject)
-				m.SetMessageIDWithValue(fmt.Sprintf("bare-%d@%s", i, fromDomain))
-				m.SetDate()
-				m.SetUserAgent("Herald")
-				m.SetBodyString(mail.TypeTextPlain, text)
-				m.AddAlternativeString(mail.TypeTextHTML, html)
 				if err := client.SendWithSMTPClient(c, m); err != nil {
 					errs[g] = err
 					return
@@ -130,6 +120,33 @@ func bare(ctx context.Context, n, conc int, lean bool) (result, error) {
 		return result{}, fmt.Errorf("bare loop: %d messages, %d distinct, want %d", total, distinct, n)
 	}
 	return result{n: n, elapsed: elapsed, cpu: cpu}, nil
+}
+
+// htmlAndSink returns the HTML part the sides send and an SMTP server, latency
+// away, that awaits n mails.
+func htmlAndSink(ctx context.Context, n int) (string, *benchapp.Sink, error) {
+	html, err := mailHTML(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	s, err := benchapp.NewSink(n, benchapp.WithLatency(latency))
+	return html, s, err
+}
+
+// bareMail composes the bare loop's mail id to address to, with the text
+// and the HTML part the pipeline sends.
+func bareMail(id, to, html string) (*mail.Msg, error) {
+	m := mail.NewMsg()
+	if err := errors.Join(m.From(from), m.To(to)); err != nil {
+		return nil, err
+	}
+	m.Subject(subject)
+	m.SetMessageIDWithValue(id + "@" + fromDomain)
+	m.SetDate()
+	m.SetUserAgent("Herald")
+	m.SetBodyString(mail.TypeTextPlain, text)
+	m.AddAlternativeString(mail.TypeTextHTML, html)
+	return m, nil
 }
 
 // pipeline hands n deliveries over to the outbox, then starts the worker on

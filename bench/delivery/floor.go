@@ -47,11 +47,7 @@ func floor(ctx context.Context, dir string, n, conc int) (result, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return result{}, err
 	}
-	html, err := mailHTML(ctx)
-	if err != nil {
-		return result{}, err
-	}
-	s, err := benchapp.NewSink(n, benchapp.WithLatency(latency))
+	html, s, err := htmlAndSink(ctx, n)
 	if err != nil {
 		return result{}, err
 	}
@@ -225,16 +221,10 @@ func (f *floorRun) consume(ctx context.Context) error {
 
 // send composes and sends mail id as the lean loop does.
 func (f *floorRun) send(c *smtp.Client, id string) error {
-	m := mail.NewMsg()
-	if err := errors.Join(m.From(from), m.To("team0@example.com")); err != nil {
+	m, err := bareMail(id, "team0@example.com", f.html)
+	if err != nil {
 		return err
 	}
-	m.Subject(subject)
-	m.SetMessageIDWithValue(id + "@" + fromDomain)
-	m.SetDate()
-	m.SetUserAgent("Herald")
-	m.SetBodyString(mail.TypeTextPlain, text)
-	m.AddAlternativeString(mail.TypeTextHTML, f.html)
 	return f.client.SendWithSMTPClient(c, m)
 }
 
