@@ -252,14 +252,14 @@ func (d *drill) killAndRestart(when string) {
 	distinct, dups := d.counts()
 	d.t.Logf("SIGKILL %s (%d mails by then): all %d mails %s after the restart, %d duplicates",
 		when, before, distinct, done.Sub(restart).Round(time.Millisecond), dups)
-	if dups > 8 {
-		d.t.Errorf("%d duplicates, more than the send concurrency (8)", dups)
+	if dups > 24 {
+		d.t.Errorf("%d duplicates, more than the accepted, unrecorded sends may be (three per send slot, 24)", dups)
 	}
 }
 
 // TestKillMidBurst kills the binary with SIGKILL at three points of the burst: nothing is
-// lost, duplicates stay within the send concurrency, and everything is final within 30 s
-// of the restart.
+// lost, duplicates stay within the sends that may be accepted and unrecorded (three per
+// send slot), and everything is final within 30 s of the restart.
 func TestKillMidBurst(t *testing.T) {
 	t.Parallel() // each kill point takes a slot of the gate
 	for _, at := range []int{100, 500, 900} {
@@ -276,8 +276,8 @@ func TestKillMidBurst(t *testing.T) {
 // NATS server, external, lives on, so that what the killed process acknowledged stays
 // acknowledged: a message acknowledged before its outcome was in the ledger would be gone
 // from the stream with its delivery still pending, left to the reconciler a minute later.
-// Nothing is lost, duplicates stay within the send concurrency, and everything is final
-// within 30 s of the restart.
+// Nothing is lost, duplicates stay within the sends that may be accepted and unrecorded,
+// and everything is final within 30 s of the restart.
 func TestKillMidBurstBesideAnExternalNATS(t *testing.T) {
 	gate.Long(t)
 	ns := startNATS(t, t.TempDir(), 0)
