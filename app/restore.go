@@ -213,12 +213,8 @@ func retryFor(ctx context.Context, within time.Duration, log *slog.Logger, what 
 			return fmt.Errorf("%s, tried for %v: %w", what, within, err)
 		}
 		log.Warn(what+" failed; trying again", "in", wait, "err", err)
-		t := clock.Real().NewTimer(wait) // the cluster elects its leaders in real time
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !clock.Sleep(ctx, clock.Real(), wait) { // the cluster elects its leaders in real time
 			return ctx.Err()
-		case <-t.C():
 		}
 		wait = min(2*wait, 4*time.Second)
 	}

@@ -170,12 +170,8 @@ func (c *Client) poll(ctx context.Context, uri string, done func(*http.Response,
 		if s, err := strconv.Atoi(resp.Header.Get("Refresh")); err == nil && s > 0 {
 			limit = time.Duration(s) * time.Second
 		}
-		t := clock.Real().NewTimer(min(wait, limit)) // the server renders on its own time
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !clock.Sleep(ctx, clock.Real(), min(wait, limit)) { // the server renders on its own time
 			return ctx.Err()
-		case <-t.C():
 		}
 		wait *= 2
 	}

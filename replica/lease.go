@@ -118,12 +118,8 @@ func (l *Lease) Acquire(ctx context.Context) error {
 			l.mu.Unlock()
 			l.log.Info("waiting for the control lease", "holder", other.String())
 		}
-		t := l.clock.NewTimer(l.ttl / 10)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !clock.Sleep(ctx, l.clock, l.ttl/10) {
 			return ctx.Err()
-		case <-t.C():
 		}
 	}
 }

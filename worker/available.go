@@ -43,7 +43,7 @@ func untilAvailable(ctx context.Context, log *slog.Logger, what string, step fun
 		}
 		wait := backoff(try, availableFirstWait, availableMaxWait, rand.Int64N)
 		log.Warn("JetStream is unavailable; trying again", "step", what, "try", try, "in", wait, "err", err)
-		if !sleep(ctx, clock.Real(), wait) { // JetStream comes back in real time
+		if !clock.Sleep(ctx, clock.Real(), wait) { // JetStream comes back in real time
 			return fmt.Errorf("%s: %w (last try: %v)", what, ctx.Err(), err)
 		}
 	}

@@ -1,24 +1,9 @@
 package worker
 
 import (
-	"context"
 	"math"
 	"time"
-
-	"github.com/heraldhq/herald/internal/clock"
 )
-
-// sleep waits d on c and reports true, or false once ctx ends first.
-func sleep(ctx context.Context, c clock.Clock, d time.Duration) bool {
-	t := c.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C():
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
 
 // backoff is the delay before the retry that follows the given failed
 // attempt (1 for the first): a uniform draw from [0, min(cap, base·2^(attempt-1))],

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/heraldhq/herald/channels"
+	"github.com/heraldhq/herald/internal/clock"
 	"github.com/heraldhq/herald/secret"
 )
 
@@ -251,4 +252,4 @@ func decodeEnvelope(msg jetstream.Msg) (*envelope, error) {
 }
 
 // pause waits d or until ctx ends.
-func (w *Worker) pause(ctx context.Context, d time.Duration) { sleep(ctx, w.clock, d) }
+func (w *Worker) pause(ctx context.Context, d time.Duration) { clock.Sleep(ctx, w.clock, d) }

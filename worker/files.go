@@ -527,7 +527,7 @@ func (f *Files) get(ctx context.Context, name string) (jetstream.ObjectResult, e
 		case pause > time.Second:
 			return nil, errors.New("the bucket's leader has it, the replica asked has not caught up")
 		}
-		if !sleep(ctx, f.clock, pause) {
+		if !clock.Sleep(ctx, f.clock, pause) {
 			return nil, ctx.Err()
 		}
 	}

@@ -563,7 +563,7 @@ func (l *KVLedger) retry(ctx context.Context, op func(context.Context) error) er
 		if l.failedTry != nil {
 			l.failedTry(err)
 		}
-		if !sleep(ctx, l.clock, pause) {
+		if !clock.Sleep(ctx, l.clock, pause) {
 			return err
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/heraldhq/herald/internal/clock"
 	"github.com/heraldhq/herald/internal/gather"
 	"github.com/heraldhq/herald/store"
 )
@@ -124,7 +125,7 @@ func (r *Relay) record(ctx context.Context, batch []jetstream.Msg) {
 }
 
 // pause waits a moment before the next try after an error, or until ctx ends.
-func (r *Relay) pause(ctx context.Context) { sleep(ctx, r.clock, r.cfg.BackoffBase) }
+func (r *Relay) pause(ctx context.Context) { clock.Sleep(ctx, r.clock, r.cfg.BackoffBase) }
 
 // createResultsStream creates or updates the stream of outcomes, as the
 // control process and every sender with the JetStream ledger do: they must

@@ -1,6 +1,9 @@
 package clock
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Clock tells the time and waits.
 type Clock interface {
@@ -36,6 +39,18 @@ func Or(c Clock) Clock {
 		return machine{}
 	}
 	return c
+}
+
+// Sleep waits d on c and reports true, or false once ctx ends first.
+func Sleep(ctx context.Context, c Clock, d time.Duration) bool {
+	t := c.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C():
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // NowFrom returns a clock whose time is now() and whose waits are real.

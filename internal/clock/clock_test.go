@@ -1,7 +1,9 @@
 package clock
 
 import (
+	"context"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -30,4 +32,22 @@ func TestOrIsRealForNil(t *testing.T) {
 	if Or(c) != c {
 		t.Error("Or(c) is not c")
 	}
+}
+
+// TestSleepWaitsOrEndsWithItsContext: Sleep returns true once d has passed
+// on its clock, and false as soon as its context ends.
+func TestSleepWaitsOrEndsWithItsContext(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		if !Sleep(context.Background(), Real(), time.Minute) || time.Since(start) != time.Minute {
+			t.Errorf("Sleep of a minute returned after %v", time.Since(start))
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(time.Second, cancel)
+		start = time.Now()
+		if Sleep(ctx, Real(), time.Hour) || time.Since(start) != time.Second {
+			t.Errorf("Sleep of an hour whose context ended after a second: true or after %v", time.Since(start))
+		}
+	})
 }
