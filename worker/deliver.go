@@ -57,7 +57,7 @@ func (w *Worker) deliver(stop context.Context, k *kind, t *task) outcome {
 	}
 	// The send's slot goes to the next message while the ledger records
 	// this one, so that the ledger can record many in one commit without
-	// idling the slots; but no more than twice the kind's concurrency wait
+	// idling the slots; but no more than maxUnrecordedPerSlot per slot wait
 	// so: a ledger that cannot write holds the slots of the sends after
 	// those, and the kind stops sending.
 	if k.unrecorded.Add(1) <= int64(maxUnrecordedPerSlot*k.cfg.Concurrency) {
@@ -101,10 +101,10 @@ func (w *Worker) tooOld(msg jetstream.Msg) bool {
 
 // sent records an accepted send and acknowledges the message. A ledger that
 // cannot record it (a full disk, a store away) is tried again, the message
-// kept, until it can or the worker stops: handed back,
-// the message would be sent again. A worker that stops first leaves it
-// unacknowledged, as a crash would, and its copy goes out again with the same
-// id, which lets the receiver recognise it.
+// kept, until it can or the worker stops: handed back, the message would be
+// sent again. A worker that stops first leaves it unacknowledged, as a crash
+// would, and its copy goes out again with the same id, which lets the
+// receiver recognise it.
 func (w *Worker) sent(stop context.Context, msg jetstream.Msg, id, providerID string) outcome {
 	var changed bool
 	var err error
