@@ -116,10 +116,18 @@ func bare(ctx context.Context, n, conc int, lean bool) (result, error) {
 	if err := errors.Join(errs...); err != nil {
 		return result{}, fmt.Errorf("bare loop: %w", err)
 	}
-	if total, distinct := s.Counts(); total != n || distinct != n {
-		return result{}, fmt.Errorf("bare loop: %d messages, %d distinct, want %d", total, distinct, n)
+	if err := eachOnce("bare loop", s, n); err != nil {
+		return result{}, err
 	}
 	return result{n: n, elapsed: elapsed, cpu: cpu}, nil
+}
+
+// eachOnce fails a side whose n mails did not reach s once each.
+func eachOnce(side string, s *benchapp.Sink, n int) error {
+	if total, distinct := s.Counts(); total != n || distinct != n {
+		return fmt.Errorf("%s: %d messages, %d distinct, want %d", side, total, distinct, n)
+	}
+	return nil
 }
 
 // htmlAndSink returns the HTML part the sides send and an SMTP server, latency
@@ -233,8 +241,8 @@ func pipeline(ctx context.Context, dir string, n, conc int) (accepted result, le
 	if err := <-done; err != nil {
 		return result{}, 0, err
 	}
-	if total, distinct := s.Counts(); total != n || distinct != n {
-		return result{}, 0, fmt.Errorf("pipeline: %d messages, %d distinct, want %d", total, distinct, n)
+	if err := eachOnce("pipeline", s, n); err != nil {
+		return result{}, 0, err
 	}
 	return accepted, ledgerDone, nil
 }

@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -96,8 +95,8 @@ func floor(ctx context.Context, dir string, n, conc int) (result, error) {
 	if err := errors.Join(errs...); err != nil {
 		return result{}, fmt.Errorf("floor: %w", err)
 	}
-	if total, distinct := s.Counts(); total != n || distinct != n {
-		return result{}, fmt.Errorf("floor: %d messages, %d distinct, want %d", total, distinct, n)
+	if err := eachOnce("floor", s, n); err != nil {
+		return result{}, err
 	}
 	return result{n: n, elapsed: elapsed, cpu: cpu}, nil
 }
@@ -269,5 +268,5 @@ func anys(ids []string) []any {
 	for i, id := range ids {
 		out[i] = id
 	}
-	return slices.Clip(out)
+	return out
 }
