@@ -181,6 +181,9 @@ func (f *floorRun) consume(ctx context.Context) error {
 	}
 	defer f.client.CloseWithSMTPClient(c)
 	for f.sent.Load() < f.n {
+		if ctx.Err() != nil { // another consumer failed
+			return nil
+		}
 		batch, err := f.cons.Fetch(floorBatch, jetstream.FetchMaxWait(50*time.Millisecond))
 		if err != nil {
 			return err
