@@ -78,6 +78,9 @@ type task struct {
 	entry   Entry // read when it was last claimed
 	found   bool  // the ledger knows the delivery
 	claimed bool  // claimed before (and held for its destination since)
+
+	// Read and written by the dispatcher alone.
+	ahead *aheadEntry // its entry read ahead of its claim (see readAhead)
 }
 
 // consume delivers the kind's messages until ctx ends. One goroutine fetches

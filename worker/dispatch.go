@@ -110,7 +110,7 @@ func (w *Worker) start(ctx context.Context, k *kind, picked []*task, wg *sync.Wa
 	if len(mine) == 0 {
 		return
 	}
-	if err := w.claim(ctx, mine); err != nil {
+	if err := w.claim(ctx, k, mine); err != nil {
 		w.log.Error("claim deliveries", "kind", k.kind, "err", err)
 		for i, t := range mine {
 			w.running.CompareAndDelete(t.id, marks[i])
@@ -134,6 +134,7 @@ func (w *Worker) start(ctx context.Context, k *kind, picked []*task, wg *sync.Wa
 		}
 		wg.Go(func() {
 			o := w.deliver(ctx, k, t)
+			w.ends.ended(t.id, w.clock.Now())
 			w.running.CompareAndDelete(t.id, m)
 			if o != outcomeHeld {
 				k.pool.done(t)
@@ -168,14 +169,24 @@ func (w *Worker) handle(t *task) *handling {
 	}
 }
 
-// claim reads and claims the ledger entries of the tasks.
-func (w *Worker) claim(ctx context.Context, ts []*task) error {
+// claim reads and claims the ledger entries of kind k's tasks. With a ledger
+// whose claims only read, a task whose entry was read ahead, and still
+// stands, takes it, and a read reads ahead for the waiting tasks too.
+func (w *Worker) claim(ctx context.Context, k *kind, ts []*task) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ledgerTimeout)
+	defer cancel()
+	if r, ok := w.ledger.(entryReader); ok {
+		now := w.clock.Now()
+		if ts = w.takeAhead(ts, now); len(ts) == 0 {
+			return nil
+		}
+		ahead := k.pool.ahead(readAhead, func(t *task) bool { return !w.stands(t.ahead, t.id, now) })
+		return w.readEntries(ctx, r, ts, ahead)
+	}
 	ids := make([]string, len(ts))
 	for i, t := range ts {
 		ids[i] = t.id
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ledgerTimeout)
-	defer cancel()
 	entries, err := w.ledger.Claim(ctx, ids)
 	if err != nil {
 		return err

@@ -146,6 +146,35 @@ func (p *pool) next(now time.Time, wakeAt *time.Time) (*task, int) {
 	return nil, 0
 }
 
+// ahead returns up to n waiting tasks for which need holds, the ones the
+// next picks are likeliest to take first: the owners' oldest in turn from
+// the next owner, then their second oldest, and so on, looking at no more
+// than 4n tasks.
+func (p *pool) ahead(n int, need func(*task) bool) []*task {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []*task
+	looked := 0
+	for depth := 0; len(out) < n && looked < 4*n; depth++ {
+		deeper := false
+		for k := 0; k < len(p.ring) && len(out) < n && looked < 4*n; k++ {
+			q := p.queues[p.ring[(p.turn+k)%len(p.ring)]]
+			if depth >= len(q.tasks) {
+				continue
+			}
+			deeper = true
+			looked++
+			if t := q.tasks[depth]; need(t) {
+				out = append(out, t)
+			}
+		}
+		if !deeper {
+			break
+		}
+	}
+	return out
+}
+
 // earliest lowers *at to t when t is set and comes first.
 func earliest(at *time.Time, t time.Time) {
 	if !t.IsZero() && (at.IsZero() || t.Before(*at)) {

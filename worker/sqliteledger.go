@@ -66,6 +66,12 @@ func NewSQLiteLedger(st *store.Store, c clock.Clock, recorded func(ids []string)
 // claim of its own here: one process sends, and its consumers keep a copy of
 // a message from being handled twice at once.
 func (l *SQLiteLedger) Claim(ctx context.Context, ids []string) (map[string]Entry, error) {
+	return l.Entries(ctx, ids)
+}
+
+// Entries reads the entries of the deliveries in one query, as Claim does:
+// the worker reads the entries of waiting messages ahead of their claims.
+func (l *SQLiteLedger) Entries(ctx context.Context, ids []string) (map[string]Entry, error) {
 	rows, err := l.st.LedgerEntries(ctx, ids...)
 	if err != nil {
 		return nil, err

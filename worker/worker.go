@@ -86,7 +86,8 @@ type Worker struct {
 	clock    clock.Clock // paces the sends: rate, backoff, heartbeats
 	rnd      func(int64) int64
 	kinds    []*kind
-	running  sync.Map // delivery ids being handled in this process
+	running  sync.Map  // delivery ids being handled in this process
+	ends     *sendEnds // the handlings that ended lately, when entries are read ahead
 	metrics  *metrics
 	ready    atomic.Bool // Run has set up the stream and the consumers
 
@@ -123,6 +124,9 @@ func New(js jetstream.JetStream, ledger Ledger, files *Files, delivery *secret.B
 		js: js, ledger: ledger, files: files, delivery: delivery, cfg: cfg,
 		log: opt.logger(), clock: opt.clock(), rnd: rand.Int64N, metrics: newMetrics(opt.Registerer),
 		onHeartbeat: opt.onHeartbeat, onCallOff: opt.onCallOff,
+	}
+	if _, ok := ledger.(entryReader); ok {
+		w.ends = newSendEnds()
 	}
 	seen := make(map[channels.Kind]bool)
 	for _, s := range senders {
