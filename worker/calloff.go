@@ -14,7 +14,8 @@ import (
 // callOffSubject carries the word that a subscription's pending deliveries,
 // or those of one of its channels, are called off: every worker drops the
 // ones it holds at once. It is a plain NATS subject: a worker that misses the
-// word finds the deliveries failed in the ledger when it claims them.
+// word finds the deliveries failed in the ledger when it claims them (or,
+// when it read their entries ahead, once those are a second old: readAhead).
 const callOffSubject = "herald.calloff"
 
 // CallOff is a subscription's pending deliveries called off, or those of one
