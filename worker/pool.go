@@ -153,24 +153,27 @@ func (p *pool) next(now time.Time, wakeAt *time.Time) (*task, int) {
 func (p *pool) ahead(n int, need func(*task) bool) []*task {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	limit := 4 * n
+	queues := make([]*queue, 0, min(len(p.ring), limit))
+	for k := 0; k < len(p.ring) && k < limit; k++ {
+		queues = append(queues, p.queues[p.ring[(p.turn+k)%len(p.ring)]])
+	}
 	var out []*task
-	looked := 0
-	for depth := 0; len(out) < n && looked < 4*n; depth++ {
-		deeper := false
-		for k := 0; k < len(p.ring) && len(out) < n && looked < 4*n; k++ {
-			q := p.queues[p.ring[(p.turn+k)%len(p.ring)]]
-			if depth >= len(q.tasks) {
-				continue
+	for depth, looked := 0, 0; len(queues) > 0; depth++ {
+		deeper := queues[:0] // the queues with a task below this depth
+		for _, q := range queues {
+			if len(out) == n || looked == limit {
+				return out
 			}
-			deeper = true
 			looked++
 			if t := q.tasks[depth]; need(t) {
 				out = append(out, t)
 			}
+			if len(q.tasks) > depth+1 {
+				deeper = append(deeper, q)
+			}
 		}
-		if !deeper {
-			break
-		}
+		queues = deeper
 	}
 	return out
 }

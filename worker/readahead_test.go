@@ -2,6 +2,8 @@ package worker
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -32,16 +34,41 @@ func TestPoolAheadTakesWhatTheNextPicksTake(t *testing.T) {
 }
 
 // TestPoolAheadLooksAtABoundedNumberOfTasks: with every waiting task read
-// ahead already, ahead gives up after 4n of them.
+// ahead already, ahead gives up after 4n of them, however the waiting are
+// spread over owners.
 func TestPoolAheadLooksAtABoundedNumberOfTasks(t *testing.T) {
 	t.Parallel()
-	p := newPool(testPolicy, 100, 100)
-	tasks(p, "a", "", 100)
-	looked := 0
-	p.ahead(8, func(*task) bool { looked++; return false })
-	if looked != 32 {
-		t.Fatalf("looked at %d tasks, want 32", looked)
+	for name, owners := range map[string]map[string]int{
+		"one owner":                      {"a": 100},
+		"many owners of one":             manyOwners(1000, 1, nil),
+		"one deep among many of one":     manyOwners(1000, 1, map[string]int{"deep": 1000}),
+		"fewer owners than the looks, 3": manyOwners(5, 3, nil),
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			p := newPool(testPolicy, 100, 100)
+			waiting := 0
+			for o, n := range owners {
+				tasks(p, o, "", n)
+				waiting += n
+			}
+			looked := 0
+			p.ahead(8, func(*task) bool { looked++; return false })
+			if want := min(32, waiting); looked != want {
+				t.Fatalf("looked at %d tasks, want %d", looked, want)
+			}
+		})
 	}
+}
+
+// manyOwners is n owners with each tasks waiting, and the owners of more.
+func manyOwners(n, each int, more map[string]int) map[string]int {
+	out := make(map[string]int, n+len(more))
+	for i := range n {
+		out[fmt.Sprintf("o%d", i)] = each
+	}
+	maps.Copy(out, more)
+	return out
 }
 
 // TestSendEndsRememberWhatAnEntryReadAheadCanHaveMissed: an end after an
