@@ -134,7 +134,9 @@ func (w *Worker) start(ctx context.Context, k *kind, picked []*task, wg *sync.Wa
 		}
 		wg.Go(func() {
 			o := w.deliver(ctx, k, t)
-			w.ends.ended(t.id, w.clock.Now())
+			if w.ends != nil {
+				w.ends.ended(t.id, w.clock.Now())
+			}
 			w.running.CompareAndDelete(t.id, m)
 			if o != outcomeHeld {
 				k.pool.done(t)
@@ -173,8 +175,6 @@ func (w *Worker) handle(t *task) *handling {
 // whose claims only read, a task whose entry was read ahead, and still
 // stands, takes it, and a read reads ahead for the waiting tasks too.
 func (w *Worker) claim(ctx context.Context, k *kind, ts []*task) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ledgerTimeout)
-	defer cancel()
 	if r, ok := w.ledger.(entryReader); ok {
 		now := w.clock.Now()
 		if ts = w.takeAhead(ts, now); len(ts) == 0 {
@@ -187,6 +187,8 @@ func (w *Worker) claim(ctx context.Context, k *kind, ts []*task) error {
 	for i, t := range ts {
 		ids[i] = t.id
 	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ledgerTimeout)
+	defer cancel()
 	entries, err := w.ledger.Claim(ctx, ids)
 	if err != nil {
 		return err

@@ -53,21 +53,14 @@ func newSendEnds() *sendEnds { return &sendEnds{cur: map[string]uint64{}} }
 // mark is the number of the last end so far; an entry read after mark knows
 // of every end up to it.
 func (e *sendEnds) mark() uint64 {
-	if e == nil {
-		return 0
-	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.seq
 }
 
 // ended records, at now, that a handling of the delivery id ended here, once
-// whatever it wrote to the ledger is written. A nil sendEnds, kept where
-// nothing is read ahead, records nothing.
+// whatever it wrote to the ledger is written.
 func (e *sendEnds) ended(id string, now time.Time) {
-	if e == nil {
-		return
-	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if now.Sub(e.began) >= readAheadAge {
@@ -79,9 +72,6 @@ func (e *sendEnds) ended(id string, now time.Time) {
 
 // since reports whether a handling of the delivery id ended after mark seq.
 func (e *sendEnds) since(id string, seq uint64) bool {
-	if e == nil {
-		return true
-	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.cur[id] > seq || e.prev[id] > seq
@@ -112,6 +102,8 @@ func (w *Worker) stands(a *aheadEntry, id string, now time.Time) bool {
 // readEntries reads the entries of the tasks, which are claimed so, and those
 // of the waiting tasks ahead, which keep theirs for their own claims.
 func (w *Worker) readEntries(ctx context.Context, r entryReader, ts, ahead []*task) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ledgerTimeout)
+	defer cancel()
 	ids := make([]string, 0, len(ts)+len(ahead))
 	for _, t := range ts {
 		ids = append(ids, t.id)

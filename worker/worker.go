@@ -87,7 +87,7 @@ type Worker struct {
 	rnd      func(int64) int64
 	kinds    []*kind
 	running  sync.Map  // delivery ids being handled in this process
-	ends     *sendEnds // the handlings that ended lately, when entries are read ahead
+	ends     *sendEnds // the handlings that ended lately; nil unless entries are read ahead
 	metrics  *metrics
 	ready    atomic.Bool // Run has set up the stream and the consumers
 
