@@ -82,13 +82,18 @@ func floor(ctx context.Context, dir string, n, conc int) (result, error) {
 	start, cpu := time.Now(), benchapp.CPUTime()
 	var wg sync.WaitGroup
 	errs := make([]error, conc+1)
-	wg.Go(func() { errs[conc] = f.publish(runCtx) })
-	for g := range conc {
+	// The first to fail stops the others, which would wait for ever for the
+	// mails it was to publish or send.
+	goStopping := func(i int, part func(context.Context) error) {
 		wg.Go(func() {
-			if errs[g] = f.consume(runCtx); errs[g] != nil {
+			if errs[i] = part(runCtx); errs[i] != nil {
 				cancel()
 			}
 		})
+	}
+	goStopping(conc, f.publish)
+	for g := range conc {
+		goStopping(g, f.consume)
 	}
 	wg.Wait()
 	elapsed, cpu := time.Since(start), benchapp.CPUTime()-cpu
