@@ -137,7 +137,7 @@ func TestAnEntryReadAheadOfASettledCopyIsReadAgain(t *testing.T) {
 	if got := <-gate.entered; got != x {
 		t.Fatalf("first send of %s, want %s", got, x)
 	}
-	awaitPool(t, k, 3)
+	waitUntil(t, func() bool { held, _, _ := k.pool.state(); return held == 3 }, "the pool to hold the three messages")
 	gate.release <- struct{}{} // x accepted, unrecorded: its slot goes to y
 	if got := <-gate.entered; got != y {
 		t.Fatalf("second send of %s, want %s", got, y)
@@ -168,23 +168,4 @@ func waitingTask(p *pool, id string) *task {
 		}
 	}
 	return nil
-}
-
-// awaitPool waits until k's pool holds n messages.
-func awaitPool(t *testing.T, k *kind, n int) {
-	t.Helper()
-	ctx := awaitCtx(t)
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	for {
-		if held, _, _ := k.pool.state(); held == n {
-			return
-		}
-		select {
-		case <-tick.C:
-		case <-ctx.Done():
-			held, _, _ := k.pool.state()
-			t.Fatalf("the pool holds %d messages, want %d", held, n)
-		}
-	}
 }
