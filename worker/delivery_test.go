@@ -324,7 +324,7 @@ func TestStopFinishesSendInFlight(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	peer := channeltest.NewSMTPServer(t)
-	gate := &gatedSender{Sender: emailSender(t, peer.Host(), peer.Port()), entered: make(chan string, 1), release: make(chan struct{})}
+	gate := gateEmail(t, peer, 1)
 	run, ids := e.enqueue(store.Payload{Subject: "Alert", Text: "t"}, e.channel(peer.Channel()))
 	r := e.start(startNATS(t, t.TempDir()), []channels.Sender{gate}, testConfig())
 	r.relay.Notify()
@@ -411,7 +411,7 @@ func TestCopyInFlightIsNotSentTwice(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
 	peer := channeltest.NewSMTPServer(t)
-	gate := &gatedSender{Sender: emailSender(t, peer.Host(), peer.Port()), entered: make(chan string, 2), release: make(chan struct{})}
+	gate := gateEmail(t, peer, 2)
 	counter := &countingSender{Sender: gate}
 	_, ids := e.enqueue(store.Payload{Subject: "Twice?", Text: "t"}, e.channel(peer.Channel()))
 	if err := e.st.DeleteOutbox(ctx, ids[0]); err != nil { // published below instead

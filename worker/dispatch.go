@@ -175,26 +175,46 @@ func (w *Worker) handle(t *task) *handling {
 // whose claims only read, a task whose entry was read ahead, and still
 // stands, takes it, and a read reads ahead for the waiting tasks too.
 func (w *Worker) claim(ctx context.Context, k *kind, ts []*task) error {
+	read, now := w.ledger.Claim, w.clock.Now()
+	var ahead []*task
 	if r, ok := w.ledger.(entryReader); ok {
-		now := w.clock.Now()
 		if ts = w.takeAhead(ts, now); len(ts) == 0 {
 			return nil
 		}
-		ahead := k.pool.ahead(readAhead, func(t *task) bool { return !w.stands(t.ahead, t.id, now) })
-		return w.readEntries(ctx, r, ts, ahead)
+		read = r.Entries
+		ahead = k.pool.ahead(readAhead, func(t *task) bool { return !w.stands(t.ahead, t.id, now) })
 	}
-	ids := make([]string, len(ts))
-	for i, t := range ts {
-		ids[i] = t.id
-	}
+	return w.readEntries(ctx, read, now, ts, ahead)
+}
+
+// readEntries reads with read, at now, the entries of the tasks, which are
+// claimed so, and those of the waiting tasks ahead, which keep theirs for
+// their own claims.
+func (w *Worker) readEntries(ctx context.Context, read func(context.Context, []string) (map[string]Entry, error),
+	now time.Time, ts, ahead []*task) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ledgerTimeout)
 	defer cancel()
-	entries, err := w.ledger.Claim(ctx, ids)
+	ids := make([]string, 0, len(ts)+len(ahead))
+	for _, t := range ts {
+		ids = append(ids, t.id)
+	}
+	for _, t := range ahead {
+		ids = append(ids, t.id)
+	}
+	var seq uint64
+	if len(ahead) > 0 {
+		seq = w.ends.mark()
+	}
+	entries, err := read(ctx, ids)
 	if err != nil {
 		return err
 	}
 	for _, t := range ts {
 		t.entry, t.found = entries[t.id]
+	}
+	for _, t := range ahead {
+		e, found := entries[t.id]
+		t.ahead = &aheadEntry{entry: e, found: found, at: now, seq: seq}
 	}
 	return nil
 }

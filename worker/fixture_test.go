@@ -474,6 +474,13 @@ type gatedSender struct {
 	release chan struct{}
 }
 
+// gateEmail is an e-mail sender to peer behind a gate that tells up to
+// entered sends it holds before one blocks.
+func gateEmail(t *testing.T, peer *channeltest.SMTPServer, entered int) *gatedSender {
+	return &gatedSender{Sender: emailSender(t, peer.Host(), peer.Port()), entered: make(chan string, entered),
+		release: make(chan struct{})}
+}
+
 func (g *gatedSender) Send(ctx context.Context, m channels.Message) (string, error) {
 	g.entered <- m.DeliveryID
 	<-g.release

@@ -98,30 +98,3 @@ func (w *Worker) takeAhead(ts []*task, now time.Time) (rest []*task) {
 func (w *Worker) stands(a *aheadEntry, id string, now time.Time) bool {
 	return a != nil && now.Sub(a.at) < readAheadAge && !w.ends.since(id, a.seq)
 }
-
-// readEntries reads the entries of the tasks, which are claimed so, and those
-// of the waiting tasks ahead, which keep theirs for their own claims.
-func (w *Worker) readEntries(ctx context.Context, r entryReader, ts, ahead []*task) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ledgerTimeout)
-	defer cancel()
-	ids := make([]string, 0, len(ts)+len(ahead))
-	for _, t := range ts {
-		ids = append(ids, t.id)
-	}
-	for _, t := range ahead {
-		ids = append(ids, t.id)
-	}
-	at, seq := w.clock.Now(), w.ends.mark()
-	entries, err := r.Entries(ctx, ids)
-	if err != nil {
-		return err
-	}
-	for _, t := range ts {
-		t.entry, t.found = entries[t.id]
-	}
-	for _, t := range ahead {
-		e, found := entries[t.id]
-		t.ahead = &aheadEntry{entry: e, found: found, at: at, seq: seq}
-	}
-	return nil
-}

@@ -112,14 +112,12 @@ func TestAnEntryReadAheadOfASettledCopyIsReadAgain(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
 	peer := channeltest.NewSMTPServer(t)
-	gate := &gatedSender{Sender: emailSender(t, peer.Host(), peer.Port()), entered: make(chan string, 4), release: make(chan struct{})}
+	gate := gateEmail(t, peer, 4)
 	counter := &countingSender{Sender: gate}
 	_, ids := e.enqueue(store.Payload{Subject: "Once", Text: "t"}, e.channel(peer.Channel()), e.channel(mailTo("b@example.com")))
 	x, y := ids[0], ids[1]
-	for _, id := range ids { // published below instead
-		if err := e.st.DeleteOutbox(ctx, id); err != nil {
-			t.Fatal(err)
-		}
+	if err := e.st.DeleteOutbox(ctx, ids...); err != nil { // published below instead
+		t.Fatal(err)
 	}
 	cfg := testConfig()
 	cfg.Kinds = map[channels.Kind]KindConfig{"email": {Concurrency: 1}}
