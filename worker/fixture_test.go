@@ -143,6 +143,17 @@ func (e *env) enqueue(p store.Payload, channelIDs ...string) (store.Run, []strin
 	return e.enqueueTo(e.sub, p, channelIDs...)
 }
 
+// enqueueUnrelayed is enqueue with the deliveries' outbox rows taken away:
+// the test publishes their messages itself, or they were published before.
+func (e *env) enqueueUnrelayed(p store.Payload, channelIDs ...string) []string {
+	e.t.Helper()
+	_, ids := e.enqueue(p, channelIDs...)
+	if err := e.st.DeleteOutbox(context.Background(), ids...); err != nil {
+		e.t.Fatal(err)
+	}
+	return ids
+}
+
 // enqueueTo is enqueue for subscription sub.
 func (e *env) enqueueTo(sub string, p store.Payload, channelIDs ...string) (store.Run, []string) {
 	e.t.Helper()
